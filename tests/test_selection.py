@@ -1,0 +1,78 @@
+import pytest
+
+from verified_tts.errors import UserError
+from verified_tts.selection import (
+    Gate,
+    SelectionPolicy,
+    choose,
+    judge,
+    round_targets,
+    should_stop,
+)
+
+POLICY = SelectionPolicy(
+    gates=(Gate("wer", max=0.5, margin=0.5), Gate("duration_ratio", min=0.5, max=2.0)),
+    weights={"asr_logprob": 1.0, "speaker": 1.0},
+)
+
+
+def test_gates_then_score():
+    good = judge({"wer": 0.0, "duration_ratio": 1.0, "asr_logprob": -0.5}, POLICY)
+    assert good.passed and good.passed_with_margin and good.score == -0.5
+    ok = judge({"wer": 0.2, "duration_ratio": 1.0, "asr_logprob": -0.1}, POLICY)
+    assert ok.passed and not ok.passed_with_margin
+    bad = judge({"wer": 0.8, "duration_ratio": 3.0, "asr_logprob": 0.0}, POLICY)
+    assert not bad.passed and bad.failed == ("wer", "duration_ratio")
+    # the failing candidate has the best score but cannot win over passing ones
+    assert choose([bad, good, ok]) == (2, False)
+
+
+def test_missing_metric_does_not_apply_its_gate():
+    judgement = judge({"asr_logprob": -1.0}, POLICY)
+    assert judgement.passed and judgement.failed == ()
+
+
+def test_none_passing_keeps_fewest_failures_and_flags():
+    worse = judge({"wer": 0.9, "duration_ratio": 5.0, "asr_logprob": 0.0}, POLICY)
+    fewer = judge({"wer": 0.9, "duration_ratio": 1.0, "asr_logprob": -3.0}, POLICY)
+    assert choose([worse, fewer]) == (1, True)
+
+
+def test_prefix_choice_is_the_arm_of_a_smaller_n():
+    judgements = [
+        judge({"wer": 0.1, "duration_ratio": 1.0, "asr_logprob": s}, POLICY)
+        for s in (-0.9, -0.4, -0.7, -0.1)
+    ]
+    assert choose(judgements[:1]) == (0, False)
+    assert choose(judgements[:2]) == (1, False)
+    assert choose(judgements[:3]) == (1, False)
+    assert choose(judgements) == (3, False)
+
+
+def test_ties_go_to_the_lower_index():
+    a = judge({"asr_logprob": -1.0}, POLICY)
+    assert choose([a, a, a]) == (0, False)
+
+
+def test_round_targets_and_stop():
+    assert round_targets(8, POLICY) == (2, 4, 8)
+    assert round_targets(6, POLICY) == (2, 4, 6)
+    assert round_targets(1, POLICY) == (1,)
+    fixed = SelectionPolicy(gates=POLICY.gates, weights=POLICY.weights, adaptive=False)
+    assert round_targets(8, fixed) == (8,)
+    assert should_stop([judge({"wer": 0.0}, POLICY)])
+    assert not should_stop([judge({"wer": 0.3}, POLICY)])
+
+
+def test_policy_from_config_table():
+    policy = SelectionPolicy.from_mapping(
+        {"gates": {"wer": {"max": 0.3}, "speaker": {}}, "weights": {"speaker": 2}}
+    )
+    gates = {g.metric: g for g in policy.gates}
+    assert gates["wer"].max == 0.3 and "speaker" not in gates
+    assert policy.weights["speaker"] == 2.0
+    assert policy.identity() != SelectionPolicy().identity()
+    with pytest.raises(UserError, match="unknown"):
+        SelectionPolicy.from_mapping({"gate": {}})
+    with pytest.raises(UserError, match="wer"):
+        SelectionPolicy.from_mapping({"gates": {"wer": 0.3}})

@@ -1,0 +1,130 @@
+"""Render configuration: frozen dataclasses, read from an optional TOML file plus CLI overrides.
+
+The TOML file mirrors the dataclasses: top-level run settings (``candidates``, ``seed``,
+``adaptive``, ``keep``, ``max_chars``, ``window``), then ``[generator]`` (with a per-generator
+table such as ``[generator.orpheus]``), ``[verifiers.<name>]`` tables passed to each verifier's
+options, ``[selection]`` (gates and weights) and ``[assembly]`` (pauses and loudness). CLI options
+override the file; the file overrides the defaults. Unknown keys are errors, so a typo never
+silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from verified_tts.errors import UserError
+from verified_tts.generators import GeneratorConfig
+from verified_tts.selection import SelectionPolicy
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["AssemblyOptions", "RenderConfig", "build_config", "read_config_file"]
+
+VERIFIER_NAMES = ("wer", "speaker", "emotion", "signal")
+
+
+@dataclass(frozen=True)
+class AssemblyOptions:
+    """Pauses (seconds) between segments and the loudness every winner is brought to."""
+
+    sentence_pause: float = 0.35
+    paragraph_pause: float = 0.8
+    chapter_pause: float = 2.0
+    lead_in: float = 0.5
+    tail: float = 1.0
+    loudness_lufs: float = -20.0  # inside ACX's -23..-18 dB RMS window for audiobooks
+    peak_dbfs: float = -3.0
+
+
+@dataclass(frozen=True)
+class RenderConfig:
+    """Everything a render needs besides its input and output paths."""
+
+    generator: GeneratorConfig = field(default_factory=GeneratorConfig)
+    candidates: int = 8
+    seed: int = 0
+    adaptive: bool = True
+    keep: str = "all"  # "all" candidates' audio, or "winners" only
+    max_chars: int = 250
+    window: int = 16  # utterances in flight together
+    verifiers: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=lambda: {"wer": {}, "speaker": {}, "emotion": {}, "signal": {}}
+    )
+    selection: SelectionPolicy = field(default_factory=SelectionPolicy)
+    assembly: AssemblyOptions = field(default_factory=AssemblyOptions)
+
+    def __post_init__(self) -> None:
+        if self.candidates < 1:
+            raise UserError(f"--candidates must be at least 1 (got {self.candidates})")
+        if self.keep not in ("all", "winners"):
+            raise UserError(f"keep must be 'all' or 'winners' (got '{self.keep}')")
+        if self.window < 1:
+            raise UserError(f"window must be at least 1 (got {self.window})")
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """Parse a TOML config file, with one-line errors for the usual mistakes."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"config file {path} does not exist: pass an existing TOML file")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise UserError(f"config file {path} is not UTF-8 text") from error
+    except tomllib.TOMLDecodeError as error:
+        raise UserError(f"config file {path} is not valid TOML: {error}") from error
+
+
+def _check_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise UserError(
+            f"unknown key(s) in {where}: {', '.join(unknown)}; known: {', '.join(sorted(allowed))}"
+        )
+
+
+def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> RenderConfig:
+    """Merge defaults <- TOML table <- CLI overrides (None means "not given")."""
+    file = dict(file or {})
+    top_level = {"candidates", "seed", "adaptive", "keep", "max_chars", "window"}
+    _check_keys(file, top_level | {"generator", "verifiers", "selection", "assembly"}, "config")
+
+    generator_table = dict(file.get("generator", {}))
+    generator_keys = {f.name for f in fields(GeneratorConfig)} - {"options"}
+    name = overrides.get("generator") or generator_table.get("name", "espeak")
+    options = generator_table.get(name, {})
+    plain = {k: v for k, v in generator_table.items() if not isinstance(v, Mapping)}
+    _check_keys(plain, generator_keys, "[generator]")
+    generator = GeneratorConfig(**{**plain, "name": name, "options": options})
+    generator_overrides = {
+        key: overrides[key]
+        for key in ("model", "codec", "voice", "voice_ref", "voice_ref_text")
+        if overrides.get(key) is not None
+    }
+    generator = replace(generator, **generator_overrides)
+
+    verifier_tables = dict(file.get("verifiers", {}))
+    _check_keys(verifier_tables, set(VERIFIER_NAMES), "[verifiers]")
+    verifiers = {name: dict(verifier_tables.get(name, {})) for name in VERIFIER_NAMES}
+
+    assembly_table = dict(file.get("assembly", {}))
+    _check_keys(assembly_table, {f.name for f in fields(AssemblyOptions)}, "[assembly]")
+
+    run = {k: file[k] for k in top_level if k in file}
+    run.update({k: overrides[k] for k in top_level if overrides.get(k) is not None})
+    adaptive = bool(run.get("adaptive", True))
+    selection = SelectionPolicy.from_mapping(file.get("selection", {}), adaptive=adaptive)
+    return RenderConfig(
+        generator=generator,
+        verifiers=verifiers,
+        selection=selection,
+        assembly=AssemblyOptions(**assembly_table),
+        **run,
+    )

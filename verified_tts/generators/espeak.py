@@ -1,0 +1,235 @@
+"""The embedded default generator: espeak-ng through the ``espeakng-loader`` wheel, sampled prosody.
+
+espeak-ng is deterministic, so "sampling" here is a seeded draw of prosody inside natural bounds
+(speaking rate, pitch, pitch range, gap between words, voice variant): candidate k's seed picks its
+prosody, and the same seed always gives byte-identical audio. The library and its data come from
+the wheel and are reached with ctypes, so nothing needs a system install. espeak-ng keeps global
+state, so one process holds one instance and synthesis is serialised with a lock.
+"""
+
+from __future__ import annotations
+
+import _ctypes
+import ctypes
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from verified_tts.errors import UserError
+from verified_tts.generators.base import Candidate, SynthesisRequest
+
+__all__ = ["EspeakGenerator", "EspeakOptions", "Prosody", "draw_prosody", "load"]
+
+_AUDIO_OUTPUT_SYNCHRONOUS = 2
+_CHARS_UTF8 = 1
+_PARAM_RATE, _PARAM_VOLUME, _PARAM_PITCH, _PARAM_RANGE, _PARAM_WORDGAP = 1, 2, 3, 4, 7
+_SYNTH_CALLBACK = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p
+)
+
+
+@dataclass(frozen=True)
+class EspeakOptions:
+    """Bounds of the prosody draw. Defaults stay inside what sounds like natural reading."""
+
+    language: str = "en-us"
+    variants: tuple[str, ...] = ("m1", "m3", "m7")  # near variants of one male voice
+    rate: tuple[int, int] = (145, 185)  # words per minute
+    pitch: tuple[int, int] = (35, 60)  # 0-100
+    pitch_range: tuple[int, int] = (30, 80)  # 0-100, monotone to lively
+    word_gap: tuple[int, int] = (0, 2)  # extra pause between words, units of 10 ms
+
+    @classmethod
+    def from_mapping(cls, options: Mapping[str, Any]) -> EspeakOptions:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise UserError(
+                f"unknown [generator.espeak] option(s) {', '.join(unknown)}: "
+                f"known ones are {', '.join(sorted(known))}"
+            )
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Prosody:
+    """One candidate's draw: what espeak-ng is told before it speaks."""
+
+    variant: str
+    rate: int
+    pitch: int
+    pitch_range: int
+    word_gap: int
+
+
+def draw_prosody(seed: int, options: EspeakOptions) -> Prosody:
+    """Draw prosody from a seed; the same seed and options give the same draw."""
+    rng = np.random.default_rng(seed)
+
+    def uniform_int(bounds: tuple[int, int]) -> int:
+        low, high = bounds
+        return int(rng.integers(low, high + 1))
+
+    return Prosody(
+        variant=str(options.variants[int(rng.integers(len(options.variants)))]),
+        rate=uniform_int(options.rate),
+        pitch=uniform_int(options.pitch),
+        pitch_range=uniform_int(options.pitch_range),
+        word_gap=uniform_int(options.word_gap),
+    )
+
+
+class _EspeakLibrary:
+    """espeak-ng from the wheel, loaded afresh for every utterance.
+
+    espeak-ng keeps static state between utterances (the pitch-flutter phase among it) that
+    ``espeak_Terminate`` does not reset, so the same text and parameters give different samples
+    depending on what was spoken before. Unloading the library (dlclose) and loading it again
+    resets that state, which is what makes a seed reproduce its audio byte for byte; it costs
+    about 5 ms per utterance.
+    """
+
+    _lock = threading.Lock()  # the C library is process-global
+
+    def __init__(self) -> None:
+        try:
+            import espeakng_loader
+        except ImportError as error:  # a core dependency, but say how to repair the install
+            raise UserError(
+                "the espeak generator needs the 'espeakng-loader' package: "
+                "run `pip install espeakng-loader` (or reinstall verified-tts)"
+            ) from error
+        self._path = espeakng_loader.get_library_path()
+        # espeak_Initialize wants the folder that *contains* espeak-ng-data.
+        self._data_parent = os.path.dirname(espeakng_loader.get_data_path()).encode()
+        self._chunks: list[np.ndarray] = []
+        self._callback = _SYNTH_CALLBACK(self._collect)  # keep a reference: C holds the pointer
+        with self._lock:
+            lib = self._open()
+            self.sample_rate = self._sample_rate
+            self._close(lib)
+
+    def variants(self) -> set[str]:
+        """Names of the voice variants shipped in the wheel's data (``voices/!v``)."""
+        return {
+            path.name
+            for path in (
+                Path(self._data_parent.decode()) / "espeak-ng-data" / "voices" / "!v"
+            ).iterdir()
+        }
+
+    def _open(self) -> ctypes.CDLL:
+        lib = ctypes.CDLL(self._path)
+        lib.espeak_Initialize.restype = ctypes.c_int
+        lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+        lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
+        lib.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        lib.espeak_Synth.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.c_uint,
+            ctypes.c_int,
+            ctypes.c_uint,
+            ctypes.c_uint,
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+        ]
+        self._sample_rate = int(
+            lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, self._data_parent, 0)
+        )
+        if self._sample_rate <= 0:
+            raise UserError("espeak-ng failed to initialise from the espeakng-loader wheel's data")
+        lib.espeak_SetSynthCallback(self._callback)
+        return lib
+
+    @staticmethod
+    def _close(lib: ctypes.CDLL) -> None:
+        lib.espeak_Terminate()
+        _ctypes.dlclose(lib._handle)
+
+    def _collect(self, wav: Any, count: int, _events: Any) -> int:
+        if count > 0:
+            self._chunks.append(np.ctypeslib.as_array(wav, shape=(count,)).copy())
+        return 0
+
+    def speak(self, text: str, language: str, prosody: Prosody) -> np.ndarray:
+        voice = f"{language}+{prosody.variant}"
+        with self._lock:
+            lib = self._open()
+            try:
+                if lib.espeak_SetVoiceByName(voice.encode()) != 0:
+                    raise UserError(
+                        f"espeak-ng has no voice '{voice}': check [generator.espeak] "
+                        "language and variants"
+                    )
+                for parameter, value in (
+                    (_PARAM_RATE, prosody.rate),
+                    (_PARAM_VOLUME, 100),
+                    (_PARAM_PITCH, prosody.pitch),
+                    (_PARAM_RANGE, prosody.pitch_range),
+                    (_PARAM_WORDGAP, prosody.word_gap),
+                ):
+                    lib.espeak_SetParameter(parameter, value, 0)
+                self._chunks = []
+                encoded = text.encode("utf-8") + b"\0"
+                lib.espeak_Synth(encoded, len(encoded), 0, 0, 0, _CHARS_UTF8, None, None)
+                lib.espeak_Synchronize()
+                chunks, self._chunks = self._chunks, []
+            finally:
+                self._close(lib)
+        if not chunks:
+            return np.zeros(0, dtype=np.float32)
+        return np.concatenate(chunks).astype(np.float32) / np.float32(32768.0)
+
+
+class EspeakGenerator:
+    """espeak-ng with seeded prosody draws; see the module docstring."""
+
+    name = "espeak"
+
+    def __init__(self, options: EspeakOptions | None = None) -> None:
+        self.options = options or EspeakOptions()
+        self._library = _EspeakLibrary()
+        known = self._library.variants()
+        missing = [v for v in self.options.variants if v not in known]
+        if missing:
+            raise UserError(
+                f"espeak-ng has no voice variant {', '.join(missing)}: use --voice with "
+                f"variants such as {', '.join(sorted(known)[:12])} (comma-separated)"
+            )
+        self.sample_rate = self._library.sample_rate
+        self.model = f"espeak-ng:{self.options.language}"
+
+    def identity(self) -> Mapping[str, Any]:
+        return {"generator": self.name, "model": self.model, "options": asdict(self.options)}
+
+    def sample(self, requests: Sequence[SynthesisRequest]) -> list[Candidate]:
+        candidates = []
+        for request in requests:
+            prosody = draw_prosody(request.seed, self.options)
+            audio = self._library.speak(request.text, self.options.language, prosody)
+            candidates.append(
+                Candidate(
+                    utterance_key=request.utterance_key,
+                    index=request.index,
+                    seed=request.seed,
+                    audio=audio,
+                    sample_rate=self.sample_rate,
+                    info={"prosody": asdict(prosody)},
+                )
+            )
+        return candidates
+
+
+def load(config: Any) -> EspeakGenerator:
+    """Registry entry point: build the generator from a ``GeneratorConfig``."""
+    options = EspeakOptions.from_mapping(dict(config.options or {}))
+    if config.voice:  # `--voice` picks the variant family, e.g. "f3" or "m1,m3"
+        options = EspeakOptions(**{**asdict(options), "variants": tuple(config.voice.split(","))})
+    return EspeakGenerator(options)
