@@ -1,0 +1,186 @@
+"""Public entry points of the text front-end: a Markdown book into spoken segments.
+
+:func:`load_book` reads a file (turning every problem a user can cause into one
+:class:`~verified_tts.errors.UserError` line) and :func:`parse_book` does the work: Markdown
+structure from :mod:`verified_tts.markdown_book`, sentences and generator-sized chunks from
+:mod:`verified_tts.sentences`, spoken forms from :mod:`verified_tts.normalize`. The result is a
+:class:`Book` of :class:`Chapter` s of :class:`Segment` s, plain frozen data that carries both
+the text as written (for reports and as the ASR reference) and the text the TTS is asked to say,
+plus where it came from and which pause follows it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from verified_tts.errors import UserError
+from verified_tts.markdown_book import Block, parse_markdown
+from verified_tts.normalize import normalize_text
+from verified_tts.sentences import split_long, split_sentences
+
+__all__ = ["Book", "Chapter", "PauseKind", "Segment", "load_book", "parse_book"]
+
+PauseKind = Literal["sentence", "paragraph", "chapter", "end"]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One utterance for the generator, with its origin in the book."""
+
+    chapter: int  # 0-based chapter index
+    paragraph: int  # 0-based block index within its chapter (heading = 0)
+    sentence: int  # 0-based index within its block (chunks of a long sentence count apart)
+    text: str  # original text as written (markup stripped), for reports and ASR reference
+    spoken: str  # normalised text given to the TTS
+    kind: Literal["heading", "paragraph", "dialogue"]
+    line: int  # 1-based source line
+    pause_after: PauseKind  # which pause follows this segment ("end" for the book's last)
+    emotion: str | None = None
+    voice: str | None = None
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """A chapter: its heading's text (None for text before any heading) and its segments."""
+
+    index: int
+    title: str | None
+    segments: tuple[Segment, ...]
+
+
+@dataclass(frozen=True)
+class Book:
+    """A parsed book: the title of a single leading H1 (else None) and its chapters."""
+
+    title: str | None
+    chapters: tuple[Chapter, ...]
+
+    @property
+    def segments(self) -> tuple[Segment, ...]:
+        """Every segment of the book in reading order."""
+        return tuple(segment for chapter in self.chapters for segment in chapter.segments)
+
+
+def _speakable(spoken: str) -> bool:
+    return any(char.isalnum() for char in spoken)
+
+
+def _spoken_length(text: str) -> int:
+    return len(normalize_text(text))
+
+
+def _block_pieces(block: Block, max_chars: int) -> list[tuple[str, str, int]]:
+    """(text, spoken, line) for each speakable chunk of a block, in order."""
+    pieces = []
+    cursor = 0
+    # A heading is read as one utterance: "I. The Wolf" is a title, not two sentences.
+    sentences = [block.text] if block.kind == "heading" else split_sentences(block.text)
+    for sentence in sentences:
+        for chunk in split_long(sentence, max_chars, length=_spoken_length):
+            offset = block.text.find(chunk, cursor)
+            cursor = offset + len(chunk) if offset >= 0 else cursor
+            spoken = normalize_text(chunk)
+            if _speakable(spoken):
+                pieces.append((chunk, spoken, block.line_at(max(offset, 0))))
+    return pieces
+
+
+def _pause(is_last_in_block: bool, is_last_in_chapter: bool) -> PauseKind:
+    if is_last_in_chapter:
+        return "chapter"
+    return "paragraph" if is_last_in_block else "sentence"
+
+
+def parse_book(source: str, *, max_chars: int = 250) -> Book:
+    """Parse Markdown ``source`` into a :class:`Book` of spoken segments.
+
+    Chunks are cut so that each spoken text is at most ``max_chars`` characters (a single word
+    longer than that stays whole). Blocks and chapters with nothing speakable are dropped and the
+    rest renumbered, so indices are contiguous. A source with nothing to read gives a book with
+    no chapters; :func:`load_book` reports that as an error.
+    """
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be at least 1, got {max_chars}")
+    document = parse_markdown(source)
+    chapters: list[Chapter] = []
+    for section in document.sections:
+        blocks = [(block, _block_pieces(block, max_chars)) for block in section.blocks]
+        blocks = [(block, pieces) for block, pieces in blocks if pieces]
+        if not blocks:
+            continue
+        segments = []
+        for paragraph, (block, pieces) in enumerate(blocks):
+            for sentence, (text, spoken, line) in enumerate(pieces):
+                last_in_block = sentence == len(pieces) - 1
+                last_in_chapter = last_in_block and paragraph == len(blocks) - 1
+                segments.append(
+                    Segment(
+                        chapter=len(chapters),
+                        paragraph=paragraph,
+                        sentence=sentence,
+                        text=text,
+                        spoken=spoken,
+                        kind=block.kind,
+                        line=line,
+                        pause_after=_pause(last_in_block, last_in_chapter),
+                        emotion=block.emotion,
+                        voice=block.voice,
+                    )
+                )
+        chapters.append(Chapter(len(chapters), section.title, tuple(segments)))
+    if chapters:
+        last = chapters[-1]
+        final = replace(last.segments[-1], pause_after="end")
+        chapters[-1] = Chapter(last.index, last.title, last.segments[:-1] + (final,))
+    return Book(document.title, tuple(chapters))
+
+
+def _read_text(path: Path) -> str:
+    """The file's text, or a UserError saying why it is not a readable text file."""
+    if not path.exists():
+        raise UserError(f"book not found: {path} does not exist; check the path and spelling")
+    if path.is_dir():
+        raise UserError(
+            f"{path} is a directory, not a book; give the Markdown file inside it "
+            f"(e.g. {path / 'book.md'})"
+        )
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UserError(f"cannot read {path}: {error.strerror}; check its permissions") from None
+    if not data.strip():
+        raise UserError(f"{path} is empty; write the book's text in it as Markdown")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise UserError(f"{path} is UTF-16 text; re-save it as UTF-8")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise UserError(
+            f"{path} is a binary file, not Markdown text (NUL byte at offset {nul}); "
+            f"give a UTF-8 Markdown file"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise UserError(
+            f"{path} is not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
+            f"{error.start}); re-save it as UTF-8"
+        ) from None
+
+
+def load_book(path: str | os.PathLike[str], *, max_chars: int = 250) -> Book:
+    """Read and parse the Markdown book at ``path``; user mistakes raise one-line UserErrors."""
+    path = Path(path)
+    source = _read_text(path)
+    try:
+        book = parse_book(source, max_chars=max_chars)
+    except UserError as error:
+        raise UserError(f"{path}: {error}") from None
+    if not book.chapters:
+        raise UserError(
+            f"{path} has nothing to read aloud (code blocks, images, HTML and comments are "
+            f"skipped); add headings or paragraphs of text"
+        )
+    return book
