@@ -25,9 +25,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["AssemblyOptions", "RenderConfig", "build_config", "read_config_file"]
+__all__ = ["AssemblyOptions", "RayOptions", "RenderConfig", "build_config", "read_config_file"]
 
-VERIFIER_NAMES = ("wer", "speaker", "emotion", "signal")
+VERIFIER_NAMES = ("wer", "speaker", "emotion", "signal", "duration_fit")
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,30 @@ class AssemblyOptions:
     tail: float = 1.0
     loudness_lufs: float = -20.0  # inside ACX's -23..-18 dB RMS window for audiobooks
     peak_dbfs: float = -3.0
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """``[ray]``: resources of the Ray backend (``--ray``). They decide where and how fast work
+    runs, never the audio or the winners, so no content key includes them."""
+
+    replicas: int = 1  # generator actors, each holding one engine
+    generator_num_gpus: float = 0.0
+    generator_num_cpus: float = 1.0
+    verifier_num_gpus: float = 0.0
+    verifier_num_cpus: float = 0.25  # signal/WER/speaker actors fit beside a generator on 2 CPUs
+    pool_size: int = 1  # actors per verifier
+    pools: Mapping[str, int] = field(default_factory=dict)  # per-verifier pool size overrides
+    chunk: int = 0  # requests per actor call; 0 = split each batch evenly over the actors
+    max_in_flight: int = 2  # calls queued per actor: the backpressure bound
+    max_restarts: int = 3  # times Ray restarts a killed actor
+    max_task_retries: int = 3  # times a call lost with its actor is retried
+
+    def __post_init__(self) -> None:
+        sizes = {"replicas": self.replicas, "pool_size": self.pool_size, **dict(self.pools)}
+        for name, value in {**sizes, "max_in_flight": self.max_in_flight}.items():
+            if int(value) < 1:
+                raise UserError(f"[ray] {name} must be at least 1 (got {value})")
 
 
 @dataclass(frozen=True)
@@ -59,6 +83,7 @@ class RenderConfig:
     )
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     assembly: AssemblyOptions = field(default_factory=AssemblyOptions)
+    ray: RayOptions = field(default_factory=RayOptions)
 
     def __post_init__(self) -> None:
         if self.candidates < 1:
@@ -94,7 +119,9 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     """Merge defaults <- TOML table <- CLI overrides (None means "not given")."""
     file = dict(file or {})
     top_level = {"candidates", "seed", "adaptive", "keep", "max_chars", "window"}
-    _check_keys(file, top_level | {"generator", "verifiers", "selection", "assembly"}, "config")
+    # [dub] (voice map, speed limit, ...) is read by verified_tts.dubbing, not here
+    sections = {"generator", "verifiers", "selection", "assembly", "dub", "ray"}
+    _check_keys(file, top_level | sections, "config")
 
     generator_table = dict(file.get("generator", {}))
     generator_keys = {f.name for f in fields(GeneratorConfig)} - {"options"}
@@ -117,6 +144,9 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     assembly_table = dict(file.get("assembly", {}))
     _check_keys(assembly_table, {f.name for f in fields(AssemblyOptions)}, "[assembly]")
 
+    ray_table = dict(file.get("ray", {}))
+    _check_keys(ray_table, {f.name for f in fields(RayOptions)}, "[ray]")
+
     run = {k: file[k] for k in top_level if k in file}
     run.update({k: overrides[k] for k in top_level if overrides.get(k) is not None})
     adaptive = bool(run.get("adaptive", True))
@@ -126,5 +156,6 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
         verifiers=verifiers,
         selection=selection,
         assembly=AssemblyOptions(**assembly_table),
+        ray=RayOptions(**ray_table),
         **run,
     )

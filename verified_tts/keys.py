@@ -32,17 +32,23 @@ def utterance_key(
     emotion: str | None,
     generator: Mapping[str, Any],
     base_seed: int = 0,
+    target_duration_s: float | None = None,
 ) -> str:
-    """The content address of one utterance under one generator configuration."""
-    return stable_hash(
-        {
-            "spoken": spoken,
-            "voice": voice,
-            "emotion": emotion,
-            "generator": dict(generator),
-            "seed": base_seed,
-        }
-    )
+    """The content address of one utterance under one generator configuration.
+
+    A dubbing slot (``target_duration_s``) enters the key only when there is one, so the same
+    line in two slots is judged twice and book keys do not depend on it.
+    """
+    content = {
+        "spoken": spoken,
+        "voice": voice,
+        "emotion": emotion,
+        "generator": dict(generator),
+        "seed": base_seed,
+    }
+    if target_duration_s is not None:
+        content["target_duration_s"] = round(float(target_duration_s), 3)
+    return stable_hash(content)
 
 
 def candidate_seed(utterance: str, index: int) -> int:

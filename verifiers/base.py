@@ -28,6 +28,7 @@ class Clip:
     spoken: str = ""  # the normalised text the generator was given
     emotion: str | None = None  # target emotion label, if the utterance carries one
     speaker_reference: np.ndarray | None = None  # unit-norm embedding to compare against
+    target_duration_s: float | None = None  # the slot a dubbed line must fit, when there is one
     info: Mapping[str, Any] = field(default_factory=dict)  # generator diagnostics
 
     @property

@@ -1,0 +1,50 @@
+"""Shared fixtures: small books and one loaded embedded-default synthesizer per test session."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+# The embedded default must run offline, in tests as in CI.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+CLI = [sys.executable, "-m", "verified_tts"]
+
+SMALL_BOOK = """# A Small Book
+
+## One
+
+The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.
+
+## Two
+
+It's easy to tell the depth of a well.
+"""
+
+
+@pytest.fixture
+def small_book(tmp_path: Path) -> Path:
+    path = tmp_path / "book.md"
+    path.write_text(SMALL_BOOK, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def synthesizer_factory():
+    """Load the embedded default once per session; tests pick N and adaptivity per run."""
+    from verified_tts.config import build_config
+    from verified_tts.pipeline import Synthesizer
+
+    loaded = Synthesizer.load(build_config({}, candidates=2))
+
+    def make(**overrides):
+        config = build_config({}, **{"candidates": 2, **overrides})
+        return Synthesizer(loaded.generator, loaded.verifiers, config)
+
+    return make

@@ -1,0 +1,154 @@
+"""End-to-end renders of a small book with the embedded default models."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from tests.conftest import CLI, ROOT
+from verified_tts.keys import candidate_seed
+from verified_tts.render import render
+
+
+def read_manifest(out: Path) -> dict:
+    return json.loads((out / "manifest.json").read_text())
+
+
+def test_render_writes_chapters_book_and_manifest(small_book, tmp_path, synthesizer_factory):
+    out = tmp_path / "out"
+    synthesizer = synthesizer_factory(candidates=2, adaptive=False)
+    summary = render(small_book, out, synthesizer.config, synthesizer=synthesizer)
+    manifest = read_manifest(out)
+
+    assert manifest["generator"] == "espeak" and manifest["model"] == "espeak-ng:en-us"
+    assert manifest["n"] == 2
+    utterances = manifest["utterances"]
+    # title + chapter heading + 2 sentences + chapter heading + 1 sentence
+    assert [u["text"] for u in utterances][2:4] == [
+        "The birch canoe slid on the smooth planks.",
+        "Glue the sheet to the dark blue background.",
+    ]
+    assert manifest["stats"]["candidates_generated"] == 2 * len(utterances)
+    assert manifest["stats"]["candidates_reused"] == 0
+    for utterance in utterances:
+        assert len(utterance["candidates"]) == 2  # --no-adaptive: always N
+        assert (out / utterance["audio"]).is_file()
+        assert utterance["flagged"] == (not any(c["passed"] for c in utterance["candidates"]))
+        first = utterance["candidates"][0]
+        assert first["seed"] == candidate_seed(utterance["key"], 0)
+        for candidate in utterance["candidates"]:
+            assert {"wer", "asr_logprob", "duration_ratio"} <= set(candidate["scores"])
+            assert (out / candidate["audio"]).is_file()
+    assert manifest["verifiers"]["emotion"]["available"] is False
+    assert "no model configured" in manifest["verifiers"]["emotion"]["reason"]
+
+    chapters = manifest["chapters"]
+    assert len(chapters) == 3  # the H1 title opens chapter 0, then "One" and "Two"
+    book, rate = sf.read(out / manifest["book"]["wav"])
+    flac, flac_rate = sf.read(out / manifest["book"]["flac"])
+    assert rate == flac_rate == 22050 and len(book) == len(flac)
+    chapter_seconds = sum(sf.info(str(out / c["wav"])).duration for c in chapters)
+    assert abs(len(book) / rate - manifest["book"]["duration_s"]) < 0.01
+    assert len(book) / rate > 0.8 * chapter_seconds
+    assert summary.utterances == len(utterances)
+    assert 0 <= summary.flagged <= len(utterances)
+
+
+def test_rerun_reuses_everything_and_an_edit_rerenders_only_itself(
+    small_book, tmp_path, synthesizer_factory
+):
+    out = tmp_path / "out"
+    first = synthesizer_factory(candidates=2)
+    render(small_book, out, first.config, synthesizer=first)
+    before = read_manifest(out)
+
+    again = synthesizer_factory(candidates=2)
+    render(small_book, out, again.config, synthesizer=again)
+    after = read_manifest(out)
+    assert after["stats"]["candidates_generated"] == 0
+    assert after["stats"]["utterances_reused"] == len(after["utterances"])
+    assert [u["winner"] for u in after["utterances"]] == [u["winner"] for u in before["utterances"]]
+
+    small_book.write_text(
+        small_book.read_text().replace("dark blue background", "dark red background")
+    )
+    edited = synthesizer_factory(candidates=2)
+    render(small_book, out, edited.config, synthesizer=edited)
+    manifest = read_manifest(out)
+    changed = [u for u in manifest["utterances"] if not u["reused"]]
+    assert [u["text"] for u in changed] == ["Glue the sheet to the dark red background."]
+    assert manifest["stats"]["candidates_generated"] == len(changed[0]["candidates"])
+
+
+def test_adaptive_samples_no_more_than_n_and_winners_only_drops_audio(
+    small_book, tmp_path, synthesizer_factory
+):
+    out = tmp_path / "out"
+    synthesizer = synthesizer_factory(candidates=4, keep="winners")
+    render(small_book, out, synthesizer.config, synthesizer=synthesizer)
+    manifest = read_manifest(out)
+    counts = [len(u["candidates"]) for u in manifest["utterances"]]
+    assert all(c in (2, 4) for c in counts)
+    assert manifest["stats"]["candidates_generated"] == sum(counts)
+    for utterance in manifest["utterances"]:
+        kept = [c for c in utterance["candidates"] if "audio" in c]
+        assert [c["index"] for c in kept] == [utterance["winner"]]
+        assert (out / utterance["audio"]).is_file()
+    assert len(list((out / "store" / "audio").glob("*.flac"))) == len(manifest["utterances"])
+
+
+def test_cli_render_killed_midway_resumes_without_regenerating(small_book, tmp_path):
+    out = tmp_path / "out"
+    config = tmp_path / "small-window.toml"
+    config.write_text("window = 1\n")  # decisions land one by one, so there is a middle to hit
+    command = [
+        *CLI,
+        "render",
+        str(small_book),
+        "--out",
+        str(out),
+        "-n",
+        "2",
+        "--no-adaptive",
+        "--config",
+        str(config),
+    ]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    index = out / "store" / "index.sqlite"
+    deadline = time.monotonic() + 120
+    decided = 0
+    while time.monotonic() < deadline and process.poll() is None:
+        if index.exists():
+            try:
+                with sqlite3.connect(index) as db:
+                    decided = db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
+            except sqlite3.OperationalError:
+                decided = 0
+            if decided >= 2:
+                break
+        time.sleep(0.2)
+    assert process.poll() is None, "the render finished before it could be interrupted"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr.decode()
+    assert b"run the same command again to resume" in stderr
+    assert b"Traceback" not in stderr
+
+    resumed = subprocess.run(command, cwd=ROOT, capture_output=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    manifest = read_manifest(out)
+    assert manifest["stats"]["utterances_reused"] >= 2
+    total = sum(len(u["candidates"]) for u in manifest["utterances"])
+    assert manifest["stats"]["candidates_generated"] <= total - 4
+    assert (
+        manifest["stats"]["candidates_generated"] + manifest["stats"]["candidates_reused"] == total
+    )
+    audio, _ = sf.read(out / "book.wav")
+    assert np.max(np.abs(audio)) > 0.05

