@@ -1,0 +1,102 @@
+import numpy as np
+import pytest
+
+from verifiers.base import Clip
+from verifiers.signal import (
+    READING_RATE_CHARS_PER_S,
+    SignalOptions,
+    SignalVerifier,
+    expected_duration_s,
+    load_signal_verifier,
+    resample,
+)
+
+RATE = 16_000
+
+
+def tone(seconds: float, amplitude: float = 0.5, rate: int = RATE) -> np.ndarray:
+    t = np.arange(round(seconds * rate)) / rate
+    return (amplitude * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+
+
+def silence(seconds: float, rate: int = RATE) -> np.ndarray:
+    return np.zeros(round(seconds * rate), dtype=np.float32)
+
+
+def test_silences_are_measured():
+    audio = np.concatenate(
+        [silence(0.5), tone(1.0), silence(0.3), tone(0.5), silence(0.8), tone(0.7), silence(0.2)]
+    )
+    score = SignalVerifier().score([Clip(audio, RATE, "a b c")])[0].metrics
+    assert score["duration_s"] == pytest.approx(4.0)
+    assert score["leading_silence_s"] == pytest.approx(0.5, abs=0.02)
+    assert score["trailing_silence_s"] == pytest.approx(0.2, abs=0.02)
+    assert score["max_internal_silence_s"] == pytest.approx(0.8, abs=0.02)
+    assert score["clipping"] == 0.0
+    assert score["peak_dbfs"] == pytest.approx(20 * np.log10(0.5), abs=0.01)
+    assert score["dropped_frames"] == 0.0
+
+
+def test_quiet_noise_is_silence_and_threshold_is_an_option():
+    rng = np.random.default_rng(0)
+    noise = (10 ** (-55 / 20) * rng.standard_normal(RATE)).astype(np.float32)  # about -55 dBFS
+    audio = np.concatenate([noise, tone(1.0), noise])
+    default = SignalVerifier().score([Clip(audio, RATE, "x")])[0].metrics
+    assert default["leading_silence_s"] == pytest.approx(1.0, abs=0.02)
+    strict = SignalVerifier(SignalOptions(silence_threshold_dbfs=-70.0))
+    assert strict.score([Clip(audio, RATE, "x")])[0].metrics["leading_silence_s"] < 0.05
+
+
+def test_clipping_share_and_dropped_frames():
+    audio = tone(1.0, amplitude=2.0)
+    audio = np.clip(audio, -1.0, 1.0)
+    clip = Clip(audio, RATE, "x", info={"dropped_frames": 3})
+    metrics = SignalVerifier().score([clip])[0].metrics
+    expected_share = float(np.mean(np.abs(audio) >= 0.999))
+    assert 0.5 < expected_share < 0.8  # a sine at twice full scale is flat most of the time
+    assert metrics["clipping"] == pytest.approx(expected_share)
+    assert metrics["peak_dbfs"] == pytest.approx(0.0, abs=1e-6)
+    assert metrics["dropped_frames"] == 3.0
+
+
+def test_duration_ratio_uses_spoken_text_at_the_reading_rate():
+    text = "Nineteen ninety-nine was a good year."
+    letters = sum(ch.isalnum() for ch in text)
+    assert expected_duration_s(text) == pytest.approx(letters / READING_RATE_CHARS_PER_S)
+    expected = letters / READING_RATE_CHARS_PER_S
+    audio = tone(expected * 2)
+    clip = Clip(audio, RATE, "1999 was a good year.", spoken=text)
+    assert SignalVerifier().score([clip])[0].metrics["duration_ratio"] == pytest.approx(2.0, 1e-3)
+    # without a spoken form the written text is counted: shorter, so the ratio is higher
+    written = SignalVerifier().score([Clip(audio, RATE, "1999 was a good year.")])[0]
+    assert written.metrics["duration_ratio"] > 2.0
+
+
+def test_batch_with_edge_cases_and_target_slot():
+    clips = [
+        Clip(silence(1.0), RATE, "nothing"),
+        Clip(np.zeros(0, np.float32), RATE, "empty"),
+        Clip(tone(1.0), RATE, "..."),
+        Clip(tone(0.5, rate=22_050), 22_050, "slot", target_duration_s=1.0),
+    ]
+    verifier = load_signal_verifier()
+    scores = verifier.score(clips)
+    assert len(scores) == 4
+    silent, empty, punctuation, slotted = (s.metrics for s in scores)
+    assert silent["leading_silence_s"] == silent["trailing_silence_s"] == pytest.approx(1.0)
+    assert silent["max_internal_silence_s"] == 0.0 and silent["peak_dbfs"] == -120.0
+    assert empty["duration_s"] == 0.0 and empty["clipping"] == 0.0
+    assert np.isfinite(punctuation["duration_ratio"]) and punctuation["duration_ratio"] > 10
+    assert slotted["target_duration_ratio"] == pytest.approx(0.5, abs=1e-3)
+    assert "target_duration_ratio" not in silent
+    assert all(np.isfinite(v) for s in scores for v in s.metrics.values())
+    assert verifier.identity()["options"]["silence_threshold_dbfs"] == -45.0
+
+
+def test_resample_keeps_a_tone():
+    audio = tone(1.0, rate=22_050)
+    out = resample(audio, 22_050, RATE)
+    assert out.dtype == np.float32 and len(out) == RATE
+    spectrum = np.abs(np.fft.rfft(out))
+    assert np.argmax(spectrum) == pytest.approx(220, abs=1)  # 1 Hz bins over one second
+    assert np.array_equal(resample(audio, 22_050, 22_050), audio)

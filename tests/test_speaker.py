@@ -1,0 +1,157 @@
+import importlib.util
+
+import numpy as np
+import pytest
+import soundfile
+
+from verified_tts.errors import MissingExtra, UserError
+from verified_tts.generators.base import SynthesisRequest
+from verified_tts.generators.espeak import EspeakGenerator, EspeakOptions
+from verifiers.base import Clip
+from verifiers.speaker import SpeakerOptions, load_speaker_verifier
+
+TEXTS = (
+    "The birch canoe slid on the smooth planks.",
+    "Glue the sheet to the dark blue background.",
+    "These days a chicken leg is a rare dish.",
+)
+ECAPA_SKIP = (
+    "speechbrain is not importable: it needs torchaudio, which loads beside torch 2.14 + "
+    "torchaudio 2.11 (GPU installs), not beside the CPU torch 2.13 build"
+)
+
+
+def _speechbrain_imports() -> bool:
+    if importlib.util.find_spec("speechbrain") is None:
+        return False
+    try:
+        import speechbrain.inference.speaker  # noqa: F401
+    except Exception:  # torchaudio built for another torch fails with OSError/ImportError
+        return False
+    return True
+
+
+def voice(variant: str) -> list[Clip]:
+    generator = EspeakGenerator(EspeakOptions(variants=(variant,)))
+    requests = [SynthesisRequest("u", k, 100 + k, text) for k, text in enumerate(TEXTS)]
+    return [
+        Clip(c.audio, c.sample_rate, t)
+        for c, t in zip(generator.sample(requests), TEXTS, strict=True)
+    ]
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    return load_speaker_verifier()
+
+
+@pytest.fixture(scope="module")
+def male():
+    return voice("m1")
+
+
+@pytest.fixture(scope="module")
+def female():
+    return voice("f3")
+
+
+def test_batched_embedding_equals_embed_utterance(verifier, male, female):
+    clips = [male[0], male[2], female[0]]
+    batched = verifier.embed(clips)
+    assert batched.shape == (3, 256)
+    encoder = verifier._backend.encoder
+    for clip, embedding in zip(clips, batched, strict=True):
+        wav = verifier._backend.prepare(clip.audio, clip.sample_rate)
+        np.testing.assert_allclose(embedding, encoder.embed_utterance(wav), atol=1e-5)
+        assert np.linalg.norm(embedding) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_same_voice_is_more_similar_than_another(verifier, male, female):
+    reference = verifier.embed([male[0]])[0]
+    candidates = [
+        Clip(c.audio, c.sample_rate, c.text, speaker_reference=reference)
+        for c in (male[1], male[2], female[1], female[2])
+    ]
+    scores = verifier.score(candidates)
+    same = [s.metrics["speaker"] for s in scores[:2]]
+    other = [s.metrics["speaker"] for s in scores[2:]]
+    assert min(same) > max(other) + 0.1
+    assert all(-1.0 <= value <= 1.0 for value in same + other)
+    # the metric is the cosine of the returned embedding with the reference
+    assert scores[0].metrics["speaker"] == pytest.approx(
+        float(np.dot(scores[0].embedding, reference)), abs=1e-5
+    )
+
+
+def test_no_reference_no_metric_but_an_embedding(verifier, male):
+    silent = Clip(np.zeros(16_000, np.float32), 16_000, "")
+    scores = verifier.score([male[0], silent])
+    assert scores[0].metrics == {} and len(scores[0].embedding) == 256
+    assert np.linalg.norm(scores[0].embedding) == pytest.approx(1.0, abs=1e-5)
+    assert all(np.isfinite(scores[1].embedding))  # silence: no NaN, whatever else
+    with_reference = Clip(silent.audio, 16_000, "", speaker_reference=np.array(scores[0].embedding))
+    assert np.isfinite(verifier.score([with_reference])[0].metrics["speaker"])
+    assert verifier.score([]) == []
+    identity = verifier.identity()
+    assert identity["backend"] == "resemblyzer"
+    assert identity["model"].startswith("pretrained.pt (resemblyzer 0.1")
+
+
+def test_embed_file_matches_the_clip_and_reports_bad_files(verifier, male, tmp_path):
+    clip = male[0]
+    good = tmp_path / "voice.wav"
+    stereo = np.stack([clip.audio, clip.audio], axis=1)
+    soundfile.write(good, stereo, clip.sample_rate)
+    embedding = verifier.embed_file(good)
+    assert embedding.shape == (256,)
+    assert float(np.dot(embedding, verifier.embed([clip])[0])) > 0.999
+
+    cases = {
+        "missing.wav": (None, "does not exist"),
+        "notes.wav": (b"this is not audio", "cannot be read as audio"),
+        "silent.wav": (np.zeros(3 * 16_000, np.float32), "is silent"),
+        "short.wav": (clip.audio[: clip.sample_rate // 3], "only 0.3"),
+    }
+    for name, (content, message) in cases.items():
+        path = tmp_path / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        elif content is not None:
+            soundfile.write(path, content, 16_000 if "silent" in name else clip.sample_rate)
+        with pytest.raises(UserError, match=message) as error:
+            verifier.embed_file(path)
+        assert name in str(error.value) and "\n" not in str(error.value)
+    with pytest.raises(UserError, match="is a folder"):
+        verifier.embed_file(tmp_path)
+
+
+def test_option_errors():
+    with pytest.raises(UserError, match="unknown speaker backend 'xvector'"):
+        load_speaker_verifier(SpeakerOptions(backend="xvector"))
+    with pytest.raises(UserError, match="does not exist"):
+        load_speaker_verifier(SpeakerOptions(model="/no/such/weights.pt"))
+
+
+@pytest.mark.skipif(_speechbrain_imports(), reason="speechbrain imports here")
+def test_ecapa_without_speechbrain_names_the_extra():
+    with pytest.raises(MissingExtra) as error:
+        load_speaker_verifier(SpeakerOptions(backend="ecapa"))
+    message = str(error.value)
+    assert "verified-tts[ecapa]" in message and "speechbrain" in message
+    assert "torchaudio" in message and "torch 2.14" in message
+    assert error.value.extra == "ecapa"
+
+
+@pytest.mark.skipif(not _speechbrain_imports(), reason=ECAPA_SKIP)
+def test_ecapa_backend(male, female):
+    try:
+        verifier = load_speaker_verifier(SpeakerOptions(backend="ecapa"))
+    except UserError as error:  # speechbrain present but the weights are not cached (offline)
+        pytest.skip(f"ECAPA weights unavailable: {error}")
+    embeddings = verifier.embed([*male[:2], *female[:2]])
+    assert embeddings.shape[0] == 4
+    np.testing.assert_allclose(np.linalg.norm(embeddings, axis=1), 1.0, atol=1e-5)
+    similarity = embeddings @ embeddings.T
+    assert similarity[0, 1] > max(similarity[0, 2], similarity[0, 3])
+    alone = verifier.embed([male[1]])[0]
+    assert float(np.dot(alone, embeddings[1])) > 0.999

@@ -1,0 +1,144 @@
+"""Signal checks: duration plausible for the text, clipping, level and silences (no model).
+
+These are the cheap sanity metrics that catch what a learned verifier can miss: a candidate that
+is far too long or too short for its text (an LLM-TTS that babbles on or stops early), digital
+clipping, a long dead gap before, after or inside the speech, and frames the generator had to
+drop. ``duration_ratio`` compares the clip with the duration expected for the text at a typical
+audiobook reading rate of :data:`READING_RATE_CHARS_PER_S` letters and digits per second (human
+narration at 150-165 words per minute of 4.7 letters is 12-13; the embedded espeak-ng default
+reads Harvard sentences 1-60 at a median of 13.3, range 9.9-18.2), counted on ``clip.spoken``
+(the expanded text the generator read, so "1999" counts as "nineteen ninety-nine") or on
+``clip.text`` when that is empty.
+Silence is framewise RMS below a dBFS threshold. Everything here is vectorised numpy per clip;
+the selection policy, not this module, decides which values are acceptable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from math import gcd
+from typing import Any
+
+import numpy as np
+
+from verifiers.base import Clip, Score
+
+__all__ = [
+    "READING_RATE_CHARS_PER_S",
+    "SignalOptions",
+    "SignalVerifier",
+    "expected_duration_s",
+    "load_signal_verifier",
+    "resample",
+]
+
+READING_RATE_CHARS_PER_S = 13.0
+_SPOKEN_CHARS = re.compile(r"[^\W_]", re.UNICODE)  # letters and digits, any script
+_FLOOR_DBFS = -120.0  # what an all-zero clip reports instead of -inf (JSON has no -inf)
+
+
+@dataclass(frozen=True)
+class SignalOptions:
+    """How silence is detected and how long a text is expected to take."""
+
+    silence_threshold_dbfs: float = -45.0  # frame RMS below this is silence
+    frame_ms: float = 20.0
+    reading_rate_chars_per_s: float = READING_RATE_CHARS_PER_S
+    clip_level: float = 0.999  # |x| at or above this counts as a clipped sample
+
+
+def expected_duration_s(text: str, chars_per_s: float = READING_RATE_CHARS_PER_S) -> float:
+    """Seconds a narrator takes to read ``text``: its letters and digits at ``chars_per_s``."""
+    return len(_SPOKEN_CHARS.findall(text)) / chars_per_s
+
+
+def resample(audio: np.ndarray, source_rate: int, target_rate: int) -> np.ndarray:
+    """Polyphase resampling (scipy) to ``target_rate``, float32 out; a no-op at the same rate."""
+    audio = np.asarray(audio, dtype=np.float32)
+    if source_rate == target_rate or audio.size == 0:
+        return audio
+    from scipy.signal import resample_poly  # scipy.signal is slow to import; only here
+
+    divisor = gcd(int(source_rate), int(target_rate))
+    out = resample_poly(audio, int(target_rate) // divisor, int(source_rate) // divisor)
+    return out.astype(np.float32, copy=False)
+
+
+class SignalVerifier:
+    """Duration, level and silence metrics for a batch of clips; see the module docstring."""
+
+    name = "signal"
+
+    def __init__(self, options: SignalOptions | None = None) -> None:
+        self.options = options or SignalOptions()
+
+    def identity(self) -> Mapping[str, Any]:
+        return {"verifier": self.name, "version": 1, "options": asdict(self.options)}
+
+    def score(self, clips: Sequence[Clip]) -> list[Score]:
+        return [self._score_one(clip) for clip in clips]
+
+    def _score_one(self, clip: Clip) -> Score:
+        options = self.options
+        audio = np.asarray(clip.audio, dtype=np.float32).reshape(-1)
+        rate = int(clip.sample_rate)
+        duration = audio.size / rate
+        magnitude = np.abs(audio)
+        peak = float(magnitude.max()) if audio.size else 0.0
+
+        expected = expected_duration_s(clip.spoken or clip.text, options.reading_rate_chars_per_s)
+        # A text with nothing to read (punctuation only) expects no audio; report the ratio
+        # against one frame so it stays finite and large for any real length.
+        frame = max(1, round(rate * options.frame_ms / 1000.0))
+        ratio = duration / max(expected, frame / rate)
+
+        silent = self._silent_frames(audio, frame)
+        frame_s = frame / rate
+        voiced = np.flatnonzero(~silent)
+        if voiced.size == 0:  # all silence: every second of it is both leading and trailing
+            leading = trailing = duration
+            internal = 0.0
+        else:
+            first, last = int(voiced[0]), int(voiced[-1])
+            leading = first * frame_s
+            # the last frame may be partial: measure trailing silence to the true end
+            trailing = max(0.0, duration - (last + 1) * frame_s)
+            gaps = np.diff(voiced) - 1  # silent frames between consecutive voiced frames
+            internal = float(gaps.max()) * frame_s if gaps.size else 0.0
+
+        metrics = {
+            "duration_s": float(duration),
+            "duration_ratio": float(ratio),
+            "clipping": float(np.mean(magnitude >= options.clip_level)) if audio.size else 0.0,
+            "peak_dbfs": float(20.0 * np.log10(peak)) if peak > 0 else _FLOOR_DBFS,
+            "leading_silence_s": float(leading),
+            "trailing_silence_s": float(trailing),
+            "max_internal_silence_s": float(internal),
+            "dropped_frames": float(clip.info.get("dropped_frames", 0) or 0),
+        }
+        target = getattr(clip, "target_duration_s", None)
+        if target:  # a dubbing cue's slot: how well the clip fits it (1.0 = exactly)
+            metrics["target_duration_ratio"] = float(duration / target)
+        return Score(metrics=metrics, detail={"expected_duration_s": round(expected, 3)})
+
+    def _silent_frames(self, audio: np.ndarray, frame: int) -> np.ndarray:
+        """Boolean per frame (the last one zero-padded): RMS below the silence threshold."""
+        if audio.size == 0:
+            return np.zeros(0, dtype=bool)
+        count = -(-audio.size // frame)
+        padded = np.zeros(count * frame, dtype=np.float64)
+        padded[: audio.size] = audio
+        frames = padded.reshape(count, frame)
+        # the zero-padded tail would dilute the last frame's RMS: divide by its real length
+        lengths = np.full(count, frame, dtype=np.float64)
+        lengths[-1] = audio.size - (count - 1) * frame
+        rms = np.sqrt(np.einsum("ij,ij->i", frames, frames) / lengths)
+        threshold = 10.0 ** (self.options.silence_threshold_dbfs / 20.0)
+        return rms < threshold
+
+
+def load_signal_verifier(options: SignalOptions | None = None) -> SignalVerifier:
+    """Build the signal verifier (nothing to load; here for symmetry with the other verifiers)."""
+    return SignalVerifier(options)

