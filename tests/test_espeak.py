@@ -46,6 +46,8 @@ def test_options_from_config_and_errors():
     assert generator.identity()["options"]["variants"] == ("f3",)
     with pytest.raises(UserError, match="unknown"):
         load_generator(GeneratorConfig(options={"speed": 2}))
+    with pytest.raises(UserError, match="no --model"):
+        load_generator(GeneratorConfig(model="/some/model"))
     with pytest.raises(UserError, match="unknown generator"):
         load_generator(GeneratorConfig(name="nope"))
     with pytest.raises(UserError, match="no voice variant no-such-variant"):

@@ -6,8 +6,9 @@ gets the candidates its round needs (already-stored ones are reused, the rest go
 in one batch so an LLM engine has them all in flight), the new candidates are scored by each
 verifier in one batch, and the selection policy either settles an utterance (its decision is
 committed to the store) or asks for another round. Windows follow book order, and the speaker
-reference of a window is the user's reference or the centroid of the winners of earlier windows,
-so the same input and seeds give the same winners however often the run was interrupted.
+reference of a window is the user's reference or, per voice, the centroid of the winners of
+earlier windows, so the same input and seeds give the same winners however often the run was
+interrupted.
 """
 
 from __future__ import annotations
@@ -224,14 +225,15 @@ class Synthesizer:
         n = n or self.config.candidates
         policy_id = self.policy_id(n)
         results: dict[str, UtteranceResult] = {}
-        winners: list[np.ndarray] = []
-        bootstrap = None
-        if self.voice_reference is None and utterances:
-            bootstrap = self._bootstrap_reference(utterances[: self.config.window], store)
+        # One reference per voice, so a multi-voice dub does not average its voices together.
+        winners: dict[str | None, list[np.ndarray]] = defaultdict(list)
+        bootstrap: dict[str | None, np.ndarray | None] = {}
+        if self.voice_reference is None:
+            for voice in dict.fromkeys(u.voice for u in utterances):
+                first = [u for u in utterances if u.voice == voice][: self.config.window]
+                bootstrap[voice] = self._bootstrap_reference(first, store)
         for window in _windows(utterances, self.config.window):
-            reference = self.voice_reference
-            if reference is None:
-                reference = _unit(np.mean(winners, axis=0)) if winners else bootstrap
+            references = self._references(bootstrap, winners)
             pending = []
             for utterance in window:
                 if utterance.key in results:  # the same sentence twice in one book
@@ -248,15 +250,29 @@ class Synthesizer:
                         on_result(result)
                 else:
                     pending.append(utterance)
-            for result in self._render_window(pending, store, n, policy_id, reference):
+            for result in self._render_window(pending, store, n, policy_id, references):
                 results[result.utterance.key] = result
                 if on_result:
                     on_result(result)
             for utterance in window:
                 embedding = results[utterance.key].embedding
                 if embedding is not None:
-                    winners.append(np.asarray(embedding, dtype=np.float32))
+                    winners[utterance.voice].append(np.asarray(embedding, dtype=np.float32))
         return [_with_utterance(results[u.key], u) for u in utterances]
+
+    def _references(
+        self,
+        bootstrap: Mapping[str | None, np.ndarray | None],
+        winners: Mapping[str | None, list[np.ndarray]],
+    ) -> dict[str | None, np.ndarray | None]:
+        """Each voice's reference for the next window: the user's, else its winners' centroid,
+        else (no winner yet) its bootstrap centroid."""
+        if self.voice_reference is not None:
+            return {}  # every clip falls back to the user's reference
+        return {
+            voice: _unit(np.mean(winners[voice], axis=0)) if winners.get(voice) else first
+            for voice, first in bootstrap.items()
+        }
 
     def _bootstrap_reference(
         self, first_window: Sequence[Utterance], store: Store
@@ -287,7 +303,7 @@ class Synthesizer:
         store: Store,
         n: int,
         policy_id: str,
-        reference: np.ndarray | None,
+        references: Mapping[str | None, np.ndarray | None],
     ) -> Iterator[UtteranceResult]:
         have: dict[str, list[CandidateResult]] = {u.key: [] for u in pending}
         embeddings: dict[str, list[tuple[float, ...] | None]] = {u.key: [] for u in pending}
@@ -297,7 +313,7 @@ class Synthesizer:
                 break
             wanted = [(u, k) for u in active for k in range(len(have[u.key]), target)]
             stored = self._sample(wanted, store)
-            scored = self._verify(wanted, stored, store, reference)
+            scored = self._verify(wanted, stored, store, references)
             for (utterance, _), (result, embedding) in zip(wanted, scored, strict=True):
                 have[utterance.key].append(result)
                 embeddings[utterance.key].append(embedding)
@@ -369,7 +385,7 @@ class Synthesizer:
         wanted: Sequence[tuple[Utterance, int]],
         stored: Sequence[StoredCandidate],
         store: Store,
-        reference: np.ndarray | None,
+        references: Mapping[str | None, np.ndarray | None],
     ) -> list[tuple[CandidateResult, tuple[float, ...] | None]]:
         with _Timer(self.stats, "store"):
             clips = [
@@ -379,7 +395,7 @@ class Synthesizer:
                     text=utterance.segment.text,
                     spoken=utterance.segment.spoken,
                     emotion=utterance.segment.emotion,
-                    speaker_reference=reference,
+                    speaker_reference=references.get(utterance.voice, self.voice_reference),
                     target_duration_s=utterance.target_duration_s,
                     info=candidate.info,
                 )
