@@ -1,0 +1,243 @@
+"""The job queue: specs and records on their own, then real jobs on a real local Ray cluster.
+
+The ``ray`` tests share the session's cluster (``SharedCluster`` in ``test_ray_backend.py``) and
+drive it through the CLI with ``--json``: a render job of a 3-sentence book at N=2 whose winners
+equal a local run's, a duplicate refused, the concurrent-job limit and cancel, an actor killed
+mid-job, and a cluster restart that keeps the record and lets the job resume from its store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from test_ray_backend import SharedCluster, actor_pids
+from typer.testing import CliRunner
+
+from jobs.records import JobRecords
+from jobs.spec import JobSpec, build_spec
+from verified_tts.errors import UserError
+
+BOOK = """# Three Sentences
+
+## One
+
+The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.
+
+## Two
+
+It's easy to tell the depth of a well.
+"""
+
+LONG_BOOK = "# Long\n\n" + " ".join(
+    f"Sentence number {i} walks slowly across the quiet field at dawn." for i in range(40)
+)
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    path = tmp_path / "book.md"
+    path.write_text(BOOK, encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------------------------------
+# without a cluster
+
+
+def test_spec_id_is_the_hash_of_the_work_and_files_travel(tmp_path, book):
+    config = tmp_path / "settings.toml"
+    config.write_text("candidates = 2\n", encoding="utf-8")
+    spec, files = build_spec("render", book, ["-n", "2", "--config", str(config)], str(tmp_path))
+    again, _ = build_spec("render", book, ["-n", "2", f"--config={config}"], str(tmp_path))
+    assert spec.job_id == again.job_id and spec.job_id.startswith("vtts-render-")
+    assert spec.args == ("-n", "2", "--config", "input/config-settings.toml")
+    assert set(files) == {"book.md", "config-settings.toml"}
+    assert spec.argv()[:2] == ["render", "input/book.md"] and spec.argv()[-2:] == ["--ray", "auto"]
+    assert JobSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
+
+    book.write_text(BOOK + "\nOne more line.\n", encoding="utf-8")
+    edited, _ = build_spec("render", book, ["-n", "2", "--config", str(config)], str(tmp_path))
+    assert edited.job_id != spec.job_id  # another input is another job
+    with pytest.raises(UserError, match="--ray is set by the job queue"):
+        build_spec("render", book, ["--ray", "auto"], None)
+    with pytest.raises(UserError, match="does not exist"):
+        build_spec("render", tmp_path / "missing.md", [], None)
+
+
+def test_records_keep_history_and_mark_lost_jobs(tmp_path, book):
+    spec, _ = build_spec("render", book, ["-n", "2"], str(tmp_path / "out"))
+    with JobRecords.open(tmp_path) as records:
+        records.create(spec, spec.job_id, "http://127.0.0.1:1")
+        records.set_state(spec.job_id, "RUNNING", "running")
+    with JobRecords.open(tmp_path) as records:  # a new process, the same records
+        assert records.mark_unfinished_lost("the cluster was stopped") == [spec.job_id]
+        record = records.get(spec.job_id)
+        assert [h.state for h in record.history] == ["PENDING", "RUNNING", "FAILED"]
+        assert "jobs resume" in record.message
+        resumed = records.new_attempt(spec.job_id, f"{spec.job_id}-2", "http://127.0.0.1:2")
+        assert (resumed.state, resumed.attempts) == ("PENDING", 2)
+        assert [r.id for r in records.find("vtts-render")] == [spec.job_id]
+
+
+# ------------------------------------------------------------------------------------------------
+# on a real local cluster
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory):
+    state_dir = SharedCluster.acquire(tmp_path_factory)  # shared with test_ray_backend.py
+    yield state_dir
+    SharedCluster.release()
+
+
+def cli(state_dir: Path, *args: str, ok: bool = True) -> dict | list:
+    from verified_tts.cli import app
+
+    result = runner.invoke(app, [*args, "--json", "--state-dir", str(state_dir)])
+    assert (result.exit_code == 0) == ok, result.stdout
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def wait_for(state_dir: Path, job_id: str, states: tuple[str, ...], timeout_s: float) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status = cli(state_dir, "jobs", "status", job_id)
+        if status["state"] in states:
+            return status
+        if time.monotonic() > deadline:
+            logs = cli(state_dir, "jobs", "logs", job_id)["logs"]
+            raise AssertionError(f"{job_id} still {status['state']}; log:\n{logs[-3000:]}")
+        time.sleep(0.5)
+
+
+def wait_until(predicate, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.3)
+
+
+def winners(manifest: Path) -> list[tuple[str, int, list[int]]]:
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    return [
+        (u["key"], u["winner"], [c["seed"] for c in u["candidates"]]) for u in data["utterances"]
+    ]
+
+
+@pytest.fixture(scope="module")
+def local_winners(tmp_path_factory, synthesizer_factory):
+    """The same book and seeds rendered in-process, without Ray."""
+    from verified_tts.render import render
+
+    folder = tmp_path_factory.mktemp("local")
+    path = folder / "book.md"
+    path.write_text(BOOK, encoding="utf-8")
+    synthesizer = synthesizer_factory()
+    render(path, folder / "out", synthesizer.config, synthesizer=synthesizer)
+    return winners(folder / "out" / "manifest.json")
+
+
+@pytest.mark.ray
+def test_render_job_matches_a_local_run_and_a_duplicate_is_refused(
+    ray_cluster, book, tmp_path, local_winners
+):
+    out = tmp_path / "job-out"
+    args = ("jobs", "submit", "render", str(book), "-n", "2", "--out", str(out))
+    submitted = cli(ray_cluster, *args)
+    job_id = submitted["id"]
+    assert submitted["state"] == "PENDING" and submitted["output"] == str(out)
+
+    again = cli(ray_cluster, *args, ok=False)
+    assert again["id"] == job_id and "already submitted" in again["error"]
+
+    status = wait_for(ray_cluster, job_id, ("SUCCEEDED", "FAILED", "STOPPED"), 240)
+    assert status["state"] == "SUCCEEDED", cli(ray_cluster, "jobs", "logs", job_id)["logs"]
+    assert [h["state"] for h in status["history"]][-1] == "SUCCEEDED"
+    assert winners(out / "manifest.json") == local_winners
+
+    listed = cli(ray_cluster, "jobs", "list")
+    assert isinstance(listed, list) and job_id in [j["id"] for j in listed]
+    logs = cli(ray_cluster, "jobs", "logs", job_id)
+    assert "connected to Ray" in logs["logs"] and "manifest" in logs["logs"]
+
+
+@pytest.mark.ray
+def test_concurrent_job_limit_keeps_the_rest_pending_and_cancel_stops(ray_cluster, tmp_path):
+    long_book = tmp_path / "long.md"
+    long_book.write_text(LONG_BOOK, encoding="utf-8")
+    first = cli(ray_cluster, "jobs", "submit", "render", str(long_book), "-n", "4", "--out",
+                str(tmp_path / "a"))["id"]  # fmt: skip
+    wait_for(ray_cluster, first, ("RUNNING",), 60)
+    second = cli(ray_cluster, "jobs", "submit", "render", str(long_book), "-n", "4", "--out",
+                 str(tmp_path / "b"))["id"]  # fmt: skip
+    time.sleep(3)  # the cluster allows one job at a time: the second must wait
+    assert cli(ray_cluster, "jobs", "status", second)["state"] == "PENDING"
+    assert cli(ray_cluster, "jobs", "status", first)["state"] == "RUNNING"
+
+    assert cli(ray_cluster, "jobs", "cancel", second)["state"] == "STOPPED"
+    assert cli(ray_cluster, "jobs", "cancel", first)["state"] == "STOPPED"
+    refused = cli(ray_cluster, "jobs", "cancel", first, ok=False)
+    assert "already STOPPED" in refused["error"]
+
+
+@pytest.mark.ray
+def test_a_killed_verifier_actor_comes_back_and_the_job_succeeds(
+    ray_cluster, book, tmp_path, local_winners
+):
+    out = tmp_path / "killed"
+    job_id = cli(ray_cluster, "jobs", "submit", "render", str(book), "-n", "2", "--out",
+                 str(out))["id"]  # fmt: skip
+    state = SharedCluster.state()
+
+    def loaded() -> bool:  # every actor is up once the last pool is announced
+        return "verifier speaker: pool" in cli(ray_cluster, "jobs", "logs", job_id)["logs"]
+
+    wait_until(loaded, 180, "the job's actors")
+    (pid,) = actor_pids(state.dashboard_url, "VerifierActor(wer)")
+    os.kill(pid, signal.SIGKILL)
+
+    status = wait_for(ray_cluster, job_id, ("SUCCEEDED", "FAILED", "STOPPED"), 240)
+    logs = cli(ray_cluster, "jobs", "logs", job_id)["logs"]
+    assert status["state"] == "SUCCEEDED", logs
+    assert "verifier wer actor 0 was restarted" in logs
+    assert winners(out / "manifest.json") == local_winners  # nothing lost, nothing changed
+
+
+@pytest.mark.ray
+def test_records_survive_a_cluster_restart_and_a_lost_job_resumes(
+    ray_cluster, book, tmp_path, local_winners
+):
+    from verified_tts import cluster
+
+    out = tmp_path / "restarted"
+    job_id = cli(ray_cluster, "jobs", "submit", "render", str(book), "-n", "2", "--out",
+                 str(out))["id"]  # fmt: skip
+    # let it store some candidates, then take the cluster down under it
+    wait_until(lambda: any((out / "store").rglob("*.flac")), 180, "stored candidates")
+    state = SharedCluster.state()
+    cluster.down(ray_cluster)
+    cluster.up(
+        directory=ray_cluster,
+        num_cpus=state.num_cpus,
+        object_store_mb=state.object_store_mb,
+        max_jobs=state.max_jobs,
+    )
+
+    listed = {j["id"]: j for j in cli(ray_cluster, "jobs", "list")}
+    assert listed[job_id]["state"] == "FAILED" and "lost" in listed[job_id]["message"]
+    resumed = cli(ray_cluster, "jobs", "resume", job_id)
+    assert resumed["attempts"] == 2 and resumed["submission_id"] == f"{job_id}-2"
+    status = wait_for(ray_cluster, job_id, ("SUCCEEDED", "FAILED", "STOPPED"), 240)
+    assert status["state"] == "SUCCEEDED", cli(ray_cluster, "jobs", "logs", job_id)["logs"]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    reused = manifest["stats"]["candidates_reused"] + manifest["stats"]["utterances_reused"]
+    assert reused > 0  # continued from the store, not from scratch
+    assert winners(out / "manifest.json") == local_winners

@@ -1,0 +1,217 @@
+"""The Ray backend: proxies give the local results, a killed actor comes back, Ray stays optional.
+
+The tests marked ``ray`` share one real local cluster per test session (started by
+:class:`SharedCluster`, also used by ``test_jobs.py``): 3 CPUs, a 200 MB object store, the
+dashboard for the Jobs API, everything on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verified_tts.config import RayOptions, build_config
+from verified_tts.errors import MissingExtra, UserError
+from verified_tts.generators import GeneratorConfig, SynthesisRequest, load_generator
+from verified_tts.keys import candidate_seed
+from verified_tts.ray_backend import _split, import_ray, resolve_address
+
+
+class SharedCluster:
+    """One local head for the whole session, whichever Ray test file asks first."""
+
+    state_dir: Path | None = None
+    users = 0
+
+    @classmethod
+    def acquire(cls, tmp_path_factory: pytest.TempPathFactory) -> Path:
+        pytest.importorskip("ray")
+        from verified_tts import cluster
+
+        if cls.state_dir is None:
+            cls.state_dir = tmp_path_factory.mktemp("ray-cluster")
+            cluster.up(directory=cls.state_dir, num_cpus=3, object_store_mb=200, max_jobs=1)
+        cls.users += 1
+        return cls.state_dir
+
+    @classmethod
+    def release(cls) -> None:
+        cls.users -= 1
+        if cls.users == 0 and cls.state_dir is not None:
+            from verified_tts import cluster
+            from verified_tts.ray_backend import disconnect
+
+            disconnect()
+            cluster.down(cls.state_dir)
+            cls.state_dir = None
+
+    @classmethod
+    def state(cls):  # -> ClusterState (re-read: a test may restart the cluster)
+        from verified_tts.cluster import read_state
+
+        state = read_state(cls.state_dir)
+        assert state is not None and state.alive()
+        return state
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory):
+    state_dir = SharedCluster.acquire(tmp_path_factory)
+    yield state_dir
+    SharedCluster.release()
+
+
+def actor_pids(dashboard: str, name: str) -> list[int]:
+    """Pids of the live actors whose repr is ``name`` (e.g. 'VerifierActor(wer)')."""
+    from ray.util.state import list_actors
+
+    actors = list_actors(
+        address=dashboard,
+        filters=[("state", "=", "ALIVE")],
+        detail=True,
+        raise_on_missing_output=False,
+    )
+    return [a.pid for a in actors if (a.repr_name or "") == name]
+
+
+# ------------------------------------------------------------------------------------------------
+# without a cluster
+
+
+def test_split_keeps_order_and_bounds_chunks():
+    assert _split(list(range(7)), 2, 0) == [[0, 1, 2, 3], [4, 5, 6]]
+    assert _split(list(range(5)), 3, 2) == [[0, 1], [2, 3], [4]]
+    assert _split([], 4, 0) == []
+
+
+def test_nothing_imports_ray_without_the_option():
+    code = (
+        "import sys, verified_tts.cli, verified_tts.render, verified_tts.pipeline, jobs; "
+        "from verified_tts.cli import app; "
+        "assert 'ray' not in sys.modules, 'ray was imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_missing_ray_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
+    with pytest.raises(MissingExtra, match=r"verified-tts\[ray\]"):
+        import_ray()
+
+
+def test_an_address_where_nothing_listens_is_one_line(tmp_path):
+    book = tmp_path / "book.md"
+    book.write_text("# A\n\nOne sentence here.\n", encoding="utf-8")
+    command = [sys.executable, "-m", "verified_tts", "render", str(book), "--ray", "127.0.0.1:1"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert "no Ray cluster is listening at 127.0.0.1:1" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_ray_table_is_checked():
+    config = build_config({"ray": {"replicas": 2, "generator_num_gpus": 1, "pools": {"wer": 3}}})
+    assert config.ray == RayOptions(replicas=2, generator_num_gpus=1, pools={"wer": 3})
+    with pytest.raises(UserError, match="unknown key"):
+        build_config({"ray": {"replica": 2}})
+    with pytest.raises(UserError, match="replicas must be at least 1"):
+        build_config({"ray": {"replicas": 0}})
+
+
+def test_auto_address_prefers_the_jobs_cluster(monkeypatch, tmp_path):
+    monkeypatch.setenv("VERIFIED_TTS_CLUSTER_DIR", str(tmp_path))
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:7777")
+    assert resolve_address("auto") == "127.0.0.1:7777"
+    assert resolve_address("10.0.0.5:6379") == "10.0.0.5:6379"
+    monkeypatch.delenv("RAY_ADDRESS")
+    assert resolve_address("auto") == "auto"  # no local cluster: Ray's own discovery
+
+
+# ------------------------------------------------------------------------------------------------
+# on a real local cluster
+
+ray_test = pytest.mark.ray
+
+
+@ray_test
+def test_cluster_listens_on_loopback_only(ray_cluster):
+    psutil = pytest.importorskip("psutil")
+
+    state = SharedCluster.state()
+    head = psutil.Process(state.pid)
+    pids = {head.pid} | {child.pid for child in head.children(recursive=True)}
+    listening = [
+        c
+        for c in psutil.net_connections(kind="inet")
+        if c.status == psutil.CONN_LISTEN and c.pid in pids
+    ]
+    assert listening, "found no listening socket of the head"
+    assert {c.laddr.ip for c in listening} <= {"127.0.0.1", "::1", "::ffff:127.0.0.1"}
+
+
+@ray_test
+def test_generator_replica_matches_local_and_comes_back_after_a_kill(ray_cluster):
+    from verified_tts import ray_backend
+
+    state = SharedCluster.state()
+    ray_backend.connect(state.gcs_address)
+    requests = [
+        SynthesisRequest(f"u{i}", k, candidate_seed(f"u{i}", k), f"Sentence number {i} is here.")
+        for i in range(3)
+        for k in range(2)
+    ]
+    local = load_generator(GeneratorConfig()).sample(requests)
+    remote = ray_backend.RayGenerator.start(GeneratorConfig(), RayOptions(replicas=1))
+    try:
+        assert remote.identity() == load_generator(GeneratorConfig()).identity()
+        first = remote.sample(requests)
+        assert [c.seed for c in first] == [r.seed for r in requests]
+        assert all(np.array_equal(a.audio, b.audio) for a, b in zip(local, first, strict=True))
+
+        (pid,) = actor_pids(state.dashboard_url, "GeneratorActor(espeak)")
+        os.kill(pid, signal.SIGKILL)
+        again = remote.sample(requests)  # Ray restarts the actor; the call runs there
+        assert all(np.array_equal(a.audio, b.audio) for a, b in zip(local, again, strict=True))
+        assert remote.restarts == 1
+    finally:
+        remote.close()
+
+
+@ray_test
+def test_verifier_pool_scores_like_the_local_verifier(ray_cluster):
+    from verified_tts import ray_backend
+    from verified_tts.verification import load_verifiers
+    from verifiers import Clip
+
+    state = SharedCluster.state()
+    ray_backend.connect(state.gcs_address)
+    generator = load_generator(GeneratorConfig())
+    texts = ["A short one.", "Here is a second, somewhat longer sentence.", "Third."]
+    candidates = generator.sample(
+        [SynthesisRequest(f"u{i}", 0, 1000 + i, t) for i, t in enumerate(texts)]
+    )
+    clips = [
+        Clip(audio=c.audio, sample_rate=c.sample_rate, text=t, spoken=t)
+        for c, t in zip(candidates, texts, strict=True)
+    ]
+    tables = {"signal": {}, "emotion": {}}
+    local = load_verifiers(tables, order=("signal", "emotion"))
+    # two actors, one clip per call: order must survive the fan-out
+    options = RayOptions(pool_size=2, chunk=1, verifier_num_cpus=0.1)
+    remote = ray_backend.load_ray_verifiers(tables, options, order=("signal", "emotion"))
+    try:
+        assert remote.status == local.status  # emotion without a model: unavailable, both ways
+        assert remote.identity() == local.identity()
+        (proxy,) = remote.active
+        expected = local.get("signal").score(clips)
+        got = proxy.score(clips)
+        assert [s.metrics for s in got] == [s.metrics for s in expected]
+    finally:
+        for verifier in remote.active:
+            verifier.close()

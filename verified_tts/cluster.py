@@ -1,0 +1,345 @@
+"""A local Ray head for verified-tts: ``cluster up``, ``cluster down``, ``cluster status``.
+
+``up`` runs ``ray start --head --block`` as a detached process of its own session, bound to
+127.0.0.1 only (Ray's multi-node mode is switched off for it, which keeps every Ray server and
+the dashboard on loopback), with a small CPU count and object store, and a custom resource
+``verified_tts_job`` whose count is the cluster's limit on concurrent jobs: the job queue asks one
+unit per job, so Ray keeps the rest PENDING instead of oversubscribing the machine. The head's
+address, dashboard URL and process id are written to ``cluster.json`` in the state directory
+(``$VERIFIED_TTS_CLUSTER_DIR``, else ``$XDG_STATE_HOME/verified-tts/cluster``, else
+``~/.local/state/verified-tts/cluster``), beside the SQLite job records that outlive the
+cluster. ``down`` signals only that process (Ray's own ``ray stop`` would stop every Ray process
+of the user), which shuts down the head's children, and marks jobs that were still running as
+lost so ``jobs resume`` can continue them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from verified_tts.errors import MissingExtra, UserError
+
+__all__ = [
+    "JOB_RESOURCE",
+    "ClusterState",
+    "down",
+    "read_state",
+    "state_dir",
+    "status",
+    "up",
+]
+
+JOB_RESOURCE = "verified_tts_job"  # one unit per running job: the concurrent-job limit
+STATE_FILE = "cluster.json"
+HEAD_LOG = "head.log"
+# a queued job waits for a slot, however long; Ray's default fails it after 15 minutes
+PENDING_TIMEOUT_S = 7 * 24 * 3600
+
+
+def state_dir(directory: str | os.PathLike[str] | None = None) -> Path:
+    """Where the cluster's state and the job records live."""
+    if directory:
+        return Path(directory).expanduser()
+    if os.environ.get("VERIFIED_TTS_CLUSTER_DIR"):
+        return Path(os.environ["VERIFIED_TTS_CLUSTER_DIR"]).expanduser()
+    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
+    return Path(base) / "verified-tts" / "cluster"
+
+
+def _process_state(pid: int) -> str | None:
+    """The process's state letter from /proc (None when it does not exist)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    except OSError:  # no /proc (macOS): fall back on a signal probe
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            return "S"
+        return "S"
+    return stat.rsplit(")", 1)[-1].split()[0]
+
+
+def _reap(pid: int) -> None:
+    # the head is our child only in the process that started it (tests): collect its exit
+    # status, or a zombie would look alive
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _is_head(pid: int) -> bool:
+    _reap(pid)
+    state = _process_state(pid)
+    if state is None or state in ("Z", "X"):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return True  # no /proc: trust the pid
+    # guard against a recycled pid: only ever signal our own `ray start --head --block`
+    return b"start" in cmdline and b"--head" in cmdline and b"--block" in cmdline
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """What ``cluster up`` wrote: enough to reach, inspect and stop the head."""
+
+    state_dir: str
+    pid: int
+    gcs_address: str  # HOST:PORT for ray.init / --ray
+    dashboard_url: str  # http://HOST:PORT for the Jobs API
+    temp_dir: str
+    num_cpus: int
+    num_gpus: int | None
+    object_store_mb: int
+    max_jobs: int
+    started_at: float
+    log: str
+
+    def alive(self) -> bool:
+        return _is_head(self.pid)
+
+
+def read_state(directory: str | os.PathLike[str] | None = None) -> ClusterState | None:
+    path = state_dir(directory) / STATE_FILE
+    try:
+        return ClusterState(**json.loads(path.read_text(encoding="utf-8")))
+    except (FileNotFoundError, TypeError, json.JSONDecodeError):
+        return None
+
+
+def _free_port(preferred: int | None = None) -> int:
+    for candidate in ([preferred] if preferred else []) + [0]:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", candidate))
+            except OSError:
+                continue
+            return int(probe.getsockname()[1])
+    raise UserError("no free TCP port on 127.0.0.1")
+
+
+def _ray_command() -> list[str]:
+    if importlib.util.find_spec("ray") is None:
+        raise MissingExtra("`verified-tts cluster`", "ray", "ray")
+    # the same interpreter as ours, so workers import the same verified-tts
+    script = Path(sys.executable).with_name("ray")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
+
+
+def _ray_temp_dir(directory: Path) -> Path:
+    # Ray puts unix sockets under its temp dir, and socket paths are limited to 107 bytes
+    preferred = directory / "ray"
+    if len(str(preferred)) <= 40:
+        return preferred
+    digest = hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:10]
+    return Path(tempfile.gettempdir()) / f"vtts-ray-{digest}"
+
+
+def _tail(path: Path, lines: int = 8) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    return " | ".join(line.strip() for line in text[-lines:] if line.strip())
+
+
+def _dashboard_ready(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/api/jobs/", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def up(
+    *,
+    directory: str | os.PathLike[str] | None = None,
+    num_cpus: int | None = None,
+    num_gpus: int | None = None,
+    object_store_mb: int = 512,
+    port: int | None = None,
+    dashboard_port: int | None = None,
+    max_jobs: int = 1,
+    timeout_s: float = 120.0,
+) -> tuple[ClusterState, bool]:
+    """Start the local head (or find it running); returns its state and whether it was started."""
+    where = state_dir(directory)
+    existing = read_state(where)
+    if existing is not None and existing.alive():
+        return existing, False
+    if max_jobs < 1:
+        raise UserError(f"--max-jobs must be at least 1 (got {max_jobs})")
+    if object_store_mb < 80:
+        raise UserError(
+            f"--object-store-mb must be at least 80 (Ray's minimum; got {object_store_mb})"
+        )
+    command = _ray_command()
+    where.mkdir(parents=True, exist_ok=True)
+    temp_dir = _ray_temp_dir(where)
+    num_cpus = num_cpus or os.cpu_count() or 1
+    gcs_port = port or _free_port(6379)  # Ray's usual ports when free, any free ones otherwise
+    web_port = dashboard_port or _free_port(8265)
+    args = [
+        "start",
+        "--head",
+        "--block",
+        "--node-ip-address=127.0.0.1",
+        f"--port={gcs_port}",
+        "--include-dashboard=true",
+        "--dashboard-host=127.0.0.1",
+        f"--dashboard-port={web_port}",
+        # Ray's fixed defaults (10001, 52365) would collide with a second cluster on the machine
+        f"--ray-client-server-port={_free_port()}",
+        f"--dashboard-agent-listen-port={_free_port()}",
+        f"--num-cpus={num_cpus}",
+        f"--object-store-memory={object_store_mb * 1024 * 1024}",
+        f"--resources={json.dumps({JOB_RESOURCE: max_jobs})}",
+        f"--temp-dir={temp_dir}",
+        "--disable-usage-stats",
+    ]
+    if num_gpus is not None:
+        args.append(f"--num-gpus={num_gpus}")
+    env = {
+        **os.environ,
+        # single-machine mode: Ray keeps 127.0.0.1 as the node address and binds loopback only
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+        "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0",  # nothing to drain on a laptop head
+        "RAY_JOB_START_TIMEOUT_SECONDS": str(PENDING_TIMEOUT_S),
+        "RAY_USAGE_STATS_ENABLED": "0",
+    }
+    env.pop("RAY_ADDRESS", None)
+    log_path = where / HEAD_LOG
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            [*command, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=where,
+            env=env,
+            start_new_session=True,  # survives this command; `down` signals it alone
+        )
+    state = ClusterState(
+        state_dir=str(where),
+        pid=process.pid,
+        gcs_address=f"127.0.0.1:{gcs_port}",
+        dashboard_url=f"http://127.0.0.1:{web_port}",
+        temp_dir=str(temp_dir),
+        num_cpus=int(num_cpus),
+        num_gpus=num_gpus,
+        object_store_mb=int(object_store_mb),
+        max_jobs=int(max_jobs),
+        started_at=time.time(),
+        log=str(log_path),
+    )
+    deadline = time.monotonic() + timeout_s
+    while not _dashboard_ready(state.dashboard_url):
+        if process.poll() is not None:
+            raise UserError(
+                f"the Ray head exited during start-up (code {process.returncode}): "
+                f"{_tail(log_path)} (full log: {log_path})"
+            )
+        if time.monotonic() > deadline:
+            _stop(process.pid, 10.0)
+            raise UserError(f"the Ray head did not come up in {timeout_s:.0f} s; see {log_path}")
+        time.sleep(0.5)
+    (where / STATE_FILE).write_text(json.dumps(asdict(state), indent=2), encoding="utf-8")
+    return state, True
+
+
+def _stop(pid: int, timeout_s: float) -> None:
+    if not _is_head(pid):
+        return
+    os.kill(pid, signal.SIGTERM)  # the head's handler stops its own children
+    deadline = time.monotonic() + timeout_s
+    while _is_head(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    # stragglers of the session the head led: all of them started by `up`
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    _reap(pid)
+
+
+def down(directory: str | os.PathLike[str] | None = None, timeout_s: float = 60.0) -> bool:
+    """Stop the local head; False when none was running. Job records are kept."""
+    where = state_dir(directory)
+    state = read_state(where)
+    if state is None:
+        return False
+    was_alive = state.alive()
+    _stop(state.pid, timeout_s)
+    (where / STATE_FILE).unlink(missing_ok=True)
+    temp = Path(state.temp_dir)
+    if temp.name.startswith("vtts-ray-") and temp.parent == Path(tempfile.gettempdir()):
+        # our short-path stand-in for <state>/ray: Ray's session files, nothing kept
+        shutil.rmtree(temp, ignore_errors=True)
+    from jobs.records import JobRecords
+
+    with JobRecords.open(where) as records:
+        records.mark_unfinished_lost("the cluster was stopped (`verified-tts cluster down`)")
+    return was_alive
+
+
+def status(directory: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Is the head up; its resources (total and free) and the jobs on it."""
+    where = state_dir(directory)
+    state = read_state(where)
+    if state is None or not state.alive():
+        return {"running": False, "state_dir": str(where)}
+    from verified_tts.ray_backend import import_ray, prefer_loopback
+
+    prefer_loopback(state.gcs_address)
+    ray = import_ray()
+    connected_here = not ray.is_initialized()
+    if connected_here:
+        ray.init(address=state.gcs_address, log_to_driver=False, logging_level="ERROR")
+    try:
+        total = ray.cluster_resources()
+        free = ray.available_resources()
+        nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
+    finally:
+        if connected_here:
+            ray.shutdown()
+    from jobs.queue import JobQueue
+
+    active = [
+        {"id": r.id, "state": r.state, "command": r.spec.command, "input": r.spec.input_name}
+        for r in JobQueue(where).list()
+        if r.state in ("PENDING", "RUNNING")
+    ]
+
+    def clean(resources: dict[str, float]) -> dict[str, float]:
+        return {k: round(v, 3) for k, v in sorted(resources.items()) if not k.startswith("node:")}
+
+    return {
+        "running": True,
+        "state_dir": str(where),
+        "address": state.gcs_address,
+        "dashboard": state.dashboard_url,
+        "pid": state.pid,
+        "nodes": nodes,
+        "max_jobs": state.max_jobs,
+        "resources": {"total": clean(total), "available": clean(free)},
+        "jobs": active,
+    }
