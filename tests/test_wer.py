@@ -111,6 +111,7 @@ def test_encoder_runs_once_per_batch(verifier, say):
     assert "asr_logprob" not in silent.metrics and "asr_min_logprob" not in silent.metrics
     assert silent.metrics["wer"] == (0.0 if not silent.detail["transcript"] else 1.0)
     assert scores[0].metrics["wer"] < 0.5
+    assert verifier.score([]) == []
 
 
 def test_log_mel_matches_faster_whisper(verifier, say):
