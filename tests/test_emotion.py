@@ -3,6 +3,7 @@ import sys
 import numpy as np
 import pytest
 
+from tests.emotion_model import build_emotion_model
 from verified_tts.errors import MissingExtra, UserError
 from verifiers.base import Clip
 from verifiers.emotion import (
@@ -18,38 +19,7 @@ RATE = 22_050
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    """A tiny random-weight wav2vec2 emotion classifier saved the way a real one is shipped."""
-    import torch
-    from transformers import (
-        Wav2Vec2Config,
-        Wav2Vec2FeatureExtractor,
-        Wav2Vec2ForSequenceClassification,
-    )
-
-    torch.manual_seed(0)
-    config = Wav2Vec2Config(
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        conv_dim=(16, 16, 16),
-        conv_stride=(5, 4, 4),
-        conv_kernel=(10, 4, 4),
-        num_conv_pos_embeddings=16,
-        num_conv_pos_embedding_groups=4,
-        feat_extract_norm="layer",  # the layer-norm variant takes an attention mask
-        classifier_proj_size=16,
-        id2label=LABELS,
-        label2id={v: k for k, v in LABELS.items()},
-    )
-    model = Wav2Vec2ForSequenceClassification(config).eval()
-    extractor = Wav2Vec2FeatureExtractor(
-        feature_size=1, sampling_rate=16_000, do_normalize=True, return_attention_mask=True
-    )
-    folder = tmp_path_factory.mktemp("emotion-model")
-    model.save_pretrained(folder)
-    extractor.save_pretrained(folder)
-    return folder
+    return build_emotion_model(tmp_path_factory.mktemp("emotion-model"), LABELS)
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 import soundfile as sf
 
 from tests.conftest import CLI, ROOT
@@ -152,3 +153,35 @@ def test_cli_render_killed_midway_resumes_without_regenerating(small_book, tmp_p
     )
     audio, _ = sf.read(out / "book.wav")
     assert np.max(np.abs(audio)) > 0.05
+
+
+def test_emotion_directive_is_scored_and_unknown_label_fails_first(tmp_path):
+    from tests.emotion_model import build_emotion_model
+    from verified_tts.config import build_config
+    from verified_tts.errors import UserError
+
+    model = build_emotion_model(tmp_path / "emotion", {0: "neutral", 1: "happy", 2: "sad"})
+    book = tmp_path / "feelings.md"
+    book.write_text(
+        "# Feelings\n\n<!-- tts: emotion=sad -->\nThe rain fell all day.\n\n"
+        "<!-- tts: emotion=none -->\nThen the sun came out.\n"
+    )
+    table = {"verifiers": {"emotion": {"model": str(model)}}}
+    config = build_config(table, candidates=2, adaptive=False)
+    render(book, tmp_path / "out", config)
+    manifest = read_manifest(tmp_path / "out")
+    assert manifest["verifiers"]["emotion"]["available"] is True
+    by_text = {u["text"]: u for u in manifest["utterances"]}
+    sad = by_text["The rain fell all day."]
+    assert sad["emotion"] == "sad"
+    assert all(0.0 <= c["scores"]["emotion"] <= 1.0 for c in sad["candidates"])
+    assert all(
+        "emotion" not in c["scores"] for c in by_text["Then the sun came out."]["candidates"]
+    )
+
+    book.write_text("# Feelings\n\n<!-- tts: emotion=whimsical -->\nThe rain fell all day.\n")
+    with pytest.raises(UserError, match="whimsical"):
+        render(book, tmp_path / "out2", config)
+    assert not (tmp_path / "out2" / "store" / "audio").exists() or not any(
+        (tmp_path / "out2" / "store" / "audio").iterdir()
+    )

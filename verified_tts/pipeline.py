@@ -223,6 +223,7 @@ class Synthesizer:
     ) -> list[UtteranceResult]:
         """Render every utterance (reusing stored decisions) and return results in input order."""
         n = n or self.config.candidates
+        self._check_emotions(utterances)
         policy_id = self.policy_id(n)
         results: dict[str, UtteranceResult] = {}
         # One reference per voice, so a multi-voice dub does not average its voices together.
@@ -259,6 +260,14 @@ class Synthesizer:
                 if embedding is not None:
                     winners[utterance.voice].append(np.asarray(embedding, dtype=np.float32))
         return [_with_utterance(results[u.key], u) for u in utterances]
+
+    def _check_emotions(self, utterances: Sequence[Utterance]) -> None:
+        """Fail before any work when a target emotion is not one of the model's labels."""
+        emotion = self.verifiers.get("emotion")
+        if emotion is None or not hasattr(emotion, "resolve_label"):
+            return
+        for label in dict.fromkeys(u.segment.emotion for u in utterances if u.segment.emotion):
+            emotion.resolve_label(label)
 
     def _references(
         self,
