@@ -1,0 +1,215 @@
+"""A/B arms from one fixed-N run, the independent judge, and the ``ab`` command's error paths.
+
+One small book (four sentences) is rendered once at N=4 with the embedded default models; every
+test reads that run. An arm's winner must be the selection policy applied to the first k
+candidates, and must equal what a real N=k render over the same store picks.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from verified_tts.ab import ab, arm_winners, build_arms, load_judge, resolve_judge_model
+from verified_tts.cli import app
+from verified_tts.config import build_config
+from verified_tts.errors import UserError
+from verified_tts.keys import candidate_seed
+from verified_tts.pipeline import Synthesizer
+from verified_tts.render import STORE_DIR
+from verified_tts.selection import choose, judge
+from verified_tts.store import Store
+
+BOOK = """# A test
+
+The birch canoe slid on the smooth planks.
+
+Glue the sheet to the dark blue background.
+
+It's easy to tell the depth of a well.
+
+These days a chicken leg is a rare dish.
+"""
+NS = (1, 2, 4)
+
+
+@pytest.fixture(scope="module")
+def synthesizer(synthesizer_factory) -> Synthesizer:
+    return synthesizer_factory(candidates=4, adaptive=False)  # models loaded once per session
+
+
+@pytest.fixture(scope="module")
+def judge_model():
+    return load_judge("bundled:base")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, synthesizer, judge_model):
+    folder = tmp_path_factory.mktemp("ab")
+    book = folder / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    # an adaptive config on purpose: ab must switch adaptive stopping off itself
+    config = build_config({}, candidates=2)
+    result = ab(book, folder / "out", config, ns=NS, judge_asr=judge_model, synthesizer=synthesizer)
+    data = json.loads(result.ab_json.read_text(encoding="utf-8"))
+    manifest = json.loads((folder / "out" / "manifest.json").read_text(encoding="utf-8"))
+    return folder, result, data, manifest
+
+
+def test_run_is_fixed_n_at_the_largest_arm(run):
+    _, result, data, manifest = run
+    assert manifest["n"] == 4 and manifest["adaptive"] is False
+    assert all(len(u["candidates"]) == 4 for u in manifest["utterances"])
+    assert [arm["n"] for arm in data["arms"]] == list(NS)
+    assert result.ab_html.is_file() and (result.out_dir / "report.html").is_file()
+
+
+def test_arm_winner_is_the_policy_on_its_first_k_candidates(run, synthesizer):
+    _, _, data, manifest = run
+    policy = synthesizer.config.selection
+    for record, row in zip(manifest["utterances"], data["utterances"], strict=True):
+        assert row["key"] == record["key"]
+        for k in NS:
+            judgements = [judge(c["scores"], policy) for c in record["candidates"][:k]]
+            winner, flagged = choose(judgements)
+            arm = row["arms"][str(k)]
+            assert (arm["winner"], arm["flagged"]) == (winner, flagged)
+            assert arm["winner"] < k
+            assert arm["scores"] == record["candidates"][winner]["scores"]
+        # the largest arm is the run itself, and N=1 is always candidate 0
+        assert row["arms"]["4"]["winner"] == record["winner"]
+        assert row["arms"]["1"]["winner"] == 0
+    for arm in data["arms"]:
+        picked = [row["arms"][str(arm["n"])] for row in data["utterances"]]
+        assert arm["flagged"] == sum(p["flagged"] for p in picked)
+        wers = [p["scores"]["wer"] for p in picked]
+        assert arm["wer"] == pytest.approx(statistics.fmean(wers), abs=1e-4)
+        assert arm["wer_median"] == pytest.approx(statistics.median(wers), abs=1e-4)
+
+
+def test_arm_equals_a_real_render_at_that_n(run, synthesizer):
+    """Seeds are data: an N=2 render over the same store picks the arm-2 winners."""
+    folder, _, data, _ = run
+    from verified_tts.text import load_book
+
+    fixed = Synthesizer(synthesizer.generator, synthesizer.verifiers, synthesizer.config)
+    utterances = fixed.plan(load_book(folder / "book.md").segments)
+    with Store(folder / "out" / STORE_DIR) as store:
+        results = fixed.run(utterances, store, n=2)
+    assert fixed.stats.candidates_generated == 0  # every candidate came from the N=4 run
+    for result, row in zip(results, data["utterances"], strict=True):
+        assert result.winner == row["arms"]["2"]["winner"]
+        assert [c.seed for c in result.candidates] == [
+            candidate_seed(result.utterance.key, k) for k in range(2)
+        ]
+
+
+def test_cost_grows_with_n(run):
+    _, _, data, manifest = run
+    arms = data["arms"]
+    count = len(manifest["utterances"])
+    assert [a["candidates"] for a in arms] == [k * count for k in NS]
+    audio = [a["audio_seconds_generated"] for a in arms]
+    assert audio == sorted(audio) and audio[0] > 0
+    assert all(a["audio_seconds_verified"] == a["audio_seconds_generated"] for a in arms)
+    rates = data["cost"]["rates"]
+    for arm in arms:
+        expected = arm["audio_seconds_generated"] * (
+            rates["generate_seconds_per_audio_second"] + rates["verify_seconds_per_audio_second"]
+        )
+        assert arm["wall_seconds"] == pytest.approx(expected, rel=1e-3, abs=1e-3)
+    assert "wall_seconds" in data["cost"]["attribution"]
+
+
+def test_judge_transcribes_every_distinct_winner_once(run):
+    _, result, data, _ = run
+    assert result.judge == "bundled:base" and data["judge"]["model"] == "bundled:base"
+    distinct = {
+        (row["key"], arm["winner"]) for row in data["utterances"] for arm in row["arms"].values()
+    }
+    assert data["judge"]["clips"] == len(distinct)
+    for arm in data["arms"]:
+        picked = [row["arms"][str(arm["n"])] for row in data["utterances"]]
+        assert all(p["judge_wer"] >= 0.0 for p in picked)
+        assert arm["judge_wer"] == pytest.approx(
+            statistics.fmean(p["judge_wer"] for p in picked), abs=1e-4
+        )
+    # the judge hears real speech (espeak-ng is hard for Whisper, so only a loose bound)
+    assert data["arms"][0]["judge_wer"] < 1.0
+    assert min(row["arms"]["1"]["judge_wer"] for row in data["utterances"]) <= 0.25
+    row = data["utterances"][1]
+    assert row["arms"]["1"]["judge_transcript"]
+    assert row["gain_judge_wer"] == pytest.approx(
+        row["arms"]["1"]["judge_wer"] - row["arms"]["4"]["judge_wer"], abs=1e-4
+    )
+
+
+def test_judge_must_not_be_the_verifiers_model(run, synthesizer):
+    from verifiers.wer import bundled_model_path
+
+    folder, _, _, _ = run
+    own = load_judge(bundled_model_path())  # tiny.en: the WER verifier's own weights
+    with pytest.raises(UserError, match="the judge must be a second ASR model"):
+        ab(folder / "book.md", folder / "own", build_config({}), ns=(1, 2), judge_asr=own,
+           synthesizer=synthesizer)  # fmt: skip
+
+
+def test_the_same_weights_under_another_path_are_refused(tmp_path):
+    """The verifier's weights copied (here: hard-linked) elsewhere are still the verifier."""
+    import os
+    import shutil
+    from types import SimpleNamespace
+
+    from verified_tts.ab import Judge, JudgeOptions, _check_independent
+    from verifiers.wer import bundled_model_path
+
+    copy = tmp_path / "tiny-copy"
+    copy.mkdir()
+    for item in Path(bundled_model_path()).iterdir():
+        try:
+            os.link(item, copy / item.name)
+        except OSError:  # another file system
+            shutil.copy(item, copy / item.name)
+    fake = Judge(SimpleNamespace(model_label=str(copy)), JudgeOptions(str(copy)), str(copy))
+    with pytest.raises(UserError, match="the judge must be a second ASR model"):
+        _check_independent(fake, {"wer": {}})
+    _check_independent(fake, {"wer": {"enabled": False}})  # no WER verifier: nothing to game
+    other = Judge(SimpleNamespace(model_label="x"), JudgeOptions("bundled:base"),
+                  resolve_judge_model("bundled:base"))  # fmt: skip
+    _check_independent(other, {"wer": {}})
+
+
+def test_build_arms_without_judge_and_arm_bounds(run, synthesizer):
+    _, _, _, manifest = run
+    arms, rows = build_arms(manifest, (1, 4), synthesizer.config.selection)
+    assert arms[0].judge_wer is None and arms[0].wall_seconds is None
+    assert "judge_wer" not in rows[0]["arms"]["1"]
+    with pytest.raises(ValueError):
+        arm_winners(manifest["utterances"][0]["candidates"], synthesizer.config.selection, 5)
+
+
+def test_unknown_bundled_judge_is_one_clear_error():
+    with pytest.raises(UserError, match="unknown bundled judge"):
+        resolve_judge_model("bundled:huge")
+    assert resolve_judge_model("small.en") == "small.en"
+    assert (Path(resolve_judge_model("bundled:base")) / "model.bin").is_file()
+
+
+def test_cli_rejects_bad_n_and_missing_book(tmp_path):
+    from verified_tts.cli import main
+
+    runner = CliRunner()
+    book = tmp_path / "b.md"
+    book.write_text("Hello there.\n", encoding="utf-8")
+    for args, message in (
+        (["ab", str(book), "--n", "0", "--out", str(tmp_path / "o")], "at least 1"),
+        (["ab", str(tmp_path / "missing.md"), "--out", str(tmp_path / "o")], "missing.md"),
+    ):
+        outcome = runner.invoke(app, args)
+        assert isinstance(outcome.exception, UserError)
+        assert message in str(outcome.exception)
+    assert callable(main)

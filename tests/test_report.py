@@ -1,0 +1,241 @@
+"""report.html and ab.html in a real headless browser (Debian's chromium).
+
+A small A/B run (three sentences, N=1 vs N=3, with the judge) provides both pages. Chromium loads
+each page from disk with console logging on stderr, so any console message (a script error, a
+resource that failed to load) fails the test; a copy of ab.html with a small driver script clicks
+through the sort headers, the blind ABX mode and its JSON download, and the DOM after that is
+checked. Screenshots of both pages are saved under the test's tmp folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from verified_tts.ab import ab, load_judge
+from verified_tts.config import build_config
+from verified_tts.report import render_report_html
+
+BOOK = """The birch canoe slid on the smooth planks.
+
+Glue the sheet to the dark blue background.
+
+These days a chicken leg is a rare dish.
+"""
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _need_chromium() -> str:
+    if CHROMIUM:
+        return CHROMIUM
+    if os.environ.get("CI"):
+        pytest.fail("chromium is missing: .ci/run installs it with apt-get")
+    pytest.skip("chromium is not installed (apt-get install -y chromium)")
+
+
+def _chromium(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run headless chromium once; stderr carries the page's console lines."""
+    profile = tmp / f"profile-{len(list(tmp.glob('profile-*')))}"
+    return subprocess.run(
+        [
+            _need_chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--allow-file-access-from-files",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _console_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line]
+
+
+class _Sources(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.audio: list[str] = []
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "audio" and values.get("src"):
+            self.audio.append(values["src"])
+        if tag in ("a", "link", "script", "img") and (values.get("href") or values.get("src")):
+            self.links.append(values.get("href") or values.get("src"))
+
+
+def _sources(text: str) -> _Sources:
+    parser = _Sources()
+    parser.feed(text)
+    return parser
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory, synthesizer_factory):
+    folder = tmp_path_factory.mktemp("report")
+    book = folder / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    config = build_config({}, candidates=3, adaptive=False)
+    synthesizer = synthesizer_factory(candidates=3, adaptive=False)
+    result = ab(
+        book,
+        folder / "out",
+        config,
+        ns=(1, 3),
+        judge_asr=load_judge("bundled:base"),
+        synthesizer=synthesizer,
+    )
+    return folder, result.out_dir
+
+
+def test_render_writes_report_html_with_every_candidate(pages):
+    _, out = pages
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    text = (out / "report.html").read_text(encoding="utf-8")
+    sources = _sources(text)
+    candidates = sum(len(u["candidates"]) for u in manifest["utterances"])
+    # every candidate, every chapter and the book have a player, each pointing at a real file
+    assert len(sources.audio) == candidates + len(manifest["chapters"]) + 1
+    for src in sources.audio:
+        assert not src.startswith(("/", "http")), src
+        assert (out / src).is_file(), src
+    assert not [link for link in sources.links if link.startswith(("http:", "https:", "//"))]
+
+
+def test_ab_html_is_self_contained_and_players_exist(pages):
+    _, out = pages
+    text = (out / "ab.html").read_text(encoding="utf-8")
+    assert "<svg" in text and "quality vs N" in text and "cost vs N" in text
+    assert not re.search(r"(src|href)=\"(https?:)?//", text)  # nothing from the network
+    sources = _sources(text)
+    data = json.loads((out / "ab.json").read_text(encoding="utf-8"))
+    assert len(sources.audio) == 2 * len(data["utterances"])  # N=1 and N=3 side by side
+    for src in sources.audio:
+        assert (out / src).is_file(), src
+
+
+@pytest.mark.parametrize("page", ["ab.html", "report.html"])
+def test_page_loads_in_chromium_without_console_messages(pages, page, tmp_path):
+    _, out = pages
+    shot = tmp_path / f"{page}.png"
+    run = _chromium(
+        tmp_path, "--window-size=1280,1400", f"--screenshot={shot}", (out / page).as_uri()
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert _console_lines(run.stderr) == []
+    assert shot.is_file() and shot.stat().st_size > 20_000  # a rendered page, not a blank one
+    from matplotlib.image import imread
+
+    pixels = imread(shot)
+    assert pixels.shape[0] >= 1000 and pixels.std() > 0.05
+
+
+DRIVER = """
+<script>
+(function () {
+  var captured = null;
+  HTMLAnchorElement.prototype.click = function () {
+    captured = this.download;
+    fetch(this.href).then(function (r) { return r.text(); }).then(function (t) {
+      document.body.setAttribute("data-download", captured);
+      var pre = document.createElement("pre");
+      pre.id = "answers";
+      pre.textContent = t;
+      document.body.appendChild(pre);
+    });
+  };
+  document.querySelectorAll("#utterance-table th.sortable")[4].click();
+  document.getElementById("abx-start").click();
+  var buttons = document.querySelectorAll("#abx button");
+  if (buttons.length) {
+    buttons[0].click();  // X is A
+    document.querySelectorAll("#abx button")[2].click();  // prefer A
+    var all = document.querySelectorAll("#abx button");
+    all[all.length - 1].click();  // download answers
+  }
+})();
+</script>
+"""
+
+
+def test_abx_mode_and_sorting_run_in_chromium(pages, tmp_path):
+    _, out = pages
+    driven = out / "ab-driven.html"
+    driven.write_text(
+        (out / "ab.html").read_text(encoding="utf-8").replace("</body>", DRIVER + "</body>"),
+        encoding="utf-8",
+    )
+    run = _chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", driven.as_uri())
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert _console_lines(run.stderr) == []
+    dom = run.stdout
+    assert 'data-ready="1"' in dom
+    data = json.loads((out / "ab.json").read_text(encoding="utf-8"))
+    pairs = [
+        row
+        for row in data["utterances"]
+        if row["arms"]["1"]["winner"] != row["arms"]["3"]["winner"]
+    ]
+    if not pairs:
+        assert "No pairs to compare" in dom
+        return
+    # three blind players (A, B, X), each pointing at one of the two winners' files
+    abx = re.search(r'<div id="abx"[^>]*>(.*?)</div>', dom, re.S).group(1)
+    blind = _sources(abx).audio
+    assert len(blind) == 3 and blind[2] in blind[:2]
+    for src in blind:
+        assert (out / src).is_file()
+    assert 'data-download="abx-answers.json"' in dom
+    answers = json.loads(re.search(r'<pre id="answers">(.*?)</pre>', dom, re.S).group(1))
+    assert answers["format"] == "verified-tts abx 1" and len(answers["answers"]) == len(pairs)
+    first = answers["answers"][0]
+    assert first["answer"] == "A" and first["correct"] == (first["x"] == "A")
+    assert {first["a"], first["b"]} == {"N=1", "N=3"} and first["preferred_arm"] == first["a"]
+
+
+def test_flagged_utterances_come_first():
+    def utterance(key: str, text: str, flagged: bool) -> dict:
+        candidate = {
+            "index": 0,
+            "seed": 1,
+            "duration_s": 1.0,
+            "scores": {"wer": 0.5},
+            "passed": not flagged,
+            "failed_gates": ["wer"] if flagged else [],
+            "score": -1.0,
+            "audio": f"store/audio/{key}-000.flac",
+            "detail": {"transcript": "heard <b>this</b>"},
+        }
+        return {"key": key, "chapter": 0, "text": text, "winner": 0, "flagged": flagged,
+                "candidates": [candidate]}  # fmt: skip
+
+    manifest = {
+        "input": "b.md",
+        "n": 1,
+        "utterances": [utterance("aaa", "Fine one.", False), utterance("bbb", "Bad one.", True)],
+        "chapters": [],
+        "book": {"flac": "book.flac", "duration_s": 2.0},
+    }
+    text = render_report_html(manifest, "out/x")
+    assert text.index("Bad one.") < text.index("Fine one.")
+    assert "verified-tts rerender out/x --utterance bbb -n 16" in text
+    assert "heard &lt;b&gt;this&lt;/b&gt;" in text  # transcripts are escaped

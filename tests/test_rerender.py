@@ -1,0 +1,120 @@
+"""``rerender``: one utterance gets more candidates (new seeds after the old ones) and goes back
+into the chapter files, the manifest and the report; the other utterances stay as they were."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from verified_tts.cli import app
+from verified_tts.errors import UserError
+from verified_tts.keys import candidate_seed
+from verified_tts.pipeline import Synthesizer
+from verified_tts.render import STORE_DIR, render
+from verified_tts.rerender import find_utterance, rerender
+from verified_tts.selection import choose, judge
+from verified_tts.store import Store
+
+BOOK = """# One
+
+The birch canoe slid on the smooth planks.
+
+Glue the sheet to the dark blue background.
+"""
+
+
+@pytest.fixture(scope="module")
+def synthesizer(synthesizer_factory) -> Synthesizer:
+    return synthesizer_factory(candidates=2, adaptive=False)  # models loaded once per session
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory, synthesizer):
+    folder = tmp_path_factory.mktemp("rerender")
+    book = folder / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    render(book, folder / "out", synthesizer.config, synthesizer=synthesizer)
+    before = json.loads((folder / "out" / "manifest.json").read_text(encoding="utf-8"))
+    return folder / "out", before
+
+
+@pytest.fixture(scope="module")
+def first(rendered, synthesizer):
+    out, before = rendered
+    key = before["utterances"][1]["key"]
+    result = rerender(out, key[:10], n=4, synthesizer=synthesizer)
+    after = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    return key, result, after
+
+
+def test_new_candidates_continue_after_the_old_ones(rendered, first, synthesizer):
+    out, before = rendered
+    key, result, after = first
+    old = next(u for u in before["utterances"] if u["key"] == key)
+    new = next(u for u in after["utterances"] if u["key"] == key)
+    assert [c["index"] for c in new["candidates"]] == [0, 1, 2, 3]
+    assert [c["seed"] for c in new["candidates"]] == [candidate_seed(key, k) for k in range(4)]
+    assert [c["seed"] for c in new["candidates"][:2]] == [c["seed"] for c in old["candidates"]]
+    assert [c["audio"] for c in new["candidates"][:2]] == [c["audio"] for c in old["candidates"]]
+    assert (result.candidates_generated, result.candidates_reused) == (2, 2)
+    assert result.key == key and result.n == 4 and result.previous_winner == old["winner"]
+    winner, flagged = choose([judge(c["scores"], synthesizer.config.selection)
+                              for c in new["candidates"]])  # fmt: skip
+    assert (new["winner"], new["flagged"]) == (winner, flagged) == (result.winner, result.flagged)
+    assert new["audio"] == new["candidates"][winner]["audio"]
+    assert (out / new["audio"]).is_file()
+    assert new["rerendered"] == {"n": 4, "previous_winner": old["winner"],
+                                 "previous_flagged": old["flagged"]}  # fmt: skip
+
+
+def test_other_utterances_and_files_are_kept(rendered, first):
+    out, before = rendered
+    key, _, after = first
+    assert after["n"] == before["n"] == 2
+    for old, new in zip(before["utterances"], after["utterances"], strict=True):
+        if old["key"] == key:
+            continue
+        assert (new["winner"], len(new["candidates"])) == (old["winner"], 2)
+        assert "rerendered" not in new
+    for chapter in after["chapters"]:
+        assert (out / chapter["wav"]).is_file() and (out / chapter["flac"]).is_file()
+    assert (out / after["book"]["wav"]).is_file()
+    assert after["stats"]["candidates_generated"] == 2
+    assert "re-rendered at N=4" in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_decisions_are_kept_per_n(rendered, first, synthesizer):
+    out, _ = rendered
+    key, result, _ = first
+    with Store(out / STORE_DIR) as store:
+        old = store.get_decision(key, synthesizer.policy_id(2))
+        new = store.get_decision(key, synthesizer.policy_id(4))
+    assert old is not None and len(old.record["candidates"]) == 2
+    assert new is not None and new.winner == result.winner
+
+
+def test_a_second_rerender_keeps_the_first(rendered, first, synthesizer):
+    out, before = rendered
+    key, _, _ = first
+    other = before["utterances"][2]["key"]
+    rerender(out, other, n=3, synthesizer=synthesizer)
+    after = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    counts = {u["key"]: len(u["candidates"]) for u in after["utterances"]}
+    assert counts[key] == 4 and counts[other] == 3
+    assert after["utterances"][1]["rerendered"]["n"] == 4
+
+
+def test_errors_are_one_line(rendered, synthesizer, tmp_path):
+    out, before = rendered
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    with pytest.raises(UserError, match="no utterance with key"):
+        find_utterance(manifest, "zzzz")
+    with pytest.raises(UserError, match="already has"):
+        rerender(out, before["utterances"][0]["key"], n=2, synthesizer=synthesizer)
+    with pytest.raises(UserError, match="no manifest.json"):
+        rerender(tmp_path, "abc", n=4, synthesizer=synthesizer)
+    outcome = CliRunner().invoke(app, ["rerender", str(tmp_path), "--utterance", "abc"])
+    assert isinstance(outcome.exception, UserError)
+    assert "no manifest.json" in str(outcome.exception)
