@@ -400,6 +400,7 @@ def ab(
     judge_asr: str | JudgeOptions | Judge | None = None,
     synthesizer: Synthesizer | None = None,
     *,
+    on_loading: Callable[[], None] | None = None,
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[UtteranceResult], None] | None = None,
 ) -> ABResult:
@@ -427,7 +428,15 @@ def ab(
         # load before the long render, so a bad model name fails in seconds, not after an hour
         judge_model = judge_asr if isinstance(judge_asr, Judge) else load_judge(judge_asr)
         _check_independent(judge_model, verifier_tables)
-    render(book, out_dir, config, synthesizer=synthesizer, on_start=on_start, on_result=on_result)
+    render(
+        book,
+        out_dir,
+        config,
+        synthesizer=synthesizer,
+        on_loading=on_loading,
+        on_start=on_start,
+        on_result=on_result,
+    )
     out = Path(out_dir)
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
 

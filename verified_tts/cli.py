@@ -127,6 +127,27 @@ def _progress() -> Progress:
     )
 
 
+class _Reporter:
+    """Progress-bar callbacks that render, dub and ab hand to the library."""
+
+    def __init__(self, label: str, generator: str) -> None:
+        self.progress = _progress()
+        self.task = self.progress.add_task(label, total=None, flagged=0)
+        self.flagged = 0
+        self.generator = generator
+
+    def on_loading(self) -> None:
+        console.print(f"loading models for {self.generator} ...")
+
+    def on_start(self, total: int) -> None:
+        self.progress.update(self.task, total=total)
+        self.progress.start()
+
+    def on_result(self, result) -> None:  # result: UtteranceResult
+        self.flagged += result.flagged
+        self.progress.update(self.task, advance=1, flagged=self.flagged)
+
+
 @contextmanager
 def _interruptible(progress: Progress | None = None) -> Iterator[None]:
     """Stop the progress bar on the way out; Ctrl-C says the work is kept and exits 130."""
@@ -201,31 +222,16 @@ def render(
         keep=keep,
     )
     out = out or Path("out") / book.stem
-    progress = _progress()
-    task = progress.add_task("rendering", total=None, flagged=0)
-    flagged = 0
-
-    def on_loading() -> None:
-        console.print(f"loading models for {settings.generator.name} ...")
-
-    def on_start(total: int) -> None:
-        progress.update(task, total=total)
-        progress.start()
-
-    def on_result(result) -> None:
-        nonlocal flagged
-        flagged += result.flagged
-        progress.update(task, advance=1, flagged=flagged)
-
-    with _interruptible(progress):
+    reporter = _Reporter("rendering", settings.generator.name)
+    with _interruptible(reporter.progress):
         summary = render_book(
             book,
             out,
             settings,
             synthesizer=_ray_synthesizer(settings, ray),
-            on_loading=on_loading,
-            on_start=on_start,
-            on_result=on_result,
+            on_loading=reporter.on_loading,
+            on_start=reporter.on_start,
+            on_result=reporter.on_result,
         )
     _print_summary(summary)
     console.print(f"manifest: {summary.out_dir / 'manifest.json'}")
@@ -328,26 +334,12 @@ def dub(
         voices=_voice_map(voice_map),
     )
     out = out or Path("out") / subtitles.stem
-    progress = _progress()
-    task = progress.add_task("dubbing", total=None, flagged=0)
-    flagged = 0
+    reporter = _Reporter("dubbing", settings.generator.name)
 
     def on_warning(message: str) -> None:
         console.print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
 
-    def on_loading() -> None:
-        console.print(f"loading models for {settings.generator.name} ...")
-
-    def on_start(total: int) -> None:
-        progress.update(task, total=total)
-        progress.start()
-
-    def on_result(result) -> None:
-        nonlocal flagged
-        flagged += result.flagged
-        progress.update(task, advance=1, flagged=flagged)
-
-    try:
+    with _interruptible(reporter.progress):
         summary = dub_subtitles(
             subtitles,
             out,
@@ -356,13 +348,10 @@ def dub(
             **options,
             synthesizer=_ray_synthesizer(settings, ray),
             on_warning=on_warning,
-            on_loading=on_loading,
-            on_start=on_start,
-            on_result=on_result,
+            on_loading=reporter.on_loading,
+            on_start=reporter.on_start,
+            on_result=reporter.on_result,
         )
-    finally:
-        if progress.live.is_started:
-            progress.stop()
     _print_dub_summary(summary)
     console.print(f"track: {summary.track}")
     if summary.mix is not None:
@@ -410,21 +399,17 @@ def ab_command(
     )
     ns = sorted(set(n or [1, 8]))
     out = out or Path("out") / f"{book.stem}-ab"
-    with _progress() as progress:
-        task = progress.add_task(f"rendering at N={ns[-1]}", total=None, flagged=0)
-        flagged = 0
-
-        def on_start(total: int) -> None:
-            progress.update(task, total=total)
-
-        def on_result(result) -> None:
-            nonlocal flagged
-            flagged += result.flagged
-            progress.update(task, advance=1, flagged=flagged)
-
-        console.print("loading models ...")
+    reporter = _Reporter(f"rendering at N={ns[-1]}", settings.generator.name)
+    with _interruptible(reporter.progress):
         result = ab(
-            book, out, settings, ns=ns, judge_asr=judge_asr, on_start=on_start, on_result=on_result
+            book,
+            out,
+            settings,
+            ns=ns,
+            judge_asr=judge_asr,
+            on_loading=reporter.on_loading,
+            on_start=reporter.on_start,
+            on_result=reporter.on_result,
         )
     table = Table(title=f"A/B in {result.out_dir}")
     for column in ("N", "verifier WER", "judge WER", "flagged", "candidates", "wall s"):
