@@ -29,6 +29,7 @@ from verified_tts.text import Book, load_book
 __all__ = [
     "RenderSummary",
     "build_manifest",
+    "place_winners",
     "prepare_output",
     "render",
     "summarise",
@@ -197,6 +198,21 @@ def build_manifest(
     }
 
 
+def place_winners(
+    results: Sequence[UtteranceResult], book: Book, store: Store
+) -> list[Placed]:
+    """Each winner's audio from the store, with its chapter and the pause after it."""
+    return [
+        Placed(
+            audio=store.load_audio(store.get_candidate(r.winner_candidate.key)),
+            chapter=r.utterance.segment.chapter,
+            chapter_title=book.chapters[r.utterance.segment.chapter].title,
+            pause_after=r.utterance.segment.pause_after,
+        )
+        for r in results
+    ]
+
+
 def render(
     book_path: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -223,15 +239,7 @@ def render(
     with Store(out / STORE_DIR) as store:
         results = synthesizer.run(utterances, store, on_result=on_result)
         assemble_started = time.perf_counter()
-        placed = [
-            Placed(
-                audio=store.load_audio(store.get_candidate(r.winner_candidate.key)),
-                chapter=r.utterance.segment.chapter,
-                chapter_title=book.chapters[r.utterance.segment.chapter].title,
-                pause_after=r.utterance.segment.pause_after,
-            )
-            for r in results
-        ]
+        placed = place_winners(results, book, store)
     files = assemble_book(placed, synthesizer.generator.sample_rate, out, config.assembly)
     synthesizer.stats.seconds["assemble"] += time.perf_counter() - assemble_started
     manifest = build_manifest(

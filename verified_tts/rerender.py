@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.assembly import Placed, assemble_book
+from verified_tts.assembly import assemble_book
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.render import STORE_DIR, build_manifest, write_json_atomic
+from verified_tts.render import STORE_DIR, build_manifest, place_winners, write_json_atomic
 from verified_tts.report import write_render_report
 from verified_tts.store import Store
 from verified_tts.text import load_book
@@ -193,15 +193,7 @@ def rerender(
             else r
             for r in results
         ]
-        placed = [
-            Placed(
-                audio=store.load_audio(store.get_candidate(r.winner_candidate.key)),
-                chapter=r.utterance.segment.chapter,
-                chapter_title=book.chapters[r.utterance.segment.chapter].title,
-                pause_after=r.utterance.segment.pause_after,
-            )
-            for r in results
-        ]
+        placed = place_winners(results, book, store)
     files = assemble_book(placed, base.generator.sample_rate, out, original.assembly)
     for run in runs:
         _merge_stats(base, run)
