@@ -198,9 +198,7 @@ def build_manifest(
     }
 
 
-def place_winners(
-    results: Sequence[UtteranceResult], book: Book, store: Store
-) -> list[Placed]:
+def place_winners(results: Sequence[UtteranceResult], book: Book, store: Store) -> list[Placed]:
     """Each winner's audio from the store, with its chapter and the pause after it."""
     return [
         Placed(
