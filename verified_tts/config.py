@@ -78,6 +78,7 @@ class RenderConfig:
     keep: str = "all"  # "all" candidates' audio, or "winners" only
     max_chars: int = 250
     window: int = 16  # utterances in flight together
+    prefetch: bool = True  # generate the next window's first round while verifying this one
     verifiers: Mapping[str, Mapping[str, Any]] = field(
         default_factory=lambda: {"wer": {}, "speaker": {}, "emotion": {}, "signal": {}}
     )
@@ -118,7 +119,7 @@ def _check_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None
 def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> RenderConfig:
     """Merge defaults <- TOML table <- CLI overrides (None means "not given")."""
     file = dict(file or {})
-    top_level = {"candidates", "seed", "adaptive", "keep", "max_chars", "window"}
+    top_level = {"candidates", "seed", "adaptive", "keep", "max_chars", "window", "prefetch"}
     # [dub] (voice map, speed limit, ...) is read by verified_tts.dubbing, not here
     sections = {"generator", "verifiers", "selection", "assembly", "dub", "ray"}
     _check_keys(file, top_level | sections, "config")

@@ -13,9 +13,11 @@ interrupted.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -177,6 +179,7 @@ class Synthesizer:
         self.voice_reference = voice_reference
         self.stats = RunStats()
         self._seen_here: set[str] = set()  # candidate keys counted in this run's stats
+        self._sample_lock = threading.Lock()
 
     @classmethod
     def load(cls, config: RenderConfig) -> Synthesizer:
@@ -233,33 +236,56 @@ class Synthesizer:
             for voice in dict.fromkeys(u.voice for u in utterances):
                 first = [u for u in utterances if u.voice == voice][: self.config.window]
                 bootstrap[voice] = self._bootstrap_reference(first, store)
-        for window in _windows(utterances, self.config.window):
-            references = self._references(bootstrap, winners)
-            pending = []
-            for utterance in window:
-                if utterance.key in results:  # the same sentence twice in one book
-                    continue
-                decision = store.get_decision(utterance.key, policy_id)
-                if decision is not None and self._winner_audio_present(store, utterance, decision):
-                    result = _result_from_decision(utterance, decision)
-                    self.stats.utterances_reused += 1
-                    fresh = {c.key for c in result.candidates} - self._seen_here
-                    self.stats.candidates_reused += len(fresh)
-                    self._seen_here |= fresh
-                    results[utterance.key] = result
+        windows = list(_windows(utterances, self.config.window))
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefetch") as prefetcher:
+            upcoming: Future[None] | None = None
+            for position, window in enumerate(windows):
+                if upcoming is not None:
+                    upcoming.result()  # its candidates are stored before this window samples
+                    upcoming = None
+                if self.config.prefetch and position + 1 < len(windows):
+                    upcoming = prefetcher.submit(
+                        self._prefetch, windows[position + 1], store, n, policy_id
+                    )
+                references = self._references(bootstrap, winners)
+                pending = []
+                for utterance in window:
+                    if utterance.key in results:  # the same sentence twice in one book
+                        continue
+                    decision = store.get_decision(utterance.key, policy_id)
+                    if decision is not None and self._winner_audio_present(
+                        store, utterance, decision
+                    ):
+                        result = _result_from_decision(utterance, decision)
+                        with self._sample_lock:  # the prefetch thread counts too
+                            self.stats.utterances_reused += 1
+                            fresh = {c.key for c in result.candidates} - self._seen_here
+                            self.stats.candidates_reused += len(fresh)
+                            self._seen_here |= fresh
+                        results[utterance.key] = result
+                        if on_result:
+                            on_result(result)
+                    else:
+                        pending.append(utterance)
+                for result in self._render_window(pending, store, n, policy_id, references):
+                    results[result.utterance.key] = result
                     if on_result:
                         on_result(result)
-                else:
-                    pending.append(utterance)
-            for result in self._render_window(pending, store, n, policy_id, references):
-                results[result.utterance.key] = result
-                if on_result:
-                    on_result(result)
-            for utterance in window:
-                embedding = results[utterance.key].embedding
-                if embedding is not None:
-                    winners[utterance.voice].append(np.asarray(embedding, dtype=np.float32))
+                for utterance in window:
+                    embedding = results[utterance.key].embedding
+                    if embedding is not None:
+                        winners[utterance.voice].append(np.asarray(embedding, dtype=np.float32))
         return [_with_utterance(results[u.key], u) for u in utterances]
+
+    def _prefetch(self, window: Sequence[Utterance], store: Store, n: int, policy_id: str) -> None:
+        """Generate the next window's first round while this window is being verified, so an
+        LLM engine is not idle while the verifiers work. Only candidates that the next window
+        will ask for anyway are made, so the winners do not change."""
+        first_round = round_targets(n, self.policy)[0]
+        undecided = {
+            u.key: u for u in window if store.get_decision(u.key, policy_id) is None
+        }.values()
+        self._sample([(u, k) for u in undecided for k in range(first_round)], store)
 
     def _check_emotions(self, utterances: Sequence[Utterance]) -> None:
         """Fail before any work when a target emotion is not one of the model's labels."""
@@ -345,7 +371,16 @@ class Synthesizer:
     def _sample(
         self, wanted: Sequence[tuple[Utterance, int]], store: Store
     ) -> list[StoredCandidate]:
-        """Stored candidates for ``wanted``, generating (in one batch) the ones not yet stored."""
+        """Stored candidates for ``wanted``, generating (in one batch) the ones not yet stored.
+
+        Serialised with a lock: the prefetch thread samples the next window while the main
+        thread verifies, and a generator engine takes one batch at a time."""
+        with self._sample_lock:
+            return self._sample_locked(wanted, store)
+
+    def _sample_locked(
+        self, wanted: Sequence[tuple[Utterance, int]], store: Store
+    ) -> list[StoredCandidate]:
         found: dict[int, StoredCandidate] = {}
         requests: list[tuple[int, SynthesisRequest]] = []
         with _Timer(self.stats, "store"):
