@@ -252,21 +252,13 @@ class Synthesizer:
                 for utterance in window:
                     if utterance.key in results:  # the same sentence twice in one book
                         continue
-                    decision = store.get_decision(utterance.key, policy_id)
-                    if decision is not None and self._winner_audio_present(
-                        store, utterance, decision
-                    ):
-                        result = _result_from_decision(utterance, decision)
-                        with self._sample_lock:  # the prefetch thread counts too
-                            self.stats.utterances_reused += 1
-                            fresh = {c.key for c in result.candidates} - self._seen_here
-                            self.stats.candidates_reused += len(fresh)
-                            self._seen_here |= fresh
-                        results[utterance.key] = result
-                        if on_result:
-                            on_result(result)
-                    else:
+                    result = self._stored_result(utterance, store, policy_id)
+                    if result is None:
                         pending.append(utterance)
+                        continue
+                    results[utterance.key] = result
+                    if on_result:
+                        on_result(result)
                 for result in self._render_window(pending, store, n, policy_id, references):
                     results[result.utterance.key] = result
                     if on_result:
@@ -328,9 +320,23 @@ class Synthesizer:
             embeddings = speaker.embed(clips)
         return _unit(np.mean(embeddings, axis=0))
 
-    def _winner_audio_present(self, store: Store, utterance: Utterance, decision: Decision) -> bool:
-        stored = store.get_candidate(candidate_key(utterance.key, decision.winner))
-        return stored is not None and stored.audio is not None
+    def _stored_result(
+        self, utterance: Utterance, store: Store, policy_id: str
+    ) -> UtteranceResult | None:
+        """An earlier run's decision for this utterance, if it and its winner's audio exist."""
+        decision = store.get_decision(utterance.key, policy_id)
+        if decision is None:
+            return None
+        winner = store.get_candidate(candidate_key(utterance.key, decision.winner))
+        if winner is None or winner.audio is None:
+            return None
+        result = _result_from_decision(utterance, decision)
+        with self._sample_lock:  # the prefetch thread counts too
+            self.stats.utterances_reused += 1
+            fresh = {c.key for c in result.candidates} - self._seen_here
+            self.stats.candidates_reused += len(fresh)
+            self._seen_here |= fresh
+        return result
 
     def _render_window(
         self,
