@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from verified_tts.errors import UserError
+from verified_tts.textfile import read_text_file
 
 __all__ = [
     "Cue",
@@ -170,36 +171,6 @@ def _cue_at_line(lines: Sequence[str], line: int) -> int:
 def _where(name: str, lines: Sequence[str], line: int) -> str:
     cue = _cue_at_line(lines, line)
     return f"{name}: cue {cue} (line {line})" if cue else f"{name}: line {line} (before any cue)"
-
-
-def _read_text(path: Path) -> str:
-    if not path.exists():
-        raise UserError(f"subtitles not found: {path} does not exist; check the path and spelling")
-    if path.is_dir():
-        raise UserError(f"{path} is a directory; give the .srt or .vtt file inside it")
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise UserError(f"cannot read {path}: {error.strerror}; check its permissions") from None
-    if not data.strip():
-        raise UserError(f"{path} is empty; it needs cues with times and text (SRT or WebVTT)")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise UserError(f"{path} is UTF-16 text; re-save it as UTF-8")
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise UserError(
-            f"{path} is a binary file, not subtitles (NUL byte at offset {nul}); "
-            "give an SRT or WebVTT text file"
-        )
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        lines = data.decode("utf-8", errors="replace").splitlines()
-        line = data[: error.start].count(b"\n") + 1
-        raise UserError(
-            f"{_where(str(path), lines, line)} is not UTF-8 text (byte 0x{data[error.start]:02x}); "
-            "re-save the file as UTF-8"
-        ) from None
 
 
 def _seconds(stamp: str) -> float:
@@ -441,7 +412,17 @@ def load_subtitles(
 ) -> Subtitles:
     """Read and parse an SRT or WebVTT file (by suffix, else by its first line)."""
     path = Path(path)
-    source = _read_text(path)
+    source = read_text_file(
+        path,
+        kind="subtitle file",
+        expected="an SRT or WebVTT text file",
+        empty_hint="it needs cues with times and text (SRT or WebVTT)",
+        locate=lambda data, offset: _where(
+            str(path),
+            data.decode("utf-8", errors="replace").splitlines(),
+            data[:offset].count(b"\n") + 1,
+        ),
+    )
     subtitles = parse_subtitles(
         source, _sniff(path, source), name=str(path), known_speakers=known_speakers
     )

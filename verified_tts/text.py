@@ -20,6 +20,7 @@ from verified_tts.errors import UserError
 from verified_tts.markdown_book import Block, parse_markdown
 from verified_tts.normalize import normalize_text
 from verified_tts.sentences import split_long, split_sentences
+from verified_tts.textfile import read_text_file
 
 __all__ = ["Book", "Chapter", "PauseKind", "Segment", "load_book", "parse_book"]
 
@@ -138,42 +139,15 @@ def parse_book(source: str, *, max_chars: int = 250) -> Book:
     return Book(document.title, tuple(chapters))
 
 
-def _read_text(path: Path) -> str:
-    """The file's text, or a UserError saying why it is not a readable text file."""
-    if not path.exists():
-        raise UserError(f"book not found: {path} does not exist; check the path and spelling")
-    if path.is_dir():
-        raise UserError(
-            f"{path} is a directory, not a book; give the Markdown file inside it "
-            f"(e.g. {path / 'book.md'})"
-        )
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise UserError(f"cannot read {path}: {error.strerror}; check its permissions") from None
-    if not data.strip():
-        raise UserError(f"{path} is empty; write the book's text in it as Markdown")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise UserError(f"{path} is UTF-16 text; re-save it as UTF-8")
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise UserError(
-            f"{path} is a binary file, not Markdown text (NUL byte at offset {nul}); "
-            f"give a UTF-8 Markdown file"
-        )
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise UserError(
-            f"{path} is not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
-            f"{error.start}); re-save it as UTF-8"
-        ) from None
-
-
 def load_book(path: str | os.PathLike[str], *, max_chars: int = 250) -> Book:
     """Read and parse the Markdown book at ``path``; user mistakes raise one-line UserErrors."""
     path = Path(path)
-    source = _read_text(path)
+    source = read_text_file(
+        path,
+        kind="book",
+        expected="a UTF-8 Markdown file (e.g. book.md)",
+        empty_hint="write the book's text in it as Markdown",
+    )
     try:
         book = parse_book(source, max_chars=max_chars)
     except UserError as error:
