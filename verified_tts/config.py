@@ -19,6 +19,7 @@ from typing import Any
 from verified_tts.errors import UserError
 from verified_tts.generators import GeneratorConfig
 from verified_tts.selection import SelectionPolicy
+from verified_tts.tables import check_keys
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -108,28 +109,20 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         raise UserError(f"config file {path} is not valid TOML: {error}") from error
 
 
-def _check_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise UserError(
-            f"unknown key(s) in {where}: {', '.join(unknown)}; known: {', '.join(sorted(allowed))}"
-        )
-
-
 def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> RenderConfig:
     """Merge defaults <- TOML table <- CLI overrides (None means "not given")."""
     file = dict(file or {})
     top_level = {"candidates", "seed", "adaptive", "keep", "max_chars", "window", "prefetch"}
     # [dub] (voice map, speed limit, ...) is read by verified_tts.dubbing, not here
     sections = {"generator", "verifiers", "selection", "assembly", "dub", "ray"}
-    _check_keys(file, top_level | sections, "config")
+    check_keys(file, top_level | sections, "config")
 
     generator_table = dict(file.get("generator", {}))
     generator_keys = {f.name for f in fields(GeneratorConfig)} - {"options"}
     name = overrides.get("generator") or generator_table.get("name", "espeak")
     options = generator_table.get(name, {})
     plain = {k: v for k, v in generator_table.items() if not isinstance(v, Mapping)}
-    _check_keys(plain, generator_keys, "[generator]")
+    check_keys(plain, generator_keys, "[generator]")
     generator = GeneratorConfig(**{**plain, "name": name, "options": options})
     generator_overrides = {
         key: overrides[key]
@@ -139,14 +132,14 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     generator = replace(generator, **generator_overrides)
 
     verifier_tables = dict(file.get("verifiers", {}))
-    _check_keys(verifier_tables, set(VERIFIER_NAMES), "[verifiers]")
+    check_keys(verifier_tables, set(VERIFIER_NAMES), "[verifiers]")
     verifiers = {name: dict(verifier_tables.get(name, {})) for name in VERIFIER_NAMES}
 
     assembly_table = dict(file.get("assembly", {}))
-    _check_keys(assembly_table, {f.name for f in fields(AssemblyOptions)}, "[assembly]")
+    check_keys(assembly_table, {f.name for f in fields(AssemblyOptions)}, "[assembly]")
 
     ray_table = dict(file.get("ray", {}))
-    _check_keys(ray_table, {f.name for f in fields(RayOptions)}, "[ray]")
+    check_keys(ray_table, {f.name for f in fields(RayOptions)}, "[ray]")
 
     run = {k: file[k] for k in top_level if k in file}
     run.update({k: overrides[k] for k in top_level if overrides.get(k) is not None})

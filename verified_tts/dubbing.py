@@ -42,6 +42,7 @@ from verified_tts.render import (
 from verified_tts.selection import Gate
 from verified_tts.store import Store, write_audio_atomic
 from verified_tts.subtitles import Cue, Subtitles, load_subtitles, voice_for
+from verified_tts.tables import check_keys
 from verified_tts.text import Segment
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verifiers.duration_fit import DurationFitOptions, speech_bounds
@@ -97,12 +98,7 @@ def dub_settings(table: Mapping[str, Any] | None = None, **overrides: Any) -> di
     Voice maps merge: an override names speakers on top of the table's ``[dub.voices]``.
     """
     table = dict(table or {})
-    known = {f.name for f in fields(DubOptions)}
-    unknown = sorted(set(table) - known)
-    if unknown:
-        raise UserError(
-            f"unknown key(s) in [dub]: {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-        )
+    check_keys(table, (f.name for f in fields(DubOptions)), "[dub]")
     settings = {**table, **{k: v for k, v in overrides.items() if v is not None}}
     if "voices" in table and not isinstance(table["voices"], Mapping):
         raise UserError('[dub.voices] must be a table of NAME = "voice"')

@@ -8,7 +8,7 @@ and the manifest say it did not score, instead of leaving a silent gap.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ import numpy as np
 
 from verified_tts.errors import UserError
 from verified_tts.keys import stable_hash
+from verified_tts.tables import options_from_table
 from verifiers import Verifier
 
 __all__ = ["LoadedVerifiers", "load_verifiers"]
@@ -52,14 +53,7 @@ class LoadedVerifiers:
 
 
 def _options(cls: type, table: Mapping[str, Any], name: str) -> Any:
-    allowed = {f.name for f in fields(cls)}
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise UserError(
-            f"unknown key(s) in [verifiers.{name}]: {', '.join(unknown)}; "
-            f"known: {', '.join(sorted(allowed | {'enabled'}))}"
-        )
-    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in table.items()})
+    return options_from_table(cls, table, f"[verifiers.{name}]")
 
 
 def load_verifiers(

@@ -14,7 +14,7 @@ import ctypes
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ import numpy as np
 
 from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, SynthesisRequest
+from verified_tts.tables import options_from_table
 
 __all__ = ["EspeakGenerator", "EspeakOptions", "Prosody", "draw_prosody", "load"]
 
@@ -46,15 +47,7 @@ class EspeakOptions:
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> EspeakOptions:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise UserError(
-                f"unknown [generator.espeak] option(s) {', '.join(unknown)}: "
-                f"known ones are {', '.join(sorted(known))}"
-            )
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
-        return cls(**values)
+        return options_from_table(cls, options, "[generator.espeak]")
 
 
 @dataclass(frozen=True)
