@@ -479,6 +479,88 @@ def rerender_command(
     console.print(f"report: {result.out_dir / 'report.html'}")
 
 
+@app.command("calibrate")
+def calibrate_command(
+    book: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Markdown book to calibrate on (default: built-in sentences).", show_default=False
+        ),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path(
+        "out/calibrate"
+    ),
+    sentences: Annotated[
+        int, typer.Option("--sentences", help="Sentences (utterances) to calibrate on.")
+    ] = 40,
+    candidates: Annotated[
+        int, typer.Option("-n", "--candidates", help="Clean candidates per sentence.")
+    ] = 8,
+    faults: Annotated[
+        str | None,
+        typer.Option(
+            "--faults",
+            help="Fault kinds, comma-separated (default: all): skip, "
+            "repeat, substitute, truncate, babble, silence, voice, clip.",
+        ),
+    ] = None,
+    false_alarm: Annotated[
+        float, typer.Option("--false-alarm", help="Target share of clean candidates rejected.")
+    ] = 0.05,
+    generator: GeneratorOption = None,
+    model: ModelOption = None,
+    codec: CodecOption = None,
+    voice: VoiceOption = None,
+    voice_ref: VoiceRefOption = None,
+    seed: SeedOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Measure what the verifiers catch on injected faults and recommend calibrated gates."""
+    from verified_tts.calibration.faults import FAULT_KINDS
+    from verified_tts.workflows.calibrate import CalibrateOptions, calibrate
+
+    options = CalibrateOptions(
+        sentences=sentences,
+        candidates=candidates,
+        kinds=faults if faults is not None else FAULT_KINDS,
+        false_alarm=false_alarm,
+    )
+    settings = _config(
+        config, generator=generator, model=model, codec=codec, voice=voice,
+        voice_ref=voice_ref, seed=seed,
+    )  # fmt: skip
+    with _interruptible():
+        result = calibrate(
+            book, out, settings, options, on_stage=lambda line: console.print(escape(line))
+        )
+    data = result.data
+    table = Table(title=f"calibration in {result.out_dir} ({data['seconds']['total']:.0f} s)")
+    for column in ("fault", "cases", "recall now", "recommended", "held out", "best metric"):
+        table.add_column(column, justify="right")
+    for fault in data["faults"]:
+        held = fault.get("held_out_recall")
+        table.add_row(
+            fault["kind"], str(fault["cases"]), f"{fault['recall']:.0%}",
+            f"{fault['recall_at_target']:.0%}", "-" if held is None else f"{held:.0%}",
+            str(fault["best_metric"]),
+        )  # fmt: skip
+    clean = data["clean"]
+    table.add_row(
+        "clean (false alarms)", str(clean["cases"]), f"{clean['false_alarm']:.0%}",
+        f"{clean['false_alarm_recommended']:.0%}", f"{clean['held_out_false_alarm']:.0%}", "",
+    )  # fmt: skip
+    console.print(table)
+    for point in data["selection"]:
+        if point["p"] == 0.3 and point["n"] == 4:
+            console.print(
+                f"p=0.3, N=4: {point['faulted_winners']:.1%} faulted winners ({point['gates']})"
+            )
+    console.print(
+        f"calibrate.json: {result.json_path}\ncalibrate.html: {result.html_path}\n"
+        f"gates.toml: {result.gates_path} (use: --config {result.gates_path})"
+    )
+
+
 # `cluster` and `jobs` live in verified_tts/cli_jobs.py; Ray is imported only when they run
 app.add_typer(cluster_app, name="cluster")
 app.add_typer(jobs_app, name="jobs")

@@ -232,9 +232,13 @@ def _line_chart(
     *,
     width: int = 460,
     height: int = 280,
+    x_label: str = "N (candidates per utterance)",
+    x_log: bool = True,
+    markers: bool = True,
 ) -> str:
-    """An inline SVG line chart, x on a log2 scale (N doubles per step); series are (label,
-    colour, points). Points with no value are skipped, so a missing judge draws no line."""
+    """An inline SVG line chart, x on a log2 scale (N doubles per step) or, with ``x_log=False``,
+    a linear one (ROC curves); series are (label, colour, points). Points with no value are
+    skipped, so a missing judge draws no line."""
     left, right, top, bottom = 64, 16, 56, 44
     points = [(x, y) for _, _, pts in series for x, y in pts if y is not None]
     parts = [
@@ -246,8 +250,11 @@ def _line_chart(
         parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle">no data</text>')
         return "".join(parts) + "</svg>"
     xs = sorted({x for x, _ in points})
-    lx = [math.log2(x) for x in xs]
+    scale = math.log2 if x_log else float
+    lx = [scale(x) for x in xs]
     x0, x1 = min(lx), max(lx)
+    if not x_log:  # a few even ticks, not one per point
+        xs = [x0 + (x1 - x0) * i / 4 for i in range(5)] if x1 > x0 else [x0]
     y_max = max(y for _, y in points)
     y_min = min(0.0, min(y for _, y in points))
     y_max = y_max * 1.1 if y_max > 0 else 1.0
@@ -255,7 +262,7 @@ def _line_chart(
     def sx(x: float) -> float:
         span = x1 - x0
         inner = width - left - right
-        return left + (inner / 2 if span == 0 else (math.log2(x) - x0) / span * inner)
+        return left + (inner / 2 if span == 0 else (scale(x) - x0) / span * inner)
 
     def sy(y: float) -> float:
         return top + (1 - (y - y_min) / (y_max - y_min)) * (height - top - bottom)
@@ -276,11 +283,11 @@ def _line_chart(
     for x in xs:
         parts.append(
             f'<text x="{sx(x)}" y="{height - bottom + 16}" text-anchor="middle" '
-            f'font-size="11">{x:g}</text>'
+            f'font-size="11">{_tick(x)}</text>'
         )
     parts.append(
         f'<text x="{(left + width - right) / 2}" y="{height - 8}" text-anchor="middle" '
-        'font-size="12">N (candidates per utterance)</text>'
+        f'font-size="12">{_e(x_label)}</text>'
         f'<text x="14" y="{(top + height - bottom) / 2}" text-anchor="middle" font-size="12" '
         f'transform="rotate(-90 14 {(top + height - bottom) / 2})">{_e(y_label)}</text>'
     )
@@ -293,7 +300,8 @@ def _line_chart(
         parts.append(
             f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>'
             + "".join(
-                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}"/>' for x, y in drawn
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}"/>'
+                for x, y in (drawn if markers else [])
             )
             # the legend sits in a row above the plot, where no line can cross it
             + f'<rect x="{legend_x}" y="32" width="10" height="10" fill="{colour}"/>'

@@ -10,7 +10,10 @@ probability of every reference token given the audio and the tokens before it ->
 ``asr_logprob`` (mean log-probability per reference token, higher is better) and ``asr_min_logprob``
 (the worst token, higher is better: one skipped or garbled word sinks it). DESIGN.md's "Verifier
 noise" measured the forced-decoding likelihood as the less noisy selection signal; ``wer`` stays for
-reports. CTranslate2 normalises those probabilities over text tokens only, so end-of-text is not
+reports, and the alignment of transcript to text gives ``asr_insertions`` and ``asr_deletions``
+(words heard that the text does not have, words of the text not heard: a repeated phrase or babble
+against a skip or a cut ending; calibration on injected faults measures what each catches).
+CTranslate2 normalises those probabilities over text tokens only, so end-of-text is not
 scored: extra audio after the text is caught by ``wer`` and the signal verifier's duration check,
 not here. Whisper hears 30 s at a time; a longer clip is cut into windows of 10-20 s at its quietest
 moments (extra rows of the same encoder batch), the window transcripts are joined, and the reference
@@ -43,7 +46,7 @@ import numpy as np
 from verified_tts.errors import UserError
 from verifiers.base import Clip, Score
 from verifiers.signal import resample
-from verifiers.textnorm import word_error_rate
+from verifiers.textnorm import word_error_counts, word_error_rate
 
 __all__ = [
     "WerOptions",
@@ -242,7 +245,7 @@ class WerVerifier:
         # filled on one machine serves another.
         return {
             "verifier": self.name,
-            "version": 1,
+            "version": 2,  # 2: asr_insertions and asr_deletions
             "model": self.model_label,
             "compute_type": self.options.compute_type,
             "beam_size": self.options.beam_size,
@@ -365,6 +368,9 @@ class WerVerifier:
         mine = [results[r] for r in rows]
         transcript = " ".join(row.transcript for row in mine if row.transcript)
         metrics: dict[str, float] = {"wer": word_error_rate(clip.text, transcript)}
+        counts = word_error_counts(clip.text, transcript)
+        metrics["asr_insertions"] = float(counts["insertions"])
+        metrics["asr_deletions"] = float(counts["deletions"])
         detail: dict[str, Any] = {
             "transcript": transcript,
             "transcript_logprob": round(float(np.mean([r.transcript_logprob for r in mine])), 4),
