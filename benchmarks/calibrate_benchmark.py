@@ -1,0 +1,100 @@
+"""Calibration benchmark: what the verifiers catch on the default voice, and how long it takes.
+
+Runs `verified-tts calibrate` as a user types it (default options: 40 built-in Harvard sentences,
+8 clean candidates each, every fault kind, 5 % false alarms), times the whole command, and keeps
+from its calibrate.json the figures the calibration issue asks for: recall and false alarms per
+fault kind under the current and the recommended gates (and held out), the per-metric table
+(AUC, bound at the target, recall there and at the current gate), the faulted-winner-vs-N curve,
+both gate sets and the goals. Writes benchmarks/results/calibrate_<generator>.json.
+
+Usage: python benchmarks/calibrate_benchmark.py [--generator NAME] [--config FILE]
+       [--sentences K] [--label NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--generator", default=None, help="default: the configured default")
+    parser.add_argument("--config", default=None, help="TOML config (e.g. gates to check)")
+    parser.add_argument("--sentences", type=int, default=None)
+    parser.add_argument("--label", default=None, help="results file suffix")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="calibrate-bench-") as work:
+        out = Path(work) / "cal"
+        command = [sys.executable, "-m", "verified_tts", "calibrate", "--out", str(out)]
+        if args.generator:
+            command += ["--generator", args.generator]
+        if args.config:
+            command += ["--config", args.config]
+        if args.sentences:
+            command += ["--sentences", str(args.sentences)]
+        load_before = os.getloadavg()
+        started = time.perf_counter()
+        subprocess.run(command, cwd=ROOT, check=True)
+        wall = time.perf_counter() - started
+        data = json.loads((out / "calibrate.json").read_text(encoding="utf-8"))
+        gates_toml = (out / "gates.toml").read_text(encoding="utf-8")
+
+    generator = data["generator"]["name"]
+    result = {
+        "command": "verified-tts calibrate"
+        + (f" --generator {args.generator}" if args.generator else "")
+        + (f" --config {args.config}" if args.config else "")
+        + (f" --sentences {args.sentences}" if args.sentences else ""),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average_at_start": [round(x, 2) for x in load_before],
+        },
+        "wall_seconds": round(wall, 1),
+        "seconds_per_stage": data["seconds"],
+        "generator": data["generator"],
+        "utterances": data["utterances"],
+        "false_alarm_target": data["false_alarm_target"],
+        "clean": data["clean"],
+        "faults": [
+            {k: f[k] for k in ("kind", "cases", "recall", "recall_at_target", "held_out_recall",
+                               "goal", "auc", "best_metric")}  # fmt: skip
+            for f in data["faults"]
+        ],
+        "per_metric": {
+            f["kind"]: {
+                f"{m['metric']} ({m['bound']})": {
+                    "auc": m["auc"],
+                    "recall_at_target_bound": m["recall_at_threshold"],
+                    "recall_current_gate": m["recall_current_gate"],
+                }
+                for m in f["metrics"]
+            }
+            for f in data["faults"]
+        },
+        "metrics": data["metrics"],
+        "selection": data["selection"],
+        "gates": data["gates"],
+        "gates_toml": gates_toml,
+        "goals": data["goals"],
+        "skipped_faults": data.get("skipped_faults", {}),
+    }
+    name = args.label or generator
+    path = ROOT / "benchmarks" / "results" / f"calibrate_{name}.json"
+    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {path} ({wall:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
