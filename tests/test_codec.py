@@ -14,7 +14,8 @@ torch = pytest.importorskip("torch")
 
 from orpheus_fixtures import tiny_models  # noqa: E402
 
-from verified_tts.codec import (  # noqa: E402
+from verified_tts.errors import UserError  # noqa: E402
+from verified_tts.generators.codecs.snac import (  # noqa: E402
     AUDIO_TOKEN_BASE,
     SAMPLES_PER_FRAME,
     codes_to_frames,
@@ -24,7 +25,6 @@ from verified_tts.codec import (  # noqa: E402
     locate_pretrained,
     parse_frames,
 )
-from verified_tts.errors import UserError  # noqa: E402
 
 
 @pytest.fixture(scope="module")

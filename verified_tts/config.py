@@ -113,7 +113,7 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     """Merge defaults <- TOML table <- CLI overrides (None means "not given")."""
     file = dict(file or {})
     top_level = {"candidates", "seed", "adaptive", "keep", "max_chars", "window", "prefetch"}
-    # [dub] (voice map, speed limit, ...) is read by verified_tts.dubbing, not here
+    # [dub] (voice map, speed limit, ...) is read by verified_tts.workflows.dub, not here
     sections = {"generator", "verifiers", "selection", "assembly", "dub", "ray"}
     check_keys(file, top_level | sections, "config")
 

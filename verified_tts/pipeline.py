@@ -35,7 +35,7 @@ from verified_tts.selection import (
     should_stop,
 )
 from verified_tts.store import Decision, Store, StoredCandidate
-from verified_tts.text import Segment
+from verified_tts.text.book import Segment
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verifiers import Clip, Score
 

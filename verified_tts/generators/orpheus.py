@@ -30,7 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.codec import (
+from verified_tts.errors import MissingExtra, UserError
+from verified_tts.generators import GeneratorConfig
+from verified_tts.generators.base import Candidate, SynthesisRequest
+from verified_tts.generators.codecs.snac import (
     FRAME_TOKENS,
     SAMPLE_RATE,
     SAMPLES_PER_FRAME,
@@ -40,9 +43,6 @@ from verified_tts.codec import (
     locate_pretrained,
     parse_frames,
 )
-from verified_tts.errors import MissingExtra, UserError
-from verified_tts.generators import GeneratorConfig
-from verified_tts.generators.base import Candidate, SynthesisRequest
 
 __all__ = [
     "DEFAULT_CODEC",

@@ -28,23 +28,23 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.assembly import AssembledFile, level_clip
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
-from verified_tts.normalize import normalize_text
+from verified_tts.output.assembly import AssembledFile, level_clip
 from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.render import (
+from verified_tts.selection import Gate
+from verified_tts.store import Store, write_audio_atomic
+from verified_tts.tables import check_keys
+from verified_tts.text.book import Segment
+from verified_tts.text.normalize import normalize_text
+from verified_tts.text.subtitles import Cue, Subtitles, load_subtitles, voice_for
+from verified_tts.verification import LoadedVerifiers, load_verifiers
+from verified_tts.workflows.render import (
     STORE_DIR,
     build_manifest,
     prepare_output,
     write_json_atomic,
 )
-from verified_tts.selection import Gate
-from verified_tts.store import Store, write_audio_atomic
-from verified_tts.subtitles import Cue, Subtitles, load_subtitles, voice_for
-from verified_tts.tables import check_keys
-from verified_tts.text import Segment
-from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verifiers.duration_fit import DurationFitOptions, speech_bounds
 
 __all__ = [
@@ -124,7 +124,7 @@ class Slot:
 
 
 def compute_slots(cues: Sequence[Cue], options: DubOptions, track_end: float) -> list[Slot]:
-    """One slot per cue (cues in time order, not overlapping: see ``verified_tts.subtitles``)."""
+    """One slot per cue (cues in time order, not overlapping: see ``text.subtitles``)."""
     slots = []
     for position, cue in enumerate(cues):
         if position + 1 < len(cues):

@@ -2,7 +2,8 @@
 
 Candidate k's seed depends only on (utterance key, k), and the selection policy is pure, so the
 winner of an N=k render is ``choose(judgements[:k])`` over the first k candidates of the N=max
-run: :func:`ab` renders once through :func:`verified_tts.render.render` (adaptive stopping off, all
+run: :func:`ab` renders once through :func:`verified_tts.workflows.render.render` (adaptive
+stopping off, all
 candidates' audio kept, the usual ``manifest.json`` in the output folder), replays the policy on
 every prefix (:func:`arm_winners`), and writes ``ab.json`` (per-arm quality and cost, per-utterance
 winners and scores) and ``ab.html``. Because the verifier that ranks the candidates also grades
@@ -32,8 +33,8 @@ from typing import Any
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.render import render, write_json_atomic
 from verified_tts.selection import SelectionPolicy, choose, judge
+from verified_tts.workflows.render import render, write_json_atomic
 
 __all__ = [
     "BUNDLED_JUDGES",
@@ -483,7 +484,7 @@ def ab(
         "utterances": rows,
     }
     write_json_atomic(out / "ab.json", data)
-    from verified_tts.report import write_ab_report  # HTML stays out of the numeric path
+    from verified_tts.output.report import write_ab_report  # HTML stays out of the numeric path
 
     html = write_ab_report(out, data)
     judge_label = judge_info["model"] if judge_info else None

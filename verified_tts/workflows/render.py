@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verified_tts.assembly import AssembledFile, Placed, assemble_book
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.output.assembly import AssembledFile, Placed, assemble_book
+from verified_tts.output.report import write_render_report
 from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.report import write_render_report
 from verified_tts.store import Store
-from verified_tts.text import Book, load_book
+from verified_tts.text.book import Book, load_book
 
 __all__ = [
     "RenderSummary",
