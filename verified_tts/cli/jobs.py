@@ -1,12 +1,12 @@
 """``verified-tts cluster ...`` and ``verified-tts jobs ...``: the Ray cluster and job queue CLI.
 
-Two typer sub-apps that :mod:`verified_tts.cli.commands` mounts. ``cluster up|down|status``
-manage the local loopback head (:mod:`verified_tts.cluster.head`); ``jobs submit render|dub
-FILE [options]``, ``list``, ``status``, ``logs [--follow]``, ``cancel`` and ``resume`` drive the queue
+Two typer sub-apps that :mod:`verified_tts.cli.commands` mounts. ``cluster up|down|status`` manage
+the local loopback head (:mod:`verified_tts.cluster.head`); ``jobs submit render|dub FILE
+[options]``, ``list``, ``status``, ``logs [--follow]``, ``cancel`` and ``resume`` drive the queue
 (:mod:`jobs.queue`). ``jobs submit`` forwards every option it does not know to the render or dub
 command, after checking them against that command's own parser, so a typo fails at submission and
-not on the cluster. Every command takes ``--json`` and then prints exactly one JSON object
-(``jobs list``: one array) on stdout, errors included (``{"error": ...}``, non-zero exit).
+not on the cluster. Every command takes ``--json`` and then prints exactly one JSON object (``jobs
+list``: one array) on stdout, errors included (``{"error": ...}``, non-zero exit).
 """
 
 from __future__ import annotations

@@ -32,9 +32,10 @@ from typing import Any
 
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.output.atomic import write_json_atomic
 from verified_tts.pipeline import Synthesizer, UtteranceResult
 from verified_tts.selection import SelectionPolicy, choose, judge
-from verified_tts.workflows.render import render, write_json_atomic
+from verified_tts.workflows.render import render
 
 __all__ = [
     "BUNDLED_JUDGES",
