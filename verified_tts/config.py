@@ -20,6 +20,8 @@ from verified_tts.errors import UserError
 from verified_tts.generators import GeneratorConfig
 from verified_tts.selection import SelectionPolicy
 from verified_tts.tables import check_keys
+from verified_tts.verification import parse_verifier_table
+from verifiers import VERIFIERS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,8 +29,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["AssemblyOptions", "RayOptions", "RenderConfig", "build_config", "read_config_file"]
-
-VERIFIER_NAMES = ("wer", "speaker", "emotion", "signal", "duration_fit")
 
 
 @dataclass(frozen=True)
@@ -132,8 +132,10 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     generator = replace(generator, **generator_overrides)
 
     verifier_tables = dict(file.get("verifiers", {}))
-    check_keys(verifier_tables, set(VERIFIER_NAMES), "[verifiers]")
-    verifiers = {name: dict(verifier_tables.get(name, {})) for name in VERIFIER_NAMES}
+    check_keys(verifier_tables, set(VERIFIERS), "[verifiers]")
+    verifiers = {name: dict(verifier_tables.get(name, {})) for name in VERIFIERS}
+    for name, table in verifiers.items():  # typos fail here, before any model loads
+        parse_verifier_table(name, table)
 
     assembly_table = dict(file.get("assembly", {}))
     check_keys(assembly_table, {f.name for f in fields(AssemblyOptions)}, "[assembly]")

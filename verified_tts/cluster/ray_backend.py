@@ -38,11 +38,10 @@ from verified_tts.errors import UserError
 from verified_tts.generators import Candidate, GeneratorConfig, SynthesisRequest
 from verified_tts.pipeline import Synthesizer
 from verified_tts.verification import LoadedVerifiers
-from verifiers import Clip, Score
+from verifiers import DEFAULT_VERIFIERS, Clip, Score
 
 __all__ = [
     "NAMESPACE",
-    "VERIFIER_ORDER",
     "RayBackendError",
     "RayGenerator",
     "RayVerifier",
@@ -54,7 +53,6 @@ __all__ = [
 ]
 
 NAMESPACE = "verified-tts"
-VERIFIER_ORDER = ("signal", "wer", "speaker", "emotion")  # load_verifiers' default order
 
 log = logging.getLogger("verified_tts.ray")
 
@@ -510,7 +508,7 @@ class _Planned:
 def load_ray_verifiers(
     tables: Mapping[str, Mapping[str, Any]],
     options: RayOptions,
-    order: Sequence[str] = VERIFIER_ORDER,
+    order: Sequence[str] = DEFAULT_VERIFIERS,
 ) -> LoadedVerifiers:
     """Start a pool per verifier; the result has the same ``status`` a local load would have."""
     import ray
