@@ -95,6 +95,25 @@ class RenderConfig:
         if self.window < 1:
             raise UserError(f"window must be at least 1 (got {self.window})")
 
+    def variant(
+        self,
+        *,
+        candidates: int | None = None,
+        adaptive: bool | None = None,
+        keep: str | None = None,
+        selection: SelectionPolicy | None = None,
+    ) -> RenderConfig:
+        """This config with some settings changed; adaptivity is the selection policy's."""
+        policy = selection if selection is not None else self.selection
+        if adaptive is not None:
+            policy = replace(policy, adaptive=adaptive)
+        return replace(
+            self,
+            candidates=self.candidates if candidates is None else candidates,
+            keep=self.keep if keep is None else keep,
+            selection=policy,
+        )
+
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """Parse a TOML config file, with one-line errors for the usual mistakes."""
