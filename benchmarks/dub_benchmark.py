@@ -61,8 +61,8 @@ def flag_tally(out: Path) -> dict[str, int]:
 def run_setting(src: Path, out: Path, base, n: int, variant: str, max_extend_s: float) -> dict:
     from dataclasses import replace
 
-    from verified_tts.dubbing import dub
     from verified_tts.pipeline import Synthesizer
+    from verified_tts.workflows.dub import dub
 
     synthesizer = Synthesizer(base.generator, base.verifiers, replace(base.config, candidates=n))
     started, cpu_started = time.perf_counter(), time.process_time()

@@ -120,7 +120,7 @@ def _processor_cost(batch_sizes: list[int], repeats: int) -> dict:
 def _decode_cost(codec: Any, seconds: float, repeats: int) -> dict:
     import numpy as np
 
-    from verified_tts.codec import SAMPLE_RATE, SAMPLES_PER_FRAME
+    from verified_tts.generators.codecs.snac import SAMPLE_RATE, SAMPLES_PER_FRAME
 
     frames = int(seconds * SAMPLE_RATE / SAMPLES_PER_FRAME)
     rng = np.random.default_rng(0)
@@ -219,7 +219,7 @@ def main() -> int:
     import psutil
     from orpheus_fixtures import ORPHEUS_3B_SHAPE, build_orpheus_like, tiny_models
 
-    from verified_tts.codec import load_codec
+    from verified_tts.generators.codecs.snac import load_codec
 
     models = tiny_models()
     report: dict[str, Any] = {

@@ -27,7 +27,7 @@ def main() -> None:
 
     from verified_tts.config import build_config
     from verified_tts.pipeline import Synthesizer
-    from verified_tts.render import render
+    from verified_tts.workflows.render import render
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     models = tiny_models()

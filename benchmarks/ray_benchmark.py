@@ -42,7 +42,7 @@ def winners(out: Path) -> list[tuple[str, int]]:
 
 
 def timed_render(book: Path, out: Path, synthesizer: Any) -> dict[str, Any]:
-    from verified_tts.render import render
+    from verified_tts.workflows.render import render
 
     synthesizer.stats = type(synthesizer.stats)()  # figures of this run only
     started = time.perf_counter()
@@ -68,10 +68,10 @@ def main() -> None:
     args = parser.parse_args()
     windows = [int(w) for w in args.windows.split(",")]
 
-    from verified_tts import cluster
+    from verified_tts.cluster import head as cluster
+    from verified_tts.cluster.ray_backend import disconnect, load_ray_synthesizer
     from verified_tts.config import build_config
     from verified_tts.pipeline import Synthesizer
-    from verified_tts.ray_backend import disconnect, load_ray_synthesizer
 
     # fixed N: every run does the same work, so the timings compare compute, not luck
     config = build_config({}, candidates=args.n, adaptive=False)

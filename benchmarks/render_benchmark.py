@@ -31,7 +31,7 @@ def harvard_book(path: Path, count: int) -> Path:
 
 def run_setting(book: Path, work: Path, name: str, n: int, adaptive: bool) -> dict:
     from verified_tts.config import build_config
-    from verified_tts.render import render
+    from verified_tts.workflows.render import render
 
     config = build_config({}, candidates=n, adaptive=adaptive)
     started = time.perf_counter()

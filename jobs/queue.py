@@ -25,7 +25,7 @@ from typing import Any
 
 from jobs.records import ACTIVE_STATES, JobRecord, JobRecords
 from jobs.spec import SPEC_FILE, JobSpec, build_spec, stage
-from verified_tts.cluster import JOB_RESOURCE, read_state, state_dir
+from verified_tts.cluster.state import JOB_RESOURCE, import_ray, read_state, state_dir
 from verified_tts.errors import UserError
 
 __all__ = ["DuplicateJob", "JobQueue", "SLOTS_ENV"]
@@ -79,8 +79,6 @@ class JobQueue:
     def client(self, url: str | None = None) -> Any:
         url = url or self.endpoint()[0]
         if url not in self._clients:
-            from verified_tts.ray_backend import import_ray
-
             import_ray()  # MissingExtra instead of an ImportError
             from ray.job_submission import JobSubmissionClient
 

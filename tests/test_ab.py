@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from verified_tts.ab import ab, arm_winners, build_arms, load_judge, resolve_judge_model
 from verified_tts.cli import app
 from verified_tts.config import build_config
 from verified_tts.errors import UserError
 from verified_tts.keys import candidate_seed
 from verified_tts.pipeline import Synthesizer
-from verified_tts.render import STORE_DIR
 from verified_tts.selection import choose, judge
 from verified_tts.store import Store
+from verified_tts.workflows.ab import ab, arm_winners, build_arms, load_judge, resolve_judge_model
+from verified_tts.workflows.render import STORE_DIR
 
 BOOK = """# A test
 
@@ -94,7 +94,7 @@ def test_arm_winner_is_the_policy_on_its_first_k_candidates(run, synthesizer):
 def test_arm_equals_a_real_render_at_that_n(run, synthesizer):
     """Seeds are data: an N=2 render over the same store picks the arm-2 winners."""
     folder, _, data, _ = run
-    from verified_tts.text import load_book
+    from verified_tts.text.book import load_book
 
     fixed = Synthesizer(synthesizer.generator, synthesizer.verifiers, synthesizer.config)
     utterances = fixed.plan(load_book(folder / "book.md").segments)
@@ -164,7 +164,7 @@ def test_the_same_weights_under_another_path_are_refused(tmp_path):
     import shutil
     from types import SimpleNamespace
 
-    from verified_tts.ab import Judge, JudgeOptions, _check_independent
+    from verified_tts.workflows.ab import Judge, JudgeOptions, _check_independent
     from verifiers.wer import bundled_model_path
 
     copy = tmp_path / "tiny-copy"

@@ -14,17 +14,17 @@ torch = pytest.importorskip("torch")
 
 from orpheus_fixtures import tiny_models  # noqa: E402
 
-from verified_tts.codec import (  # noqa: E402
+from verified_tts.errors import UserError  # noqa: E402
+from verified_tts.generators.codecs.snac import (  # noqa: E402
     AUDIO_TOKEN_BASE,
     SAMPLES_PER_FRAME,
     codes_to_frames,
     frames_to_codes,
     frames_to_ids,
     load_codec,
-    locate_pretrained,
     parse_frames,
 )
-from verified_tts.errors import UserError  # noqa: E402
+from verified_tts.models import locate_model  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +144,7 @@ def test_uncached_hub_id_is_one_clear_error(monkeypatch):
 
 def test_missing_folder_and_missing_weights(tmp_path):
     with pytest.raises(UserError, match="not a folder"):
-        locate_pretrained(tmp_path / "absent" / "dir", what="SNAC codec", option="--codec")
+        locate_model(tmp_path / "absent" / "dir", what="SNAC codec", option="--codec")
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(UserError, match="pytorch_model.bin"):
         load_codec(tmp_path)

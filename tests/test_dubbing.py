@@ -14,7 +14,11 @@ import soundfile as sf
 import srt
 
 from verified_tts.config import build_config
-from verified_tts.dubbing import (
+from verified_tts.errors import UserError
+from verified_tts.pipeline import Synthesizer
+from verified_tts.text.subtitles import Cue
+from verified_tts.verification import LoadedVerifiers
+from verified_tts.workflows.dub import (
     DubOptions,
     compute_slots,
     dub,
@@ -22,10 +26,6 @@ from verified_tts.dubbing import (
     duck_and_mix,
     time_stretch,
 )
-from verified_tts.errors import UserError
-from verified_tts.pipeline import Synthesizer
-from verified_tts.subtitles import Cue
-from verified_tts.verification import LoadedVerifiers
 
 ROOT = Path(__file__).resolve().parent.parent
 SINTEL = Path(__file__).resolve().parent / "data" / "sintel-en.srt"

@@ -135,7 +135,7 @@ def winners(manifest: Path) -> list[tuple[str, int, list[int]]]:
 @pytest.fixture(scope="module")
 def local_winners(tmp_path_factory, synthesizer_factory):
     """The same book and seeds rendered in-process, without Ray."""
-    from verified_tts.render import render
+    from verified_tts.workflows.render import render
 
     folder = tmp_path_factory.mktemp("local")
     path = folder / "book.md"
@@ -215,7 +215,7 @@ def test_a_killed_verifier_actor_comes_back_and_the_job_succeeds(
 def test_records_survive_a_cluster_restart_and_a_lost_job_resumes(
     ray_cluster, book, tmp_path, local_winners
 ):
-    from verified_tts import cluster
+    from verified_tts.cluster import head as cluster
 
     out = tmp_path / "restarted"
     job_id = cli(ray_cluster, "jobs", "submit", "render", str(book), "-n", "2", "--out",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from verified_tts.errors import UserError
-from verified_tts.markdown_book import Block, parse_directives, parse_markdown
+from verified_tts.text.markdown_book import Block, parse_directives, parse_markdown
 
 
 def _texts(source: str) -> list[list[str]]:

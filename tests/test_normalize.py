@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verified_tts.normalize import normalize_text, roman_to_int, spell_number, spell_year
+from verified_tts.text.normalize import normalize_text, roman_to_int, spell_number, spell_year
 
 
 @pytest.mark.parametrize(

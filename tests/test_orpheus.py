@@ -16,9 +16,9 @@ pytest.importorskip("transformers")
 
 from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason  # noqa: E402
 
-from verified_tts.codec import AUDIO_TOKEN_BASE, SAMPLES_PER_FRAME  # noqa: E402
 from verified_tts.errors import UserError  # noqa: E402
 from verified_tts.generators import GeneratorConfig, SynthesisRequest  # noqa: E402
+from verified_tts.generators.codecs.snac import AUDIO_TOKEN_BASE, SAMPLES_PER_FRAME  # noqa: E402
 from verified_tts.generators.orpheus import (  # noqa: E402
     TAGS,
     VOICES,

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from verified_tts.cluster.ray_backend import _split, import_ray, resolve_address
 from verified_tts.config import RayOptions, build_config
 from verified_tts.errors import MissingExtra, UserError
 from verified_tts.generators import GeneratorConfig, SynthesisRequest, load_generator
 from verified_tts.keys import candidate_seed
-from verified_tts.ray_backend import _split, import_ray, resolve_address
 
 
 class SharedCluster:
@@ -32,7 +32,7 @@ class SharedCluster:
     @classmethod
     def acquire(cls, tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.importorskip("ray")
-        from verified_tts import cluster
+        from verified_tts.cluster import head as cluster
 
         if cls.state_dir is None:
             cls.state_dir = tmp_path_factory.mktemp("ray-cluster")
@@ -44,8 +44,8 @@ class SharedCluster:
     def release(cls) -> None:
         cls.users -= 1
         if cls.users == 0 and cls.state_dir is not None:
-            from verified_tts import cluster
-            from verified_tts.ray_backend import disconnect
+            from verified_tts.cluster import head as cluster
+            from verified_tts.cluster.ray_backend import disconnect
 
             disconnect()
             cluster.down(cls.state_dir)
@@ -53,7 +53,7 @@ class SharedCluster:
 
     @classmethod
     def state(cls):  # -> ClusterState (re-read: a test may restart the cluster)
-        from verified_tts.cluster import read_state
+        from verified_tts.cluster.head import read_state
 
         state = read_state(cls.state_dir)
         assert state is not None and state.alive()
@@ -92,7 +92,8 @@ def test_split_keeps_order_and_bounds_chunks():
 
 def test_nothing_imports_ray_without_the_option():
     code = (
-        "import sys, verified_tts.cli, verified_tts.render, verified_tts.pipeline, jobs; "
+        "import sys, verified_tts.cli.commands, verified_tts.workflows.render, "
+        "verified_tts.pipeline, jobs; "
         "from verified_tts.cli import app; "
         "assert 'ray' not in sys.modules, 'ray was imported'"
     )
@@ -157,7 +158,7 @@ def test_cluster_listens_on_loopback_only(ray_cluster):
 
 @ray_test
 def test_generator_replica_matches_local_and_comes_back_after_a_kill(ray_cluster):
-    from verified_tts import ray_backend
+    from verified_tts.cluster import ray_backend
 
     state = SharedCluster.state()
     ray_backend.connect(state.gcs_address)
@@ -185,7 +186,7 @@ def test_generator_replica_matches_local_and_comes_back_after_a_kill(ray_cluster
 
 @ray_test
 def test_verifier_pool_scores_like_the_local_verifier(ray_cluster):
-    from verified_tts import ray_backend
+    from verified_tts.cluster import ray_backend
     from verified_tts.verification import load_verifiers
     from verifiers import Clip
 

@@ -15,7 +15,7 @@ import soundfile as sf
 
 from tests.conftest import CLI, ROOT
 from verified_tts.keys import candidate_seed
-from verified_tts.render import render
+from verified_tts.workflows.render import render
 
 
 def read_manifest(out: Path) -> dict:

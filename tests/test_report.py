@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from verified_tts.ab import ab, load_judge
 from verified_tts.config import build_config
-from verified_tts.report import render_report_html
+from verified_tts.output.report import render_report_html
+from verified_tts.workflows.ab import ab, load_judge
 
 BOOK = """The birch canoe slid on the smooth planks.
 

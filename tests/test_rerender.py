@@ -12,10 +12,10 @@ from verified_tts.cli import app
 from verified_tts.errors import UserError
 from verified_tts.keys import candidate_seed
 from verified_tts.pipeline import Synthesizer
-from verified_tts.render import STORE_DIR, render
-from verified_tts.rerender import find_utterance, rerender
 from verified_tts.selection import choose, judge
 from verified_tts.store import Store
+from verified_tts.workflows.render import STORE_DIR, render
+from verified_tts.workflows.rerender import find_utterance, rerender
 
 BOOK = """# One
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verified_tts.sentences import split_long, split_sentences, split_text
+from verified_tts.text.sentences import split_long, split_sentences, split_text
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from verified_tts.errors import UserError
-from verified_tts.subtitles import (
+from verified_tts.text.subtitles import (
     clean_cue_text,
     format_timestamp,
     load_subtitles,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from verified_tts.errors import UserError
-from verified_tts.text import Book, Chapter, Segment, load_book, parse_book
+from verified_tts.text.book import Book, Chapter, Segment, load_book, parse_book
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "book.md"
 

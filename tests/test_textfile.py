@@ -1,7 +1,7 @@
 import pytest
 
 from verified_tts.errors import UserError
-from verified_tts.textfile import read_text_file
+from verified_tts.text.textfile import read_text_file
 
 KINDS = {"kind": "notes file", "expected": "a UTF-8 text file", "empty_hint": "write something"}
 

@@ -26,8 +26,8 @@ __all__ = [
 _LAZY = {
     "RenderConfig": "verified_tts.config",
     "build_config": "verified_tts.config",
-    "RenderSummary": "verified_tts.render",
-    "render": "verified_tts.render",
+    "RenderSummary": "verified_tts.workflows.render",
+    "render": "verified_tts.workflows.render",
     "Synthesizer": "verified_tts.pipeline",
     "UserError": "verified_tts.errors",
 }
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from verified_tts.config import RenderConfig, build_config
     from verified_tts.errors import UserError
     from verified_tts.pipeline import Synthesizer
-    from verified_tts.render import RenderSummary, render
+    from verified_tts.workflows.render import RenderSummary, render
 
 
 def __getattr__(name: str) -> Any:

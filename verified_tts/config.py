@@ -20,6 +20,8 @@ from verified_tts.errors import UserError
 from verified_tts.generators import GeneratorConfig
 from verified_tts.selection import SelectionPolicy
 from verified_tts.tables import check_keys
+from verified_tts.verification import parse_verifier_table
+from verifiers import VERIFIERS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,8 +29,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["AssemblyOptions", "RayOptions", "RenderConfig", "build_config", "read_config_file"]
-
-VERIFIER_NAMES = ("wer", "speaker", "emotion", "signal", "duration_fit")
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,25 @@ class RenderConfig:
         if self.window < 1:
             raise UserError(f"window must be at least 1 (got {self.window})")
 
+    def variant(
+        self,
+        *,
+        candidates: int | None = None,
+        adaptive: bool | None = None,
+        keep: str | None = None,
+        selection: SelectionPolicy | None = None,
+    ) -> RenderConfig:
+        """This config with some settings changed; adaptivity is the selection policy's."""
+        policy = selection if selection is not None else self.selection
+        if adaptive is not None:
+            policy = replace(policy, adaptive=adaptive)
+        return replace(
+            self,
+            candidates=self.candidates if candidates is None else candidates,
+            keep=self.keep if keep is None else keep,
+            selection=policy,
+        )
+
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """Parse a TOML config file, with one-line errors for the usual mistakes."""
@@ -113,7 +132,7 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     """Merge defaults <- TOML table <- CLI overrides (None means "not given")."""
     file = dict(file or {})
     top_level = {"candidates", "seed", "adaptive", "keep", "max_chars", "window", "prefetch"}
-    # [dub] (voice map, speed limit, ...) is read by verified_tts.dubbing, not here
+    # [dub] (voice map, speed limit, ...) is read by verified_tts.workflows.dub, not here
     sections = {"generator", "verifiers", "selection", "assembly", "dub", "ray"}
     check_keys(file, top_level | sections, "config")
 
@@ -132,8 +151,10 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     generator = replace(generator, **generator_overrides)
 
     verifier_tables = dict(file.get("verifiers", {}))
-    check_keys(verifier_tables, set(VERIFIER_NAMES), "[verifiers]")
-    verifiers = {name: dict(verifier_tables.get(name, {})) for name in VERIFIER_NAMES}
+    check_keys(verifier_tables, set(VERIFIERS), "[verifiers]")
+    verifiers = {name: dict(verifier_tables.get(name, {})) for name in VERIFIERS}
+    for name, table in verifiers.items():  # typos fail here, before any model loads
+        parse_verifier_table(name, table)
 
     assembly_table = dict(file.get("assembly", {}))
     check_keys(assembly_table, {f.name for f in fields(AssemblyOptions)}, "[assembly]")

@@ -35,7 +35,7 @@ from verified_tts.selection import (
     should_stop,
 )
 from verified_tts.store import Decision, Store, StoredCandidate
-from verified_tts.text import Segment
+from verified_tts.text.book import Segment
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verifiers import Clip, Score
 
@@ -118,6 +118,16 @@ class RunStats:
             "seconds": {stage: round(s, 3) for stage, s in self.seconds.items()},
         }
 
+    def merge(self, other: RunStats) -> None:
+        """Add ``other``'s counts and seconds to these (a run made of several passes)."""
+        self.candidates_generated += other.candidates_generated
+        self.candidates_reused += other.candidates_reused
+        self.utterances_reused += other.utterances_reused
+        self.audio_seconds_generated += other.audio_seconds_generated
+        self.audio_seconds_verified += other.audio_seconds_verified
+        for stage, seconds in other.seconds.items():
+            self.seconds[stage] += seconds
+
 
 class _Timer:
     def __init__(self, stats: RunStats, stage: str) -> None:
@@ -190,6 +200,26 @@ class Synthesizer:
         if config.generator.voice_ref:
             reference = verifiers.embed_reference(config.generator.voice_ref)
         return cls(generator, verifiers, config, voice_reference=reference)
+
+    def variant(
+        self,
+        config: RenderConfig | None = None,
+        *,
+        verifiers: LoadedVerifiers | None = None,
+        voice_reference: np.ndarray | None | object = ...,
+    ) -> Synthesizer:
+        """The same loaded models under changed settings (policy, N, extra verifiers).
+
+        Nothing is loaded again; the variant starts its own run statistics.
+        """
+        return Synthesizer(
+            self.generator,
+            verifiers if verifiers is not None else self.verifiers,
+            config if config is not None else self.config,
+            voice_reference=(
+                self.voice_reference if voice_reference is ... else voice_reference  # type: ignore[arg-type]
+            ),
+        )
 
     def plan(
         self,

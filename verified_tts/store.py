@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import tempfile
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -22,7 +21,9 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-__all__ = ["Decision", "Store", "StoredCandidate", "write_audio_atomic"]
+from verified_tts.output.atomic import write_audio_atomic
+
+__all__ = ["Decision", "Store", "StoredCandidate"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS candidates (
@@ -66,20 +67,6 @@ class Decision:
     winner: int
     flagged: bool
     record: Mapping[str, Any]  # candidates' scores and verdicts, as the manifest shows them
-
-
-def write_audio_atomic(path: Path, audio: np.ndarray, sample_rate: int, **kwargs: Any) -> None:
-    """Write an audio file under a temporary name in the same folder, then rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    suffix = path.suffix
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=suffix, dir=path.parent)
-    os.close(handle)
-    try:
-        sf.write(temporary, audio, sample_rate, **kwargs)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 class Store:

@@ -17,9 +17,11 @@ import numpy as np
 from verified_tts.errors import UserError
 from verified_tts.keys import stable_hash
 from verified_tts.tables import options_from_table
-from verifiers import Verifier
+from verifiers import DEFAULT_VERIFIERS, VERIFIERS, Verifier
 
-__all__ = ["LoadedVerifiers", "load_verifiers"]
+__all__ = ["LoadedVerifiers", "load_verifiers", "parse_verifier_table"]
+
+_UNAVAILABLE_FIX = {"emotion": "no model configured: set [verifiers.emotion] model = ID_OR_DIR"}
 
 
 @dataclass(frozen=True)
@@ -52,43 +54,38 @@ class LoadedVerifiers:
         return stable_hash(Path(path).read_bytes().hex()) if Path(path).is_file() else path
 
 
-def _options(cls: type, table: Mapping[str, Any], name: str) -> Any:
-    return options_from_table(cls, table, f"[verifiers.{name}]")
+def parse_verifier_table(name: str, table: Mapping[str, Any]) -> tuple[bool, Any]:
+    """``[verifiers.NAME]`` -> (enabled, options): unknown verifiers and keys are one-line errors.
+
+    Cheap (no model is touched), so the config is checked with it before anything loads.
+    """
+    kind = VERIFIERS.get(name)
+    if kind is None:
+        raise UserError(f"unknown verifier '{name}': choose among {', '.join(VERIFIERS)}")
+    table = dict(table)
+    enabled = table.pop("enabled", True)
+    if not isinstance(enabled, bool):
+        raise UserError(f"[verifiers.{name}] enabled must be true or false (got {enabled!r})")
+    return enabled, options_from_table(kind.options, table, f"[verifiers.{name}]")
 
 
 def load_verifiers(
     tables: Mapping[str, Mapping[str, Any]],
-    order: Sequence[str] = ("signal", "wer", "speaker", "emotion"),
+    order: Sequence[str] = DEFAULT_VERIFIERS,
 ) -> LoadedVerifiers:
     """Load every enabled verifier once; ``enabled = false`` in a table switches one off."""
-    import verifiers as v
-
     active: list[Verifier] = []
     status: dict[str, dict[str, Any]] = {}
     for name in order:
-        table = dict(tables.get(name, {}))
-        if not table.pop("enabled", True):
+        enabled, options = parse_verifier_table(name, tables.get(name, {}))
+        if not enabled:
             status[name] = {"available": False, "reason": "switched off in the config"}
             continue
-        if name == "signal":
-            verifier: Verifier = v.SignalVerifier(_options(v.SignalOptions, table, name))
-        elif name == "wer":
-            verifier = v.load_wer_verifier(_options(v.WerOptions, table, name))
-        elif name == "speaker":
-            verifier = v.load_speaker_verifier(_options(v.SpeakerOptions, table, name))
-        elif name == "duration_fit":  # dubbing only: the dub command asks for it
-            verifier = v.DurationFitVerifier(_options(v.DurationFitOptions, table, name))
-        elif name == "emotion":
-            options = _options(v.EmotionOptions, table, name)
-            if not options.model:
-                status[name] = {
-                    "available": False,
-                    "reason": "no model configured: set [verifiers.emotion] model = ID_OR_DIR",
-                }
-                continue
-            verifier = v.load_emotion_verifier(options)
-        else:
-            raise UserError(f"unknown verifier '{name}'")
+        verifier = VERIFIERS[name].load(options)
+        reason = getattr(verifier, "unavailable_reason", None)
+        if reason:  # e.g. the emotion verifier without a model: say so instead of a silent gap
+            status[name] = {"available": False, "reason": _UNAVAILABLE_FIX.get(name, reason)}
+            continue
         active.append(verifier)
         status[name] = {"available": True, "identity": dict(verifier.identity())}
     return LoadedVerifiers(tuple(active), status)

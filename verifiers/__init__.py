@@ -24,6 +24,7 @@ from verifiers.emotion import (
     UnavailableEmotionVerifier,
     load_emotion_verifier,
 )
+from verifiers.registry import DEFAULT_VERIFIERS, VERIFIERS, VerifierKind
 from verifiers.signal import (
     SignalOptions,
     SignalVerifier,
@@ -35,6 +36,9 @@ from verifiers.textnorm import normalize, word_error_rate
 from verifiers.wer import WerOptions, WerVerifier, load_wer_verifier
 
 __all__ = [
+    "DEFAULT_VERIFIERS",
+    "VERIFIERS",
+    "VerifierKind",
     "EMOTION_UNAVAILABLE_REASON",
     "Clip",
     "DurationFitOptions",

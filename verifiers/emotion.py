@@ -16,7 +16,6 @@ for any clip, so the pipeline reports it unavailable instead of pretending to ha
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from verified_tts.errors import MissingExtra, UserError
+from verified_tts.models import locate_model
 from verifiers.base import Clip, Score
 from verifiers.signal import resample
 
@@ -185,32 +185,16 @@ def load_emotion_verifier(
         raise MissingExtra("the emotion verifier", "emotion", "transformers") from error
 
     source = options.model
-    expanded = os.path.expanduser(source)
-    if os.path.isdir(expanded):
-        try:
-            extractor, model = _from_pretrained(expanded, local_files_only=True)
-        except (OSError, ValueError, KeyError) as error:
-            raise UserError(
-                f"emotion model folder '{source}' is not a transformers audio-classification "
-                f"model ({type(error).__name__}: {str(error).splitlines()[0]}): it needs "
-                "config.json, preprocessor_config.json and the weights"
-            ) from error
-        label = os.path.abspath(expanded)
-    elif source.startswith(("/", ".", "~")) or source.count("/") > 1:
-        raise UserError(f"emotion model folder '{source}' does not exist: check the path")
-    else:
-        try:
-            extractor, model = _from_pretrained(source, local_files_only=True)
-        except (OSError, ValueError):
-            try:  # not in the cache: one attempt at the hub
-                extractor, model = _from_pretrained(source, local_files_only=False)
-            except Exception as error:
-                raise UserError(
-                    f"emotion model '{source}' is not in the Hugging Face cache and could not "
-                    f"be downloaded ({type(error).__name__}): download it on a connected "
-                    f"machine (`hf download {source}`) or give a local folder"
-                ) from error
-        label = source
+    location = locate_model(source, what="emotion model", option="[verifiers.emotion] model")
+    try:
+        extractor, model = _from_pretrained(location.path, local_files_only=True)
+    except (OSError, ValueError, KeyError) as error:
+        raise UserError(
+            f"emotion model folder '{source}' is not a transformers audio-classification "
+            f"model ({type(error).__name__}: {str(error).splitlines()[0]}): it needs "
+            "config.json, preprocessor_config.json and the weights"
+        ) from error
+    label = location.label
     if not getattr(model.config, "id2label", None):
         raise UserError(f"emotion model '{source}' has no labels (config.id2label is empty)")
     model.to(options.device)

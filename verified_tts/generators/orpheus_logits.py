@@ -19,7 +19,7 @@ import torch
 from vllm import SamplingParams
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
 
-from verified_tts.codec import AUDIO_TOKEN_BASE, CODEBOOK_SIZE, FRAME_TOKENS
+from verified_tts.generators.codecs.snac import AUDIO_TOKEN_BASE, CODEBOOK_SIZE, FRAME_TOKENS
 
 if TYPE_CHECKING:
     from vllm.config import VllmConfig

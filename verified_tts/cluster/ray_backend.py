@@ -32,16 +32,16 @@ from typing import Any
 
 import numpy as np
 
+from verified_tts.cluster.state import import_ray, prefer_loopback, resolve_address
 from verified_tts.config import RayOptions, RenderConfig
-from verified_tts.errors import MissingExtra, UserError
+from verified_tts.errors import UserError
 from verified_tts.generators import Candidate, GeneratorConfig, SynthesisRequest
 from verified_tts.pipeline import Synthesizer
 from verified_tts.verification import LoadedVerifiers
-from verifiers import Clip, Score
+from verifiers import DEFAULT_VERIFIERS, Clip, Score
 
 __all__ = [
     "NAMESPACE",
-    "VERIFIER_ORDER",
     "RayBackendError",
     "RayGenerator",
     "RayVerifier",
@@ -53,8 +53,6 @@ __all__ = [
 ]
 
 NAMESPACE = "verified-tts"
-VERIFIER_ORDER = ("signal", "wer", "speaker", "emotion")  # load_verifiers' default order
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 log = logging.getLogger("verified_tts.ray")
 
@@ -65,51 +63,6 @@ class RayBackendError(RuntimeError):
 
 # ------------------------------------------------------------------------------------------------
 # connecting
-
-
-def resolve_address(address: str | None) -> str:
-    """``auto`` -> the job's cluster (``RAY_ADDRESS``), else `verified-tts cluster up`'s, else Ray's
-    own discovery; anything else is used as given (``HOST:PORT`` or ``ray://HOST:PORT``)."""
-    if address and address != "auto":
-        return address
-    if os.environ.get("RAY_ADDRESS"):
-        return os.environ["RAY_ADDRESS"]
-    from verified_tts.cluster import read_state
-
-    state = read_state()
-    if state is not None and state.alive():
-        return state.gcs_address
-    return "auto"
-
-
-def _host(address: str) -> str:
-    bare = address.split("://", 1)[-1]
-    return bare.rsplit(":", 1)[0].strip("[]") if ":" in bare else bare
-
-
-def prefer_loopback(address: str) -> None:
-    """Keep a driver of a loopback-only cluster on 127.0.0.1.
-
-    Ray replaces 127.0.0.1 by the machine's first external address unless multi-node clusters are
-    off (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0), and a head bound to loopback is not listening
-    there. The constant is read when Ray is imported, so an already imported Ray is patched too.
-    """
-    if _host(address) not in LOOPBACK_HOSTS:
-        return
-    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    if "ray" in sys.modules and os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0":
-        from ray._private import ray_constants
-
-        ray_constants.ENABLE_RAY_CLUSTER = False
-
-
-def import_ray() -> ModuleType:
-    """``import ray``, or the one-line error that names the extra to install."""
-    try:
-        import ray
-    except ImportError as error:
-        raise MissingExtra("the Ray backend", "ray", "ray") from error
-    return ray
 
 
 def _setup_logging() -> None:
@@ -555,7 +508,7 @@ class _Planned:
 def load_ray_verifiers(
     tables: Mapping[str, Mapping[str, Any]],
     options: RayOptions,
-    order: Sequence[str] = VERIFIER_ORDER,
+    order: Sequence[str] = DEFAULT_VERIFIERS,
 ) -> LoadedVerifiers:
     """Start a pool per verifier; the result has the same ``status`` a local load would have."""
     import ray

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from verified_tts.output.atomic import write_text_atomic
+
 __all__ = ["render_ab_html", "render_report_html", "write_ab_report", "write_render_report"]
 
 # metrics shown in candidate tables, in this order, when present
@@ -86,13 +88,6 @@ def _player(src: str | None, label: str = "") -> str:
         return '<span class="muted">audio not kept</span>'
     title = f' title="{_e(label)}"' if label else ""
     return f'<audio controls preload="none" src="{_e(src)}"{title}></audio>'
-
-
-def _write(path: Path, text: str) -> Path:
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)  # a reader never sees half a page
-    return path
 
 
 # ------------------------------------------------------------------------------------------------
@@ -211,7 +206,9 @@ def write_render_report(out_dir: str | Path, manifest: Mapping[str, Any] | None 
     out = Path(out_dir)
     if manifest is None:
         manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    return _write(out / "report.html", render_report_html(manifest, str(out)))
+    path = out / "report.html"
+    write_text_atomic(path, render_report_html(manifest, str(out)))
+    return path
 
 
 # ------------------------------------------------------------------------------------------------
@@ -558,4 +555,6 @@ def render_ab_html(data: Mapping[str, Any]) -> str:
 
 def write_ab_report(out_dir: str | Path, data: Mapping[str, Any]) -> Path:
     """Write ``ab.html`` into the A/B output folder."""
-    return _write(Path(out_dir) / "ab.html", render_ab_html(data))
+    path = Path(out_dir) / "ab.html"
+    write_text_atomic(path, render_ab_html(data))
+    return path

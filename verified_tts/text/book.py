@@ -2,8 +2,9 @@
 
 :func:`load_book` reads a file (turning every problem a user can cause into one
 :class:`~verified_tts.errors.UserError` line) and :func:`parse_book` does the work: Markdown
-structure from :mod:`verified_tts.markdown_book`, sentences and generator-sized chunks from
-:mod:`verified_tts.sentences`, spoken forms from :mod:`verified_tts.normalize`. The result is a
+structure from :mod:`verified_tts.text.markdown_book`, sentences and generator-sized chunks from
+:mod:`verified_tts.text.sentences`, spoken forms from :mod:`verified_tts.text.normalize`. The
+result is a
 :class:`Book` of :class:`Chapter` s of :class:`Segment` s, plain frozen data that carries both
 the text as written (for reports and as the ASR reference) and the text the TTS is asked to say,
 plus where it came from and which pause follows it.
@@ -17,10 +18,10 @@ from pathlib import Path
 from typing import Literal
 
 from verified_tts.errors import UserError
-from verified_tts.markdown_book import Block, parse_markdown
-from verified_tts.normalize import normalize_text
-from verified_tts.sentences import split_long, split_sentences
-from verified_tts.textfile import read_text_file
+from verified_tts.text.markdown_book import Block, parse_markdown
+from verified_tts.text.normalize import normalize_text
+from verified_tts.text.sentences import split_long, split_sentences
+from verified_tts.text.textfile import read_text_file
 
 __all__ = ["Book", "Chapter", "PauseKind", "Segment", "load_book", "parse_book"]
 

@@ -1,12 +1,12 @@
 """``verified-tts cluster ...`` and ``verified-tts jobs ...``: the Ray cluster and job queue CLI.
 
-Two typer sub-apps that :mod:`verified_tts.cli` mounts. ``cluster up|down|status`` manage the
-local loopback head (:mod:`verified_tts.cluster`); ``jobs submit render|dub FILE [options]``,
-``list``, ``status``, ``logs [--follow]``, ``cancel`` and ``resume`` drive the queue
+Two typer sub-apps that :mod:`verified_tts.cli.commands` mounts. ``cluster up|down|status`` manage
+the local loopback head (:mod:`verified_tts.cluster.head`); ``jobs submit render|dub FILE
+[options]``, ``list``, ``status``, ``logs [--follow]``, ``cancel`` and ``resume`` drive the queue
 (:mod:`jobs.queue`). ``jobs submit`` forwards every option it does not know to the render or dub
 command, after checking them against that command's own parser, so a typo fails at submission and
-not on the cluster. Every command takes ``--json`` and then prints exactly one JSON object
-(``jobs list``: one array) on stdout, errors included (``{"error": ...}``, non-zero exit).
+not on the cluster. Every command takes ``--json`` and then prints exactly one JSON object (``jobs
+list``: one array) on stdout, errors included (``{"error": ...}``, non-zero exit).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def cluster_up(
     """Start a local Ray head on 127.0.0.1 (dashboard on loopback only)."""
     from dataclasses import asdict
 
-    from verified_tts import cluster
+    from verified_tts.cluster import head as cluster
 
     with _errors(as_json):
         if not as_json:
@@ -142,7 +142,7 @@ def cluster_up(
 @cluster_app.command("down")
 def cluster_down(state_dir: DirOption = None, as_json: JsonOption = False) -> None:
     """Stop the local Ray head (job records are kept)."""
-    from verified_tts import cluster
+    from verified_tts.cluster import head as cluster
 
     with _errors(as_json):
         stopped = cluster.down(state_dir)
@@ -156,7 +156,7 @@ def cluster_down(state_dir: DirOption = None, as_json: JsonOption = False) -> No
 @cluster_app.command("status")
 def cluster_status(state_dir: DirOption = None, as_json: JsonOption = False) -> None:
     """Resources (total / free) and the jobs on the local head."""
-    from verified_tts import cluster
+    from verified_tts.cluster import head as cluster
 
     with _errors(as_json):
         info = cluster.status(state_dir)
@@ -194,13 +194,15 @@ def _queue(state_dir: Path | None, address: str | None) -> Any:
     return JobQueue(state_dir, address)
 
 
-def _check_options(command: str, input_file: Path, args: Sequence[str]) -> None:
-    """Parse the forwarded options with the real command, so a typo fails now."""
+def _check_options(ctx: typer.Context, command: str, input_file: Path, args: Sequence[str]) -> None:
+    """Parse the forwarded options with the real command, so a typo fails now.
+
+    The command is found through the root of the running command line, not by importing the
+    app that mounts this module (which would make the two modules import each other).
+    """
     from typer._click.exceptions import ClickException
 
-    from verified_tts.cli import app
-
-    group = typer.main.get_command(app)
+    group = ctx.find_root().command
     target = group.commands[command]  # type: ignore[attr-defined]
     try:
         target.make_context(command, [str(input_file), *args])
@@ -219,7 +221,7 @@ def _submit(
 ) -> None:
     with _errors(as_json):
         args = list(ctx.args)
-        _check_options(command, input_file, args)
+        _check_options(ctx, command, input_file, args)
         record = _queue(state_dir, address).submit(
             command, input_file, args, str(out) if out else None
         )

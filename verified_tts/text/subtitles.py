@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from verified_tts.errors import UserError
-from verified_tts.textfile import read_text_file
+from verified_tts.text.textfile import read_text_file
 
 __all__ = [
     "Cue",

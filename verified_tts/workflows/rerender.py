@@ -26,14 +26,19 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.assembly import assemble_book
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.output.assembly import assemble_book
+from verified_tts.output.atomic import write_json_atomic
+from verified_tts.output.report import write_render_report
 from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.render import STORE_DIR, build_manifest, place_winners, write_json_atomic
-from verified_tts.report import write_render_report
 from verified_tts.store import Store
-from verified_tts.text import load_book
+from verified_tts.text.book import load_book
+from verified_tts.workflows.render import (
+    STORE_DIR,
+    build_manifest,
+    place_winners,
+)
 
 __all__ = ["RerenderResult", "config_from_manifest", "find_utterance", "rerender"]
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -28,23 +27,23 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.assembly import AssembledFile, level_clip
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
-from verified_tts.normalize import normalize_text
+from verified_tts.output.assembly import AssembledFile, level_clip
+from verified_tts.output.atomic import write_audio_atomic, write_json_atomic, write_text_atomic
 from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.render import (
+from verified_tts.selection import Gate
+from verified_tts.store import Store
+from verified_tts.tables import check_keys
+from verified_tts.text.book import Segment
+from verified_tts.text.normalize import normalize_text
+from verified_tts.text.subtitles import Cue, Subtitles, load_subtitles, voice_for
+from verified_tts.verification import LoadedVerifiers, load_verifiers
+from verified_tts.workflows.render import (
     STORE_DIR,
     build_manifest,
     prepare_output,
-    write_json_atomic,
 )
-from verified_tts.selection import Gate
-from verified_tts.store import Store, write_audio_atomic
-from verified_tts.subtitles import Cue, Subtitles, load_subtitles, voice_for
-from verified_tts.tables import check_keys
-from verified_tts.text import Segment
-from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verifiers.duration_fit import DurationFitOptions, speech_bounds
 
 __all__ = [
@@ -124,7 +123,7 @@ class Slot:
 
 
 def compute_slots(cues: Sequence[Cue], options: DubOptions, track_end: float) -> list[Slot]:
-    """One slot per cue (cues in time order, not overlapping: see ``verified_tts.subtitles``)."""
+    """One slot per cue (cues in time order, not overlapping: see ``text.subtitles``)."""
     slots = []
     for position, cue in enumerate(cues):
         if position + 1 < len(cues):
@@ -416,17 +415,6 @@ def duck_and_mix(
     return (mix * np.float32(scale)).astype(np.float32), scale
 
 
-def _write_text_atomic(path: Path, text: str) -> None:
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def _voiced_srt(placed: Sequence[PlacedCue]) -> str:
     import srt
 
@@ -561,7 +549,7 @@ def dub(
             placed.append(item)
     write_audio_atomic(out / "track.wav", track, sample_rate, subtype="PCM_16")
     write_audio_atomic(out / "track.flac", track, sample_rate, subtype="PCM_16")
-    _write_text_atomic(out / "voiced.srt", _voiced_srt(placed))
+    write_text_atomic(out / "voiced.srt", _voiced_srt(placed))
     mix_path, mix_scale = None, None
     if original is not None:
         mixed, mix_scale = duck_and_mix(

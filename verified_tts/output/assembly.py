@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from verified_tts.config import AssemblyOptions
-from verified_tts.store import write_audio_atomic
+from verified_tts.output.atomic import write_audio_atomic
 
 __all__ = ["AssembledFile", "Placed", "assemble_book", "level_clip", "trim_silence"]
 

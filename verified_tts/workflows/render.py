@@ -8,23 +8,22 @@ an earlier run finished), assemble the winners, and write the manifest atomicall
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verified_tts.assembly import AssembledFile, Placed, assemble_book
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.output.assembly import AssembledFile, Placed, assemble_book
+from verified_tts.output.atomic import write_json_atomic
+from verified_tts.output.report import write_render_report
 from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.report import write_render_report
 from verified_tts.store import Store
-from verified_tts.text import Book, load_book
+from verified_tts.text.book import Book, load_book
 
 __all__ = [
     "RenderSummary",
@@ -33,7 +32,6 @@ __all__ = [
     "prepare_output",
     "render",
     "summarise",
-    "write_json_atomic",
 ]
 
 STORE_DIR = "store"
@@ -71,18 +69,6 @@ def prepare_output(out_dir: str | os.PathLike) -> Path:
             "choose a writable --out folder"
         ) from error
     return path
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, indent=2, ensure_ascii=False)
-            stream.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -1,0 +1,156 @@
+"""Where the local head's state lives and how a process reaches Ray: the cluster side's leaf.
+
+The state directory (``$VERIFIED_TTS_CLUSTER_DIR``, else ``$XDG_STATE_HOME/verified-tts/cluster``,
+else ``~/.local/state/verified-tts/cluster``) holds ``cluster.json``, written by ``cluster up``
+(:mod:`verified_tts.cluster.head`), beside the SQLite job records (:mod:`jobs.records`). The head,
+the Ray backend and the job queue all read it through this module, which imports nothing else of
+the project but its errors, so none of them has to import another.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from verified_tts.errors import MissingExtra
+
+__all__ = [
+    "JOB_RESOURCE",
+    "LOOPBACK_HOSTS",
+    "STATE_FILE",
+    "ClusterState",
+    "import_ray",
+    "is_head",
+    "prefer_loopback",
+    "read_state",
+    "reap",
+    "resolve_address",
+    "state_dir",
+]
+
+JOB_RESOURCE = "verified_tts_job"  # one unit per running job: the concurrent-job limit
+STATE_FILE = "cluster.json"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def state_dir(directory: str | os.PathLike[str] | None = None) -> Path:
+    """Where the cluster's state and the job records live."""
+    if directory:
+        return Path(directory).expanduser()
+    if os.environ.get("VERIFIED_TTS_CLUSTER_DIR"):
+        return Path(os.environ["VERIFIED_TTS_CLUSTER_DIR"]).expanduser()
+    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
+    return Path(base) / "verified-tts" / "cluster"
+
+
+def _process_state(pid: int) -> str | None:
+    """The process's state letter from /proc (None when it does not exist)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    except OSError:  # no /proc (macOS): fall back on a signal probe
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            return "S"
+        return "S"
+    return stat.rsplit(")", 1)[-1].split()[0]
+
+
+def reap(pid: int) -> None:
+    # the head is our child only in the process that started it (tests): collect its exit
+    # status, or a zombie would look alive
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def is_head(pid: int) -> bool:
+    reap(pid)
+    state = _process_state(pid)
+    if state is None or state in ("Z", "X"):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return True  # no /proc: trust the pid
+    # guard against a recycled pid: only ever signal our own `ray start --head --block`
+    return b"start" in cmdline and b"--head" in cmdline and b"--block" in cmdline
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """What ``cluster up`` wrote: enough to reach, inspect and stop the head."""
+
+    state_dir: str
+    pid: int
+    gcs_address: str  # HOST:PORT for ray.init / --ray
+    dashboard_url: str  # http://HOST:PORT for the Jobs API
+    temp_dir: str
+    num_cpus: int
+    num_gpus: int | None
+    object_store_mb: int
+    max_jobs: int
+    started_at: float
+    log: str
+
+    def alive(self) -> bool:
+        return is_head(self.pid)
+
+
+def read_state(directory: str | os.PathLike[str] | None = None) -> ClusterState | None:
+    path = state_dir(directory) / STATE_FILE
+    try:
+        return ClusterState(**json.loads(path.read_text(encoding="utf-8")))
+    except (FileNotFoundError, TypeError, json.JSONDecodeError):
+        return None
+
+
+def resolve_address(address: str | None) -> str:
+    """``auto`` -> the job's cluster (``RAY_ADDRESS``), else `verified-tts cluster up`'s, else Ray's
+    own discovery; anything else is used as given (``HOST:PORT`` or ``ray://HOST:PORT``)."""
+    if address and address != "auto":
+        return address
+    if os.environ.get("RAY_ADDRESS"):
+        return os.environ["RAY_ADDRESS"]
+    state = read_state()
+    if state is not None and state.alive():
+        return state.gcs_address
+    return "auto"
+
+
+def _host(address: str) -> str:
+    bare = address.split("://", 1)[-1]
+    return bare.rsplit(":", 1)[0].strip("[]") if ":" in bare else bare
+
+
+def prefer_loopback(address: str) -> None:
+    """Keep a driver of a loopback-only cluster on 127.0.0.1.
+
+    Ray replaces 127.0.0.1 by the machine's first external address unless multi-node clusters are
+    off (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0), and a head bound to loopback is not listening
+    there. The constant is read when Ray is imported, so an already imported Ray is patched too.
+    """
+    if _host(address) not in LOOPBACK_HOSTS:
+        return
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    if "ray" in sys.modules and os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0":
+        from ray._private import ray_constants
+
+        ray_constants.ENABLE_RAY_CLUSTER = False
+
+
+def import_ray() -> ModuleType:
+    """``import ray``, or the one-line error that names the extra to install."""
+    try:
+        import ray
+    except ImportError as error:
+        raise MissingExtra("the Ray backend", "ray", "ray") from error
+    return ray
