@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.report import _e, _fmt, _json_script, _line_chart, _page, _player, _write
+from verified_tts.output.atomic import write_audio_atomic, write_json_atomic, write_text_atomic
+from verified_tts.output.report import _e, _fmt, _json_script, _line_chart, _page, _player
 from verified_tts.selection import Gate
 
 __all__ = ["render_calibrate_html", "write_calibration", "write_examples"]
@@ -29,8 +30,6 @@ def write_examples(
 ) -> list[dict[str, Any]]:
     """Write FLACs of one caught and one missed case per kind (recommended gates), each with its
     clean source, and describe them for the page."""
-    import soundfile as sf
-
     gates = [Gate(**g) for g in data["gates"]["recommended"]]
     per_kind = int(data.get("options", {}).get("examples", 1))
     audio_dir = out / "audio"
@@ -44,8 +43,9 @@ def write_examples(
             for case in chosen:
                 stem = f"{kind}-{case.utterance:03d}-{case.source}"
                 source = clean[(case.utterance, case.source)]
-                _flac(sf, audio_dir / f"{stem}.flac", case.audio, case.sample_rate)
-                _flac(sf, audio_dir / f"{stem}-clean.flac", source.audio, source.sample_rate)
+                for path, clip in ((f"{stem}.flac", case), (f"{stem}-clean.flac", source)):
+                    audio = np.asarray(clip.audio, dtype=np.float32)
+                    write_audio_atomic(audio_dir / path, audio, clip.sample_rate, format="FLAC")
                 examples.append(
                     {
                         "kind": kind,
@@ -61,12 +61,6 @@ def write_examples(
     return examples
 
 
-def _flac(sf: Any, path: Path, audio: np.ndarray, rate: int) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    sf.write(str(temporary), np.asarray(audio, dtype=np.float32), rate, format="FLAC")
-    temporary.replace(path)
-
-
 def _fails(gate: Gate, metrics: Mapping[str, float]) -> bool:
     verdict = gate.check(metrics)
     return verdict is not None and not verdict[0]
@@ -78,12 +72,10 @@ def _rejected(metrics: Mapping[str, float], gates: Sequence[Gate]) -> bool:
 
 def write_calibration(out: Path, data: Mapping[str, Any], toml: str) -> tuple[Path, Path, Path]:
     """Write calibrate.json, calibrate.html and gates.toml atomically; return their paths."""
-    from verified_tts.render import write_json_atomic
-
-    gates = _write(out / "gates.toml", toml)
-    json_path = out / "calibrate.json"
+    gates, json_path, html = out / "gates.toml", out / "calibrate.json", out / "calibrate.html"
+    write_text_atomic(gates, toml)
     write_json_atomic(json_path, _plain(data))
-    html = _write(out / "calibrate.html", render_calibrate_html(data, toml))
+    write_text_atomic(html, render_calibrate_html(data, toml))
     return json_path, html, gates
 
 

@@ -44,7 +44,7 @@ from verified_tts.generators import SynthesisRequest, load_generator
 from verified_tts.keys import candidate_seed
 from verified_tts.pipeline import plan_utterances
 from verified_tts.selection import Gate, SelectionPolicy, judge
-from verified_tts.text import Segment, load_book, parse_book
+from verified_tts.text.book import Segment, load_book, parse_book
 from verified_tts.verification import load_verifiers
 from verifiers import Clip
 
