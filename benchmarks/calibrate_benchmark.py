@@ -8,7 +8,9 @@ fault kind under the current and the recommended gates (and held out), the per-m
 both gate sets and the goals. Writes benchmarks/results/calibrate_<generator>.json.
 
 Usage: python benchmarks/calibrate_benchmark.py [--generator NAME] [--config FILE]
-       [--sentences K] [--label NAME]
+       [--sentences K] [--label NAME] [--from OUT_DIR]
+(--from reads the calibrate.json of a run already made with those options instead of running
+again; its wall time is then the run's own total.)
 """
 
 from __future__ import annotations
@@ -32,8 +34,20 @@ def main() -> None:
     parser.add_argument("--config", default=None, help="TOML config (e.g. gates to check)")
     parser.add_argument("--sentences", type=int, default=None)
     parser.add_argument("--label", default=None, help="results file suffix")
+    parser.add_argument("--from", dest="source", default=None, help="existing output folder")
     args = parser.parse_args()
 
+    load_before = os.getloadavg()
+    if args.source:
+        data = json.loads((Path(args.source) / "calibrate.json").read_text(encoding="utf-8"))
+        gates_toml = (Path(args.source) / "gates.toml").read_text(encoding="utf-8")
+        wall = float(data["seconds"]["total"])
+    else:
+        data, gates_toml, wall = run(args)
+    write_results(args, data, gates_toml, wall, load_before)
+
+
+def run(args: argparse.Namespace) -> tuple[dict, str, float]:
     with tempfile.TemporaryDirectory(prefix="calibrate-bench-") as work:
         out = Path(work) / "cal"
         command = [sys.executable, "-m", "verified_tts", "calibrate", "--out", str(out)]
@@ -43,13 +57,16 @@ def main() -> None:
             command += ["--config", args.config]
         if args.sentences:
             command += ["--sentences", str(args.sentences)]
-        load_before = os.getloadavg()
         started = time.perf_counter()
         subprocess.run(command, cwd=ROOT, check=True)
         wall = time.perf_counter() - started
         data = json.loads((out / "calibrate.json").read_text(encoding="utf-8"))
-        gates_toml = (out / "gates.toml").read_text(encoding="utf-8")
+        return data, (out / "gates.toml").read_text(encoding="utf-8"), wall
 
+
+def write_results(
+    args: argparse.Namespace, data: dict, gates_toml: str, wall: float, load_before: tuple
+) -> None:
     generator = data["generator"]["name"]
     result = {
         "command": "verified-tts calibrate"
@@ -59,17 +76,30 @@ def main() -> None:
         "machine": {
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
-            "load_average_at_start": [round(x, 2) for x in load_before],
+            # of this script's start: for --from, not of the run it reads
+            "load_average_at_start": None if args.source else [round(x, 2) for x in load_before],
         },
         "wall_seconds": round(wall, 1),
+        "from_existing_run": bool(args.source),
         "seconds_per_stage": data["seconds"],
         "generator": data["generator"],
         "utterances": data["utterances"],
         "false_alarm_target": data["false_alarm_target"],
         "clean": data["clean"],
         "faults": [
-            {k: f[k] for k in ("kind", "cases", "recall", "recall_at_target", "held_out_recall",
-                               "goal", "auc", "best_metric")}  # fmt: skip
+            {
+                k: f[k]
+                for k in (
+                    "kind",
+                    "cases",
+                    "recall",
+                    "recall_at_target",
+                    "held_out_recall",
+                    "goal",
+                    "auc",
+                    "best_metric",
+                )
+            }  # fmt: skip
             for f in data["faults"]
         ],
         "per_metric": {
