@@ -8,7 +8,7 @@ fault kind under the current and the recommended gates (and held out), the per-m
 both gate sets and the goals. Writes benchmarks/results/calibrate_<generator>.json.
 
 Usage: python benchmarks/calibrate_benchmark.py [--generator NAME] [--config FILE]
-       [--sentences K] [--label NAME] [--from OUT_DIR]
+       [--sentences K] [--label NAME] [--from OUT_DIR] [--out KEEP_DIR]
 (--from reads the calibrate.json of a run already made with those options instead of running
 again; its wall time is then the run's own total.)
 """
@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+CPU_SECONDS: list[float] = []  # user + system seconds of the calibrate command
 
 
 def main() -> None:
@@ -35,6 +37,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=None)
     parser.add_argument("--label", default=None, help="results file suffix")
     parser.add_argument("--from", dest="source", default=None, help="existing output folder")
+    parser.add_argument("--out", default=None, help="keep the run's output folder here")
     args = parser.parse_args()
 
     load_before = os.getloadavg()
@@ -47,9 +50,43 @@ def main() -> None:
     write_results(args, data, gates_toml, wall, load_before)
 
 
+# The hand-set gates shipped before calibration existed, to say what calibration changed.
+HAND_SET_GATES = (
+    ("wer", None, 0.5, 0.5),
+    ("asr_logprob", -2.0, None, 1.0),
+    ("duration_ratio", 0.45, 2.2, 0.15),
+    ("clipping", None, 0.001, 0.0),
+    ("leading_silence_s", None, 1.0, 0.0),
+    ("trailing_silence_s", None, 1.0, 0.0),
+    ("max_internal_silence_s", None, 1.5, 0.0),
+    ("dropped_frames", None, 2, 0.0),
+    ("speaker", 0.6, None, 0.1),
+)
+
+
+def hand_set_figures(data: dict) -> dict:
+    """Recall, false alarms and faulted winners of the hand-set gates on the same scored cases."""
+    from verified_tts.selection import Gate, SelectionPolicy
+    from verified_tts.workflows.calibrate import CalibrateOptions, reanalyse
+
+    policy = SelectionPolicy(tuple(Gate(m, lo, hi, margin) for m, lo, hi, margin in HAND_SET_GATES))
+    options = CalibrateOptions(
+        kinds=tuple(f["kind"] for f in data["faults"]),
+        candidates=int(data["candidates_per_utterance"]),
+        false_alarm=float(data["false_alarm_target"]),
+    )
+    again = reanalyse(data, policy, options)
+    return {
+        "gates": again["gates"]["current"],
+        "clean_false_alarm": again["clean"]["false_alarm"],
+        "recall": {f["kind"]: f["recall"] for f in again["faults"]},
+        "selection": [s for s in again["selection"] if s["gates"] == "current"],
+    }
+
+
 def run(args: argparse.Namespace) -> tuple[dict, str, float]:
     with tempfile.TemporaryDirectory(prefix="calibrate-bench-") as work:
-        out = Path(work) / "cal"
+        out = Path(args.out) if args.out else Path(work) / "cal"
         command = [sys.executable, "-m", "verified_tts", "calibrate", "--out", str(out)]
         if args.generator:
             command += ["--generator", args.generator]
@@ -58,8 +95,13 @@ def run(args: argparse.Namespace) -> tuple[dict, str, float]:
         if args.sentences:
             command += ["--sentences", str(args.sentences)]
         started = time.perf_counter()
+        cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(command, cwd=ROOT, check=True)
         wall = time.perf_counter() - started
+        cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        CPU_SECONDS.append(
+            cpu_after.ru_utime - cpu_before.ru_utime + cpu_after.ru_stime - cpu_before.ru_stime
+        )
         data = json.loads((out / "calibrate.json").read_text(encoding="utf-8"))
         return data, (out / "gates.toml").read_text(encoding="utf-8"), wall
 
@@ -81,6 +123,8 @@ def write_results(
         },
         "wall_seconds": round(wall, 1),
         "from_existing_run": bool(args.source),
+        # on a busy shared machine wall time overstates the cost; CPU seconds do not
+        "cpu_seconds": round(CPU_SECONDS[0], 1) if CPU_SECONDS else None,
         "seconds_per_stage": data["seconds"],
         "generator": data["generator"],
         "utterances": data["utterances"],
@@ -119,6 +163,7 @@ def write_results(
         "gates_toml": gates_toml,
         "goals": data["goals"],
         "skipped_faults": data.get("skipped_faults", {}),
+        "hand_set_gates_on_the_same_cases": hand_set_figures(data),
     }
     name = args.label or generator
     path = ROOT / "benchmarks" / "results" / f"calibrate_{name}.json"

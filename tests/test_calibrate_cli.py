@@ -10,6 +10,8 @@ import pytest
 from tests.conftest import CLI, ROOT
 from tests.test_cli_errors import assert_clean_error
 from verified_tts.config import build_config, read_config_file
+from verified_tts.selection import SelectionPolicy
+from verified_tts.workflows.calibrate import CalibrateOptions, reanalyse
 
 
 def run_cli(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
@@ -68,6 +70,13 @@ def test_calibrate_small_run_writes_json_html_and_usable_gates(tmp_path):
     assert "<svg" in html and "ROC: skip" in html and "<audio" in html
     for example in data["examples"]:
         assert (out / example["audio"]).is_file() and (out / example["clean_audio"]).is_file()
+    # the scored cases are kept: the same analysis comes back from them alone
+    kinds = tuple(f["kind"] for f in data["faults"])
+    again = reanalyse(data, SelectionPolicy(), CalibrateOptions(kinds=kinds, candidates=4))
+    for before, after in zip(data["faults"], again["faults"], strict=True):
+        assert before["recall"] == after["recall"]
+        assert before["recall_at_target"] == after["recall_at_target"]
+    assert again["selection"] == data["selection"]
     # gates.toml is a config that render accepts, and it carries the recommended gates
     config = build_config(read_config_file(out / "gates.toml"))
     recommended = {g["metric"]: g for g in data["gates"]["recommended"]}

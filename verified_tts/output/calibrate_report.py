@@ -177,7 +177,7 @@ def _roc_charts(data: Mapping[str, Any]) -> str:
         series.append(("chance", "#98a2b3", [(0.0, 0.0), (1.0, 1.0)]))
         charts.append(
             _line_chart(f"ROC: {kind}", series, "recall on faulted", x_label="false alarms on "
-                        "clean candidates", x_log=False, markers=False, width=420, height=300)
+                        "clean candidates", x_log=False, markers=False, width=560, height=300)
         )  # fmt: skip
     return f"<div class='charts'>{''.join(charts)}</div>"
 

@@ -497,7 +497,7 @@ def _analyse(
         best = ranked[0] if ranked else None
         roc[kind] = [
             {
-                "label": Side(m["metric"], m["bound"]).label,
+                "label": f"{m['metric']} {'high' if m['bound'] == 'max' else 'low'}",
                 "points": roc_points(
                     Side(m["metric"], m["bound"]), clean_m[m["metric"]], fault_m[kind][m["metric"]]
                 ),
