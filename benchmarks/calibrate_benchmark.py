@@ -8,7 +8,8 @@ fault kind under the current and the recommended gates (and held out), the per-m
 both gate sets and the goals. Writes benchmarks/results/calibrate_<generator>.json.
 
 Usage: python benchmarks/calibrate_benchmark.py [--generator NAME] [--config FILE]
-       [--sentences K] [--label NAME] [--from OUT_DIR] [--out KEEP_DIR]
+       [--sentences K] [--candidates N] [--faults KINDS] [--label NAME]
+       [--from OUT_DIR] [--out KEEP_DIR]
 (--from reads the calibrate.json of a run already made with those options instead of running
 again; its wall time is then the run's own total.)
 """
@@ -35,6 +36,8 @@ def main() -> None:
     parser.add_argument("--generator", default=None, help="default: the configured default")
     parser.add_argument("--config", default=None, help="TOML config (e.g. gates to check)")
     parser.add_argument("--sentences", type=int, default=None)
+    parser.add_argument("--candidates", type=int, default=None)
+    parser.add_argument("--faults", default=None)
     parser.add_argument("--label", default=None, help="results file suffix")
     parser.add_argument("--from", dest="source", default=None, help="existing output folder")
     parser.add_argument("--out", default=None, help="keep the run's output folder here")
@@ -92,8 +95,10 @@ def run(args: argparse.Namespace) -> tuple[dict, str, float]:
             command += ["--generator", args.generator]
         if args.config:
             command += ["--config", args.config]
-        if args.sentences:
-            command += ["--sentences", str(args.sentences)]
+        for flag, value in (("--sentences", args.sentences), ("--candidates", args.candidates),
+                            ("--faults", args.faults)):  # fmt: skip
+            if value:
+                command += [flag, str(value)]
         started = time.perf_counter()
         cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(command, cwd=ROOT, check=True)
@@ -114,7 +119,9 @@ def write_results(
         "command": "verified-tts calibrate"
         + (f" --generator {args.generator}" if args.generator else "")
         + (f" --config {args.config}" if args.config else "")
-        + (f" --sentences {args.sentences}" if args.sentences else ""),
+        + (f" --sentences {args.sentences}" if args.sentences else "")
+        + (f" --candidates {args.candidates}" if args.candidates else "")
+        + (f" --faults {args.faults}" if args.faults else ""),
         "machine": {
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
