@@ -17,13 +17,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from verified_tts.calibration.roc import Side, flags, threshold_at
 from verified_tts.selection import Gate, SelectionPolicy
 
-__all__ = ["Recommendation", "apply", "recommend", "recommended_policy"]
+__all__ = ["Recommendation", "apply", "gates_toml", "recommend", "recommended_policy"]
 
 
 @dataclass(frozen=True)
@@ -187,3 +188,34 @@ def _round(value: float | None, *, up: bool) -> float | None:
     scale = 10.0 ** (math.floor(math.log10(abs(value))) - 3)
     steps = math.ceil(value / scale - 1e-9) if up else math.floor(value / scale + 1e-9)
     return float(f"{steps * scale:.4g}")
+
+
+def _toml_value(value: float) -> str:
+    text = repr(float(value))
+    return text if ("." in text or "e" in text or "inf" in text) else text + ".0"
+
+
+def gates_toml(data: Mapping[str, Any]) -> str:
+    """The recommended ``[selection.gates]`` as TOML: calibrated gates with bounds, calibrated
+    metrics without a gate switched off (``{}``), other gates as the config had them."""
+    generator = data["generator"]
+    lines = [
+        f"# Gates recommended by `verified-tts calibrate` for generator {generator['name']}"
+        + (f", voice {generator['voice']}" if generator.get("voice") else ""),
+        f"# on {data['utterances']} utterances ({data['clean']['cases']} clean candidates, "
+        f"{sum(f['cases'] for f in data['faults'])} faulted copies): at most "
+        f"{data['false_alarm_target']:.0%} false alarms on clean candidates.",
+        "# Use: verified-tts render BOOK --config gates.toml (or paste the table into a config).",
+        "",
+        "[selection.gates]",
+    ]
+    recommended = {g["metric"]: g for g in data["gates"]["recommended"]}
+    for metric in data["gates"]["calibrated_metrics"]:
+        if metric not in recommended:
+            lines.append(f"{metric} = {{}}  # no gate: it bought no recall at this budget")
+    for metric, gate in recommended.items():
+        parts = [f"{k} = {_toml_value(gate[k])}" for k in ("min", "max") if gate[k] is not None]
+        if gate["margin"]:
+            parts.append(f"margin = {_toml_value(gate['margin'])}")
+        lines.append(f"{metric} = {{ {', '.join(parts)} }}")
+    return "\n".join(lines) + "\n"
