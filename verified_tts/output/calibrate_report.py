@@ -98,7 +98,7 @@ def _goal_rows(goals: Mapping[str, Any]) -> str:
     rows = []
     for name, goal in goals.items():
         css = "pass" if goal["met"] else "fail"
-        is_max = name in ("false_alarm",) or name.startswith("faulted")
+        is_max = name.startswith(("false_alarm", "faulted"))
         rows.append(
             f"<tr><td>{_e(name)}</td><td class='num'>{'&le;' if is_max else '&ge;'} "
             f"{_pct(goal['goal'])}</td><td class='num {css}'>{100 * goal['value']:.1f}%</td>"
