@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main() -> None:
     from verified_tts.selection import SelectionPolicy, choose, judge
-    from verified_tts.workflows.ab import load_judge
+    from verified_tts.workflows.judge import load_judge
     from verifiers import Clip
 
     out = Path(sys.argv[1])

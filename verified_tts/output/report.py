@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from verified_tts.output.atomic import write_text_atomic
+from verified_tts.output.manifest import Manifest, UtteranceRecord, as_manifest, read_manifest
 
 __all__ = ["render_ab_html", "render_report_html", "write_ab_report", "write_render_report"]
 
@@ -94,28 +95,26 @@ def _player(src: str | None, label: str = "") -> str:
 # render report
 
 
-def _candidate_table(utterance: Mapping[str, Any]) -> str:
-    candidates = utterance["candidates"]
-    shown = [m for m in _SHOWN if any(m in c["scores"] for c in candidates)]
+def _candidate_table(utterance: UtteranceRecord) -> str:
+    candidates = utterance.candidates
+    shown = [m for m in _SHOWN if any(m in c.scores for c in candidates)]
     head = "".join(f'<th class="num">{_e(m)}</th>' for m in shown)
     rows = []
     for c in candidates:
-        is_winner = c["index"] == utterance["winner"]
+        is_winner = c.index == utterance.winner
         verdict = (
             '<span class="pass">passed</span>'
-            if c["passed"]
-            else '<span class="fail">failed: '
-            + _e(", ".join(c.get("failed_gates", [])))
-            + "</span>"
+            if c.passed
+            else '<span class="fail">failed: ' + _e(", ".join(c.failed_gates)) + "</span>"
         )
-        cells = "".join(f'<td class="num">{_fmt(c["scores"].get(m))}</td>' for m in shown)
-        heard = c.get("detail", {}).get("transcript")
+        cells = "".join(f'<td class="num">{_fmt(c.scores.get(m))}</td>' for m in shown)
+        heard = c.detail.get("transcript")
         rows.append(
             f'<tr class="{"winner" if is_winner else ""}">'
-            f"<td>{c['index']}{' &#9733;' if is_winner else ''}</td>"
-            f"<td>{_player(c.get('audio'), 'candidate ' + str(c['index']))}</td>"
-            f'<td class="num">{_fmt(c.get("duration_s"), 2)}</td>{cells}'
-            f'<td class="num">{_fmt(c.get("score"))}</td><td>{verdict}</td>'
+            f"<td>{c.index}{' &#9733;' if is_winner else ''}</td>"
+            f"<td>{_player(c.audio, 'candidate ' + str(c.index))}</td>"
+            f'<td class="num">{_fmt(c.duration_s, 2)}</td>{cells}'
+            f'<td class="num">{_fmt(c.score)}</td><td>{verdict}</td>'
             f"<td>{_e(heard) if heard is not None else '&ndash;'}</td></tr>"
         )
     return (
@@ -125,44 +124,34 @@ def _candidate_table(utterance: Mapping[str, Any]) -> str:
     )
 
 
-def _utterance_card(utterance: Mapping[str, Any], out_hint: str) -> str:
-    flagged = utterance["flagged"]
+def _utterance_card(utterance: UtteranceRecord, out_hint: str) -> str:
+    flagged = utterance.flagged
     command = (
-        f"verified-tts rerender {out_hint} --utterance {utterance['key']} -n "
-        f"{max(16, 2 * len(utterance['candidates']))}"
+        f"verified-tts rerender {out_hint} --utterance {utterance.key} -n "
+        f"{max(16, 2 * len(utterance.candidates))}"
     )
     extra = ""
-    if utterance.get("rerendered"):
-        extra = f' <span class="pill">re-rendered at N={utterance["rerendered"]["n"]}</span>'
+    if utterance.rerendered:
+        extra = f' <span class="pill">re-rendered at N={utterance.rerendered.n}</span>'
     return (
-        f'<section class="card {"flag" if flagged else "ok"}" id="u-{_e(utterance["key"])}">'
-        f"<h3>{_e(utterance['text'])}</h3>"
-        f'<div class="muted">chapter {utterance["chapter"] + 1} &middot; key '
-        f"<code>{_e(utterance['key'])}</code> &middot; winner {utterance['winner']} of "
-        f"{len(utterance['candidates'])}{' &middot; <b class=fail>flagged</b>' if flagged else ''}"
+        f'<section class="card {"flag" if flagged else "ok"}" id="u-{_e(utterance.key)}">'
+        f"<h3>{_e(utterance.text)}</h3>"
+        f'<div class="muted">chapter {utterance.chapter + 1} &middot; key '
+        f"<code>{_e(utterance.key)}</code> &middot; winner {utterance.winner} of "
+        f"{len(utterance.candidates)}{' &middot; <b class=fail>flagged</b>' if flagged else ''}"
         f"{extra}</div>{_candidate_table(utterance)}"
         f'<div class="muted">more candidates: <code>{_e(command)}</code></div></section>'
     )
 
 
-def render_report_html(manifest: Mapping[str, Any], out_hint: str = "OUT_DIR") -> str:
-    """The render report as one HTML string (see the module docstring)."""
-    stats = manifest.get("stats", {})
-    utterances = manifest["utterances"]
-    flagged = [u for u in utterances if u["flagged"]]
-    rest = [u for u in utterances if not u["flagged"]]
-    status = manifest.get("verifiers", {})
-    off = "".join(
-        f"<li>{_e(name)}: {_e(s.get('reason'))}</li>"
-        for name, s in status.items()
-        if not s.get("available")
-    )
-    mode = "adaptive" if manifest.get("adaptive") else "fixed"
-    summary = (
+def _render_summary(manifest: Manifest, flagged: int) -> str:
+    stats = manifest.stats
+    mode = "adaptive" if manifest.adaptive else "fixed"
+    return (
         f"<table><tbody>"
-        f"<tr><th>utterances</th><td>{len(utterances)}</td></tr>"
-        f"<tr><th>flagged (no candidate passed the gates)</th><td>{len(flagged)}</td></tr>"
-        f"<tr><th>N</th><td>{manifest.get('n')} ({mode})</td></tr>"
+        f"<tr><th>utterances</th><td>{len(manifest.utterances)}</td></tr>"
+        f"<tr><th>flagged (no candidate passed the gates)</th><td>{flagged}</td></tr>"
+        f"<tr><th>N</th><td>{manifest.n} ({mode})</td></tr>"
         f"<tr><th>mean WER, winners vs candidate 0</th><td>{_fmt(stats.get('mean_wer_winners'))}"
         f" vs {_fmt(stats.get('mean_wer_candidate0'))}</td></tr>"
         f"<tr><th>candidates generated / reused</th><td>{stats.get('candidates_generated')} / "
@@ -170,17 +159,38 @@ def render_report_html(manifest: Mapping[str, Any], out_hint: str = "OUT_DIR") -
         f"<tr><th>wall seconds</th><td>{_fmt(stats.get('wall_seconds'), 1)}</td></tr>"
         f"</tbody></table>"
     )
+
+
+def _chapter_table(manifest: Manifest) -> str:
     chapters = "".join(
-        f"<tr><td>{c['index'] + 1}</td><td>{_e(c.get('title') or '')}</td>"
-        f"<td>{_player(c.get('flac'))}</td><td class='num'>{_fmt(c.get('duration_s'), 1)}</td></tr>"
-        for c in manifest.get("chapters", [])
+        f"<tr><td>{c.index + 1}</td><td>{_e(c.title or '')}</td>"
+        f"<td>{_player(c.flac)}</td><td class='num'>{_fmt(c.duration_s, 1)}</td></tr>"
+        for c in manifest.chapters
     )
-    book = manifest.get("book") or {}
+    book = manifest.book
+    return (
+        "<table><thead><tr><th>#</th><th>title</th><th>audio</th>"
+        f'<th class="num">s</th></tr></thead><tbody>{chapters}'
+        f"<tr><td></td><td>whole book</td><td>{_player(book.flac)}</td>"
+        f"<td class='num'>{_fmt(book.duration_s, 1)}</td></tr></tbody></table>"
+    )
+
+
+def render_report_html(manifest: Manifest | Mapping[str, Any], out_hint: str = "OUT_DIR") -> str:
+    """The render report as one HTML string (see the module docstring)."""
+    manifest = as_manifest(manifest)
+    flagged = [u for u in manifest.utterances if u.flagged]
+    rest = [u for u in manifest.utterances if not u.flagged]
+    off = "".join(
+        f"<li>{_e(name)}: {_e(s.get('reason'))}</li>"
+        for name, s in manifest.verifiers.items()
+        if not s.get("available")
+    )
     body = (
-        f"<h1>{_e(manifest.get('title') or manifest.get('input') or 'render')}</h1>"
-        f'<div class="muted">{_e(manifest.get("generator"))} &middot; '
-        f"{_e(manifest.get('model'))} &middot; input {_e(manifest.get('input'))}</div>"
-        f'<div class="card">{summary}'
+        f"<h1>{_e(manifest.title or manifest.input or 'render')}</h1>"
+        f'<div class="muted">{_e(manifest.generator)} &middot; '
+        f"{_e(manifest.model)} &middot; input {_e(manifest.input)}</div>"
+        f'<div class="card">{_render_summary(manifest, len(flagged))}'
         + (f'<p class="muted">verifiers that did not score:</p><ul>{off}</ul>' if off else "")
         + "</div>"
         f"<h2>Flagged utterances ({len(flagged)})</h2>"
@@ -188,26 +198,24 @@ def render_report_html(manifest: Mapping[str, Any], out_hint: str = "OUT_DIR") -
             "".join(_utterance_card(u, out_hint) for u in flagged)
             or '<p class="muted">none: every utterance has a candidate that passed the gates</p>'
         )
-        + "<h2>Chapters</h2><table><thead><tr><th>#</th><th>title</th><th>audio</th>"
-        f'<th class="num">s</th></tr></thead><tbody>{chapters}'
-        f"<tr><td></td><td>whole book</td><td>{_player(book.get('flac'))}</td>"
-        f"<td class='num'>{_fmt(book.get('duration_s'), 1)}</td></tr></tbody></table>"
+        + f"<h2>Chapters</h2>{_chapter_table(manifest)}"
         f"<h2>All other utterances ({len(rest)})</h2>"
         + "".join(
-            f"<details><summary>{_e(u['text'])}</summary>{_utterance_card(u, out_hint)}</details>"
+            f"<details><summary>{_e(u.text)}</summary>{_utterance_card(u, out_hint)}</details>"
             for u in rest
         )
     )
-    return _page(f"report: {manifest.get('title') or manifest.get('input')}", body)
+    return _page(f"report: {manifest.title or manifest.input}", body)
 
 
-def write_render_report(out_dir: str | Path, manifest: Mapping[str, Any] | None = None) -> Path:
+def write_render_report(
+    out_dir: str | Path, manifest: Manifest | Mapping[str, Any] | None = None
+) -> Path:
     """Write ``report.html`` beside ``manifest.json`` (read from disk when not given)."""
     out = Path(out_dir)
-    if manifest is None:
-        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    loaded = read_manifest(out) if manifest is None else as_manifest(manifest)
     path = out / "report.html"
-    write_text_atomic(path, render_report_html(manifest, str(out)))
+    write_text_atomic(path, render_report_html(loaded, str(out)))
     return path
 
 
@@ -431,11 +439,19 @@ def _delta_cell(value: float | None) -> str:
     return f'<td class="num {css}" data-value="{value}">{value:+.3f}</td>'
 
 
-def render_ab_html(data: Mapping[str, Any]) -> str:
-    """The A/B page as one HTML string (see the module docstring)."""
-    arms = data["arms"]
-    low, high = min(data["ns"]), max(data["ns"])
-    judged = data.get("judge") is not None
+_ARM_COLUMNS = [
+    ("N", "n", 0), ("verifier WER", "wer", 3), ("median", "wer_median", 3),
+    ("share WER=0", "share_wer_zero", 3), ("judge WER", "judge_wer", 3),
+    ("judge median", "judge_wer_median", 3), ("asr logprob", "asr_logprob", 3),
+    ("speaker", "speaker_similarity", 3), ("emotion", "emotion", 3),
+    ("flagged", "flagged", 0), ("changed vs cand. 0", "changed_from_n1", 0),
+    ("candidates", "candidates", 0), ("audio s generated", "audio_seconds_generated", 1),
+    ("audio s verified", "audio_seconds_verified", 1), ("wall s", "wall_seconds", 1),
+]  # fmt: skip
+
+
+def _ab_charts(arms: Sequence[Mapping[str, Any]]) -> str:
+    """Quality and cost against N, side by side."""
     quality = _line_chart(
         "quality vs N (mean WER of winners, lower is better)",
         [
@@ -456,44 +472,53 @@ def render_ab_html(data: Mapping[str, Any]) -> str:
         ],  # fmt: skip
         "seconds",
     )
-    columns = [
-        ("N", "n", 0), ("verifier WER", "wer", 3), ("median", "wer_median", 3),
-        ("share WER=0", "share_wer_zero", 3), ("judge WER", "judge_wer", 3),
-        ("judge median", "judge_wer_median", 3), ("asr logprob", "asr_logprob", 3),
-        ("speaker", "speaker_similarity", 3), ("emotion", "emotion", 3),
-        ("flagged", "flagged", 0), ("changed vs cand. 0", "changed_from_n1", 0),
-        ("candidates", "candidates", 0), ("audio s generated", "audio_seconds_generated", 1),
-        ("audio s verified", "audio_seconds_verified", 1), ("wall s", "wall_seconds", 1),
-    ]  # fmt: skip
-    columns = [c for c in columns if c[1] != "emotion" or any(a.get("emotion") for a in arms)]
-    arm_head = "".join(f'<th class="num">{_e(label)}</th>' for label, _, _ in columns)
-    arm_rows = "".join(
+    return f'<div class="charts">{quality}{cost}</div>'
+
+
+def _arm_table(arms: Sequence[Mapping[str, Any]]) -> str:
+    """One row per arm; the emotion column only when the emotion verifier scored."""
+    columns = [c for c in _ARM_COLUMNS if c[1] != "emotion" or any(a.get("emotion") for a in arms)]
+    head = "".join(f'<th class="num">{_e(label)}</th>' for label, _, _ in columns)
+    rows = "".join(
         "<tr>"
         + "".join(f'<td class="num">{_fmt(a.get(key), d)}</td>' for _, key, d in columns)
         + "</tr>"
         for a in arms
     )
-    rows, pairs = [], []
-    for u in data["utterances"]:
-        first, last = u["arms"][str(low)], u["arms"][str(high)]
-        rows.append(
-            "<tr>"
-            f'<td data-value="{_e(u["text"])}">{_e(u["text"])}</td>'
-            f'<td class="num" data-value="{first["winner"]}">{first["winner"]}</td>'
-            f'<td class="num" data-value="{last["winner"]}">{last["winner"]}</td>'
-            f'<td class="num" data-value="{first["scores"].get("wer", "")}">'
-            f"{_fmt(first['scores'].get('wer'))} &rarr; {_fmt(last['scores'].get('wer'))}</td>"
-            + _delta_cell(u.get("gain_wer"))
-            + (
-                f'<td class="num" data-value="{first.get("judge_wer", "")}">'
-                f"{_fmt(first.get('judge_wer'))} &rarr; {_fmt(last.get('judge_wer'))}</td>"
-                + _delta_cell(u.get("gain_judge_wer"))
-                if judged
-                else ""
-            )
-            + f"<td>{_player(first.get('audio'), f'N={low} winner')}</td>"
-            f"<td>{_player(last.get('audio'), f'N={high} winner')}</td></tr>"
+    return (
+        f'<div class="wide"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
+    )
+
+
+def _utterance_row(u: Mapping[str, Any], low: int, high: int, judged: bool) -> str:
+    """One sortable row: both arms' winners, their WERs, the gain and both players."""
+    first, last = u["arms"][str(low)], u["arms"][str(high)]
+    return (
+        "<tr>"
+        f'<td data-value="{_e(u["text"])}">{_e(u["text"])}</td>'
+        f'<td class="num" data-value="{first["winner"]}">{first["winner"]}</td>'
+        f'<td class="num" data-value="{last["winner"]}">{last["winner"]}</td>'
+        f'<td class="num" data-value="{first["scores"].get("wer", "")}">'
+        f"{_fmt(first['scores'].get('wer'))} &rarr; {_fmt(last['scores'].get('wer'))}</td>"
+        + _delta_cell(u.get("gain_wer"))
+        + (
+            f'<td class="num" data-value="{first.get("judge_wer", "")}">'
+            f"{_fmt(first.get('judge_wer'))} &rarr; {_fmt(last.get('judge_wer'))}</td>"
+            + _delta_cell(u.get("gain_judge_wer"))
+            if judged
+            else ""
         )
+        + f"<td>{_player(first.get('audio'), f'N={low} winner')}</td>"
+        f"<td>{_player(last.get('audio'), f'N={high} winner')}</td></tr>"
+    )
+
+
+def _abx_pairs(utterances: Sequence[Mapping[str, Any]], low: int, high: int) -> list[dict]:
+    """The utterances whose two winners differ and both have audio: the blind ABX trials."""
+    pairs = []
+    for u in utterances:
+        first, last = u["arms"][str(low)], u["arms"][str(high)]
         if first["winner"] != last["winner"] and first.get("audio") and last.get("audio"):
             pairs.append(
                 {
@@ -503,18 +528,32 @@ def render_ab_html(data: Mapping[str, Any]) -> str:
                     "high": {"arm": f"N={high}", "audio": last["audio"]},
                 }
             )
+    return pairs
+
+
+def _judge_line(judge: Mapping[str, Any] | None) -> str:
+    if judge:
+        return (
+            f"judge: <b>{_e(judge['model'])}</b> (beam {judge['beam_size']}), {judge['clips']} "
+            f"distinct winners re-transcribed in {_fmt(judge['seconds'], 1)} s"
+        )
+    return (
+        "no judge: pass <code>--judge-asr MODEL</code> to check the verifier's gain with an "
+        "ASR model the selection never saw"
+    )
+
+
+def render_ab_html(data: Mapping[str, Any]) -> str:
+    """The A/B page as one HTML string (see the module docstring)."""
+    arms = data["arms"]
+    low, high = min(data["ns"]), max(data["ns"])
+    judged = data.get("judge") is not None
+    rows = "".join(_utterance_row(u, low, high, judged) for u in data["utterances"])
+    pairs = _abx_pairs(data["utterances"], low, high)
     judge_head = (
         '<th class="num sortable">judge WER</th><th class="num sortable">judge gain</th>'
         if judged
         else ""
-    )
-    judge = data.get("judge")
-    judge_line = (
-        f"judge: <b>{_e(judge['model'])}</b> (beam {judge['beam_size']}), {judge['clips']} "
-        f"distinct winners re-transcribed in {_fmt(judge['seconds'], 1)} s"
-        if judge
-        else "no judge: pass <code>--judge-asr MODEL</code> to check the verifier's gain with an "
-        "ASR model the selection never saw"
     )
     cost_info = data.get("cost", {})
     body = (
@@ -522,10 +561,9 @@ def render_ab_html(data: Mapping[str, Any]) -> str:
         f'<div class="muted">{_e(data.get("input"))} &middot; {_e(data.get("generator"))} '
         f"&middot; arms {', '.join(f'N={n}' for n in data['ns'])} from one fixed N={high} run "
         f'&middot; <a href="{_e(data.get("report", "report.html"))}">render report</a></div>'
-        f'<p class="card">{judge_line}</p>'
-        f'<div class="charts">{quality}{cost}</div>'
-        f'<h2>Arms</h2><div class="wide"><table><thead><tr>{arm_head}</tr></thead>'
-        f"<tbody>{arm_rows}</tbody></table></div>"
+        f'<p class="card">{_judge_line(data.get("judge"))}</p>'
+        f"{_ab_charts(arms)}"
+        f"<h2>Arms</h2>{_arm_table(arms)}"
         f'<p class="muted">cost: {_e(cost_info.get("attribution"))}; overhead (load, store, '
         f"assemble) {_fmt(cost_info.get('overhead_seconds'), 1)} s.</p>"
         + "".join(f'<p class="muted">{_e(note)}</p>' for note in data.get("notes", []))
@@ -539,7 +577,7 @@ def render_ab_html(data: Mapping[str, Any]) -> str:
         f'<th class="num sortable">winner N={low}</th><th class="num sortable">winner N={high}'
         '</th><th class="num sortable">verifier WER</th><th class="num sortable">gain</th>'
         f"{judge_head}<th>N={low}</th><th>N={high}</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f"<tbody>{rows}</tbody></table>"
     )
     embedded = {"low": f"N={low}", "high": f"N={high}", "abx": pairs}
     return _page(f"A/B N={low} vs N={high}", body, _json_script("ab-data", embedded) + _AB_SCRIPT)

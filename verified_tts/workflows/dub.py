@@ -31,19 +31,15 @@ from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.output.assembly import AssembledFile, level_clip
 from verified_tts.output.atomic import write_audio_atomic, write_json_atomic, write_text_atomic
+from verified_tts.output.manifest import STORE_DIR, Manifest, build_manifest, write_manifest
 from verified_tts.pipeline import Synthesizer, UtteranceResult
 from verified_tts.selection import Gate
 from verified_tts.store import Store
 from verified_tts.tables import check_keys
-from verified_tts.text.book import Segment
-from verified_tts.text.normalize import normalize_text
-from verified_tts.text.subtitles import Cue, Subtitles, load_subtitles, voice_for
+from verified_tts.text.cues import cue_segments, cues_within, unmapped_speakers
+from verified_tts.text.subtitles import Cue, Subtitles, load_subtitles
 from verified_tts.verification import LoadedVerifiers, load_verifiers
-from verified_tts.workflows.render import (
-    STORE_DIR,
-    build_manifest,
-    prepare_output,
-)
+from verified_tts.workflows.render import prepare_output
 from verifiers.duration_fit import DurationFitOptions, speech_bounds
 
 __all__ = [
@@ -251,50 +247,6 @@ def _dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
     return Synthesizer(base.generator, verifiers, config, voice_reference=base.voice_reference)
 
 
-def _segments(cues: Sequence[Cue], voices: Mapping[str, str]) -> list[Segment]:
-    return [
-        Segment(
-            chapter=0,
-            paragraph=position,
-            sentence=0,
-            text=cue.text,
-            spoken=normalize_text(cue.text),
-            kind="dialogue",
-            line=cue.line,
-            pause_after="end" if position == len(cues) - 1 else "sentence",
-            voice=voice_for(cue.speaker, voices),
-        )
-        for position, cue in enumerate(cues)
-    ]
-
-
-def _limit_to_duration(
-    subtitles: Subtitles, duration: float | None, name: str
-) -> tuple[list[Cue], list[str]]:
-    """Cues that start inside ``--duration`` (the last one cut at it), with warnings."""
-    cues, warnings = list(subtitles.cues), []
-    if duration is None:
-        return cues, warnings
-    kept = []
-    for cue in cues:
-        if cue.start >= duration:
-            warnings.append(
-                f"{name}: cue {cue.index} (line {cue.line}) starts after --duration "
-                f"{duration:g} s: not voiced"
-            )
-        elif cue.end > duration:
-            warnings.append(
-                f"{name}: cue {cue.index} (line {cue.line}) ends after --duration {duration:g} s: "
-                "its slot ends there"
-            )
-            kept.append(replace(cue, end=duration))
-        else:
-            kept.append(cue)
-    if not kept:
-        raise UserError(f"--duration {duration:g} s ends before the first cue starts: raise it")
-    return kept, warnings
-
-
 def _place(
     audio: np.ndarray,
     sample_rate: int,
@@ -488,36 +440,18 @@ def dub(
         voices=dict(voices or {}),
     )
     name = str(subtitles_path)
-    subtitles = load_subtitles(subtitles_path, known_speakers=options.voices)
-    cues, warnings = _limit_to_duration(subtitles, options.duration, name)
-    warnings = [*subtitles.warnings, *warnings]
-    if options.voices:
-        unmapped = sorted({c.speaker for c in cues if c.speaker} - _mapped(cues, options.voices))
-        if unmapped:
-            warnings.append(
-                f"{name}: no voice in the voice map for {', '.join(unmapped)}: "
-                "the default voice speaks their lines"
-            )
+    subtitles, cues, warnings = _read_cues(subtitles_path, name, options)
     original = _read_original(Path(mix)) if mix is not None else None
     out = prepare_output(out_dir)
     for warning in warnings:
         if on_warning:
             on_warning(warning)
 
-    load_seconds = None
-    if synthesizer is None:
-        if on_loading:
-            on_loading()
-        load_started = time.perf_counter()
-        synthesizer = Synthesizer.load(config)
-        load_seconds = time.perf_counter() - load_started
-    synth = _dubbing_synthesizer(synthesizer, options.speed_limit)
-    if load_seconds is not None:
-        synth.stats.seconds["load"] += load_seconds
+    synth = _load_dubbing_synthesizer(config, synthesizer, options.speed_limit, on_loading)
     sample_rate = synth.generator.sample_rate
     track_end = options.duration if options.duration is not None else cues[-1].end + options.tail_s
     slots = compute_slots(cues, options, track_end)
-    segments = _segments(cues, options.voices)
+    segments = cue_segments(cues, options.voices)
     utterances = synth.plan(segments, target_durations=[round(s.seconds, 3) for s in slots])
     if on_start:
         on_start(len({u.key for u in utterances}))
@@ -525,15 +459,13 @@ def dub(
     trim = getattr(fit_verifier, "options", None) or DurationFitOptions()
 
     track = np.zeros(round(track_end * sample_rate), dtype=np.float32)
-    placed: list[PlacedCue] = []
     with Store(out / STORE_DIR) as store:
         results = synth.run(utterances, store, on_result=on_result)
         place_started = time.perf_counter()
-        for cue, slot, segment, result in zip(cues, slots, segments, results, strict=True):
-            stored = store.get_candidate(result.winner_candidate.key)
-            audio = store.load_audio(stored)
-            item, speech = _place(
-                audio,
+        placed = [
+            _place_on_track(
+                track,
+                store.load_audio(store.get_candidate(result.winner_candidate.key)),
                 sample_rate,
                 cue,
                 slot,
@@ -543,25 +475,12 @@ def dub(
                 options.speed_limit,
                 trim,
             )
-            first = round(slot.start * sample_rate)
-            span = track[first : first + speech.size]
-            span += speech[: span.size]
-            placed.append(item)
-    write_audio_atomic(out / "track.wav", track, sample_rate, subtype="PCM_16")
-    write_audio_atomic(out / "track.flac", track, sample_rate, subtype="PCM_16")
-    write_text_atomic(out / "voiced.srt", _voiced_srt(placed))
+            for cue, slot, segment, result in zip(cues, slots, segments, results, strict=True)
+        ]
+    _write_track(out, track, sample_rate, placed)
     mix_path, mix_scale = None, None
     if original is not None:
-        mixed, mix_scale = duck_and_mix(
-            original[0],
-            original[1],
-            track,
-            sample_rate,
-            [(p.placed_start, p.placed_end) for p in placed],
-            options.duck_db,
-        )
-        mix_path = out / "mix.wav"
-        write_audio_atomic(mix_path, mixed, original[1], subtype="PCM_16")
+        mix_path, mix_scale = _write_mix(out, original, track, sample_rate, placed, options)
     synth.stats.seconds["place"] += time.perf_counter() - place_started
 
     wall = time.perf_counter() - started
@@ -590,18 +509,121 @@ def dub(
         ],
         "cues": [p.record() for p in placed],
     }
-    manifest = build_manifest(
-        synthesizer=synth,
-        source=name,
-        book_title=None,
-        results=results,
-        files=[AssembledFile(None, None, "track.wav", "track.flac", track_seconds)],
-        n=config.candidates,
-        wall_seconds=wall,
+    manifest = replace(
+        build_manifest(
+            synthesizer=synth,
+            source=name,
+            book_title=None,
+            results=results,
+            files=[AssembledFile(None, None, "track.wav", "track.flac", track_seconds)],
+            n=config.candidates,
+            wall_seconds=wall,
+        ),
+        dub="dub.json",
     )
-    manifest["dub"] = "dub.json"
     write_json_atomic(out / "dub.json", report)
-    write_json_atomic(out / "manifest.json", manifest)
+    write_manifest(out, manifest)
+    return _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
+
+
+def _read_cues(
+    path: str | os.PathLike, name: str, options: DubOptions
+) -> tuple[Subtitles, list[Cue], list[str]]:
+    """The subtitle file, the cues to voice and every warning about them."""
+    subtitles = load_subtitles(path, known_speakers=options.voices)
+    cues, warnings = cues_within(subtitles, options.duration, name)
+    warnings = [*subtitles.warnings, *warnings]
+    if options.voices:
+        unmapped = unmapped_speakers(cues, options.voices)
+        if unmapped:
+            warnings.append(
+                f"{name}: no voice in the voice map for {', '.join(unmapped)}: "
+                "the default voice speaks their lines"
+            )
+    return subtitles, cues, warnings
+
+
+def _load_dubbing_synthesizer(
+    config: RenderConfig,
+    synthesizer: Synthesizer | None,
+    speed_limit: float,
+    on_loading: Callable[[], None] | None,
+) -> Synthesizer:
+    """The given synthesizer, or one loaded from ``config``, under the dub policy; loading
+    seconds are counted in its stats."""
+    load_seconds = None
+    if synthesizer is None:
+        if on_loading:
+            on_loading()
+        load_started = time.perf_counter()
+        synthesizer = Synthesizer.load(config)
+        load_seconds = time.perf_counter() - load_started
+    synth = _dubbing_synthesizer(synthesizer, speed_limit)
+    if load_seconds is not None:
+        synth.stats.seconds["load"] += load_seconds
+    return synth
+
+
+def _place_on_track(
+    track: np.ndarray,
+    audio: np.ndarray,
+    sample_rate: int,
+    cue: Cue,
+    slot: Slot,
+    result: UtteranceResult,
+    voice: str | None,
+    config: RenderConfig,
+    speed_limit: float,
+    trim: DurationFitOptions,
+) -> PlacedCue:
+    """Fit one winner to its slot (see :func:`_place`) and add it to ``track`` at the slot."""
+    item, speech = _place(audio, sample_rate, cue, slot, result, voice, config, speed_limit, trim)
+    first = round(slot.start * sample_rate)
+    span = track[first : first + speech.size]
+    span += speech[: span.size]
+    return item
+
+
+def _write_track(
+    out: Path, track: np.ndarray, sample_rate: int, placed: Sequence[PlacedCue]
+) -> None:
+    write_audio_atomic(out / "track.wav", track, sample_rate, subtype="PCM_16")
+    write_audio_atomic(out / "track.flac", track, sample_rate, subtype="PCM_16")
+    write_text_atomic(out / "voiced.srt", _voiced_srt(placed))
+
+
+def _write_mix(
+    out: Path,
+    original: tuple[np.ndarray, int],
+    track: np.ndarray,
+    sample_rate: int,
+    placed: Sequence[PlacedCue],
+    options: DubOptions,
+) -> tuple[Path, float]:
+    """``mix.wav``: the original ducked under the placed speech, plus the dub."""
+    mixed, scale = duck_and_mix(
+        original[0],
+        original[1],
+        track,
+        sample_rate,
+        [(p.placed_start, p.placed_end) for p in placed],
+        options.duck_db,
+    )
+    path = out / "mix.wav"
+    write_audio_atomic(path, mixed, original[1], subtype="PCM_16")
+    return path, scale
+
+
+def _summary(
+    out: Path,
+    synth: Synthesizer,
+    manifest: Manifest,
+    stats: Mapping[str, Any],
+    placed: Sequence[PlacedCue],
+    subtitles: Subtitles,
+    warnings: Sequence[str],
+    mix_path: Path | None,
+) -> DubSummary:
     return DubSummary(
         out_dir=out,
         cues=len(placed),
@@ -613,7 +635,7 @@ def dub(
         overran=stats["overran"],
         candidates_generated=synth.stats.candidates_generated,
         candidates_reused=synth.stats.candidates_reused,
-        seconds=manifest["stats"]["seconds"],
+        seconds=manifest.stats["seconds"],
         unavailable={
             verifier: status["reason"]
             for verifier, status in synth.verifiers.status.items()
@@ -623,7 +645,3 @@ def dub(
         track=out / "track.wav",
         mix=mix_path,
     )
-
-
-def _mapped(cues: Sequence[Cue], voices: Mapping[str, str]) -> set[str]:
-    return {c.speaker for c in cues if c.speaker and voice_for(c.speaker, voices) is not None}
