@@ -325,7 +325,7 @@ def ab(
         book, manifest, ns, arms, rows, judge_info, rates, rates_source if rates else None
     )
     write_json_atomic(out / "ab.json", data)
-    from verified_tts.output.report import write_ab_report  # HTML stays out of the numeric path
+    from verified_tts.output.ab_report import write_ab_report  # HTML stays out of the numeric path
 
     html = write_ab_report(out, data)
     judge_label = judge_info["model"] if judge_info else None
