@@ -30,6 +30,7 @@ from verified_tts.output.atomic import write_audio_atomic, write_json_atomic, wr
 from verified_tts.output.dub_track import (
     DubOptions,
     PlacedCue,
+    Slot,
     compute_slots,
     duck_and_mix,
     place_on_track,
@@ -41,6 +42,7 @@ from verified_tts.pipeline import Synthesizer, UtteranceResult
 from verified_tts.selection import Gate
 from verified_tts.store import Store
 from verified_tts.tables import check_keys
+from verified_tts.text.book import Segment
 from verified_tts.text.cues import cue_segments, cues_within, unmapped_speakers
 from verified_tts.text.subtitles import Cue, Subtitles, load_subtitles
 from verified_tts.verification import LoadedVerifiers, load_verifiers
@@ -168,28 +170,12 @@ def dub(
     utterances = synth.plan(segments, target_durations=[round(s.seconds, 3) for s in slots])
     if on_start:
         on_start(len({u.key for u in utterances}))
-    fit_verifier = synth.verifiers.get("duration_fit")
-    trim = getattr(fit_verifier, "options", None) or DurationFitOptions()
 
     track = np.zeros(round(track_end * sample_rate), dtype=np.float32)
     with Store(out / STORE_DIR) as store:
         results = synth.run(utterances, store, on_result=on_result)
         place_started = time.perf_counter()
-        placed = [
-            place_on_track(
-                track,
-                store.load_audio(store.get_candidate(result.winner_candidate.key)),
-                sample_rate,
-                cue,
-                slot,
-                result,
-                segment.voice,
-                config,
-                options.speed_limit,
-                trim,
-            )
-            for cue, slot, segment, result in zip(cues, slots, segments, results, strict=True)
-        ]
+        placed = _lay_winners(track, store, synth, config, options, cues, slots, segments, results)
     _write_track(out, track, sample_rate, placed)
     mix_path, mix_scale = None, None
     if original is not None:
@@ -199,29 +185,18 @@ def dub(
     wall = time.perf_counter() - started
     stats = track_stats(placed, len(subtitles.skipped))
     track_seconds = round(track.size / sample_rate, 3)
-    report = {
-        "format": "verified-tts dub 1",
-        "input": name,
-        "subtitle_format": subtitles.format,
-        "track": "track.wav",
-        "track_flac": "track.flac",
-        "voiced_srt": "voiced.srt",
-        "mix": "mix.wav" if mix_path else None,
-        "mix_original": str(mix) if mix is not None else None,
-        "mix_gain": round(mix_scale, 4) if mix_scale is not None else None,
-        "manifest": "manifest.json",
-        "sample_rate": sample_rate,
-        "duration_s": track_seconds,
-        "n": config.candidates,
-        "options": {**asdict(options), "voices": dict(options.voices)},
-        "stats": {**stats, "wall_seconds": round(wall, 3)},
-        "warnings": warnings,
-        "skipped": [
-            {"index": s.index, "line": s.line, "start": s.start, "end": s.end, "reason": s.reason}
-            for s in subtitles.skipped
-        ],
-        "cues": [p.record() for p in placed],
-    }
+    report = _dub_report(
+        name,
+        subtitles,
+        options,
+        placed,
+        stats={**stats, "wall_seconds": round(wall, 3)},
+        warnings=warnings,
+        sample_rate=sample_rate,
+        track_seconds=track_seconds,
+        n=config.candidates,
+        mix=(str(mix) if mix is not None else None, mix_path, mix_scale),
+    )
     manifest = replace(
         build_manifest(
             synthesizer=synth,
@@ -237,6 +212,79 @@ def dub(
     write_json_atomic(out / "dub.json", report)
     write_manifest(out, manifest)
     return _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
+
+
+def _lay_winners(
+    track: np.ndarray,
+    store: Store,
+    synth: Synthesizer,
+    config: RenderConfig,
+    options: DubOptions,
+    cues: Sequence[Cue],
+    slots: Sequence[Slot],
+    segments: Sequence[Segment],
+    results: Sequence[UtteranceResult],
+) -> list[PlacedCue]:
+    """Each cue's winner from the store, fitted to its slot and added to ``track``; edge silence
+    is trimmed with the settings the ``duration_fit`` verifier measured with."""
+    fit_verifier = synth.verifiers.get("duration_fit")
+    trim = getattr(fit_verifier, "options", None) or DurationFitOptions()
+    return [
+        place_on_track(
+            track,
+            store.load_audio(store.get_candidate(result.winner_candidate.key)),
+            synth.generator.sample_rate,
+            cue,
+            slot,
+            result,
+            segment.voice,
+            config,
+            options.speed_limit,
+            trim,
+        )
+        for cue, slot, segment, result in zip(cues, slots, segments, results, strict=True)
+    ]
+
+
+def _dub_report(
+    name: str,
+    subtitles: Subtitles,
+    options: DubOptions,
+    placed: Sequence[PlacedCue],
+    *,
+    stats: Mapping[str, Any],
+    warnings: Sequence[str],
+    sample_rate: int,
+    track_seconds: float,
+    n: int,
+    mix: tuple[str | None, Path | None, float | None],
+) -> dict[str, Any]:
+    """``dub.json``: the files written, the settings, where every cue landed and why any was
+    flagged or skipped; ``mix`` is (the original given, mix.wav when written, its gain)."""
+    mix_original, mix_path, mix_scale = mix
+    return {
+        "format": "verified-tts dub 1",
+        "input": name,
+        "subtitle_format": subtitles.format,
+        "track": "track.wav",
+        "track_flac": "track.flac",
+        "voiced_srt": "voiced.srt",
+        "mix": "mix.wav" if mix_path else None,
+        "mix_original": mix_original,
+        "mix_gain": round(mix_scale, 4) if mix_scale is not None else None,
+        "manifest": "manifest.json",
+        "sample_rate": sample_rate,
+        "duration_s": track_seconds,
+        "n": n,
+        "options": {**asdict(options), "voices": dict(options.voices)},
+        "stats": dict(stats),
+        "warnings": list(warnings),
+        "skipped": [
+            {"index": s.index, "line": s.line, "start": s.start, "end": s.end, "reason": s.reason}
+            for s in subtitles.skipped
+        ],
+        "cues": [p.record() for p in placed],
+    }
 
 
 def _read_cues(
