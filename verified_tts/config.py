@@ -75,7 +75,6 @@ class RenderConfig:
     generator: GeneratorConfig = field(default_factory=GeneratorConfig)
     candidates: int = 8
     seed: int = 0
-    adaptive: bool = True
     keep: str = "all"  # "all" candidates' audio, or "winners" only
     max_chars: int = 250
     window: int = 16  # utterances in flight together
@@ -164,7 +163,7 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
 
     run = {k: file[k] for k in top_level if k in file}
     run.update({k: overrides[k] for k in top_level if overrides.get(k) is not None})
-    adaptive = bool(run.get("adaptive", True))
+    adaptive = bool(run.pop("adaptive", True))
     selection = SelectionPolicy.from_mapping(file.get("selection", {}), adaptive=adaptive)
     return RenderConfig(
         generator=generator,

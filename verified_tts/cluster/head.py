@@ -44,6 +44,7 @@ from verified_tts.cluster.state import (
     state_dir,
 )
 from verified_tts.errors import MissingExtra, UserError
+from verified_tts.output.atomic import write_json_atomic
 
 __all__ = [
     "JOB_RESOURCE",
@@ -146,7 +147,7 @@ def up(
         log=str(log_path),
     )
     _wait_until_ready(process, state.dashboard_url, log_path, timeout_s)
-    (where / STATE_FILE).write_text(json.dumps(asdict(state), indent=2), encoding="utf-8")
+    write_json_atomic(where / STATE_FILE, asdict(state))
     return state, True
 
 

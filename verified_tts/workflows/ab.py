@@ -21,7 +21,7 @@ import json
 import os
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -291,12 +291,7 @@ def ab(
     verifier_tables = synthesizer.config.verifiers if synthesizer is not None else config.verifiers
     config = _fixed_n_config(config, n_max)
     if synthesizer is not None:
-        synthesizer = Synthesizer(
-            synthesizer.generator,
-            synthesizer.verifiers,
-            config,
-            voice_reference=synthesizer.voice_reference,
-        )
+        synthesizer = synthesizer.variant(config)
     judge_model: Judge | None = None
     if judge_asr is not None:
         # load before the long render, so a bad model name fails in seconds, not after an hour
@@ -336,8 +331,7 @@ def _fixed_n_config(config: RenderConfig, n_max: int) -> RenderConfig:
     """Fixed N: adaptive stopping would leave some utterances with fewer than N candidates, and
     the larger arms would silently be smaller ones. Every candidate's audio is kept for the
     judge and the players."""
-    selection = replace(config.selection, adaptive=False)
-    return replace(config, candidates=n_max, adaptive=False, keep="all", selection=selection)
+    return config.variant(candidates=n_max, adaptive=False, keep="all")
 
 
 def _measured_rates(manifest: Manifest, out: Path) -> tuple[dict[str, float] | None, str]:

@@ -95,14 +95,14 @@ def _dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
     # margin: an adaptive run stops early only on a candidate that needs no stretch at all
     stretch_gate = Gate("stretch", max=speed_limit, margin=speed_limit - 1.0)
     gates = (*(g for g in policy.gates if g.metric != "stretch"), stretch_gate)
-    config = replace(base.config, selection=replace(policy, gates=gates))
+    config = base.config.variant(selection=replace(policy, gates=gates))
     verifiers = base.verifiers
     if verifiers.get("duration_fit") is None and "duration_fit" not in verifiers.status:
         extra = load_verifiers(base.config.verifiers, order=("duration_fit",))
         verifiers = LoadedVerifiers(
             (*verifiers.active, *extra.active), {**verifiers.status, **extra.status}
         )
-    return Synthesizer(base.generator, verifiers, config, voice_reference=base.voice_reference)
+    return base.variant(config, verifiers=verifiers)
 
 
 def _read_original(path: Path) -> tuple[np.ndarray, int]:

@@ -124,12 +124,7 @@ def rerender(
     original = _original_config(manifest, config, synthesizer)
     if synthesizer is None:
         synthesizer = Synthesizer.load(original)
-    base = Synthesizer(
-        synthesizer.generator,
-        synthesizer.verifiers,
-        original,
-        voice_reference=synthesizer.voice_reference,
-    )
+    base = synthesizer.variant(original)
     _check_same_render(manifest, base)
     book, utterances = _replan(manifest, base, key)
     earlier = {u.key: u.rerendered for u in manifest.utterances if u.rerendered}
@@ -148,7 +143,7 @@ def rerender(
         placed = place_winners(results, book, store)
     files = assemble_book(placed, base.generator.sample_rate, out, original.assembly)
     for run in runs:
-        _merge_stats(base, run)
+        base.stats.merge(run.stats)
     updated = build_manifest(
         synthesizer=base,
         source=manifest.input,
@@ -177,12 +172,7 @@ def _original_config(
         else:
             config = synthesizer.config
     adaptive = bool(config.selection.adaptive if manifest.adaptive is None else manifest.adaptive)
-    return replace(
-        config,
-        candidates=int(manifest.n),
-        adaptive=adaptive,
-        selection=replace(config.selection, adaptive=adaptive),
-    )
+    return config.variant(candidates=int(manifest.n), adaptive=adaptive)
 
 
 def _replan(manifest: Manifest, base: Synthesizer, key: str) -> tuple[Book, list[Utterance]]:
@@ -229,15 +219,8 @@ def _rerun_targets(
                     if r.utterance.key != target_key and r.embedding is not None
                 ]
             )
-        fixed = replace(
-            original,
-            candidates=target_n,
-            adaptive=False,
-            selection=replace(original.selection, adaptive=False),
-        )
-        one = Synthesizer(
-            synthesizer.generator, synthesizer.verifiers, fixed, voice_reference=reference
-        )
+        fixed = original.variant(candidates=target_n, adaptive=False)
+        one = synthesizer.variant(fixed, voice_reference=reference)
         (replaced[target_key],) = one.run([planned[target_key]], store, n=target_n)
         runs.append(one)
     return replaced, runs
@@ -268,18 +251,6 @@ def _summary(
         candidates_generated=one.stats.candidates_generated,
         candidates_reused=one.stats.candidates_reused,
     )
-
-
-def _merge_stats(into: Synthesizer, other: Synthesizer) -> None:
-    """The manifest's run stats cover both passes of this command."""
-    stats, extra = into.stats, other.stats
-    stats.candidates_generated += extra.candidates_generated
-    stats.candidates_reused += extra.candidates_reused
-    stats.utterances_reused += extra.utterances_reused
-    stats.audio_seconds_generated += extra.audio_seconds_generated
-    stats.audio_seconds_verified += extra.audio_seconds_verified
-    for stage, seconds in extra.seconds.items():
-        stats.seconds[stage] += seconds
 
 
 def _check_same_render(manifest: Manifest, synthesizer: Synthesizer) -> None:
