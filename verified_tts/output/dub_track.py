@@ -14,15 +14,14 @@ dub; :func:`voiced_srt` and :func:`track_stats` describe where every line landed
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 import numpy as np
 
-from verified_tts.config import RenderConfig
-from verified_tts.errors import UserError
+from verified_tts.config import DubOptions, RenderConfig
 from verified_tts.output.assembly import level_clip
 from verified_tts.output.manifest import STORE_DIR
 from verified_tts.pipeline import UtteranceResult
@@ -43,36 +42,6 @@ __all__ = [
 ]
 
 _FADE_S = 0.03  # fade-out where a line that cannot fit is cut, so the cut does not click
-
-
-@dataclass(frozen=True)
-class DubOptions:
-    """Timing, stretch and mixing settings of a dub (``[dub]`` in the TOML config)."""
-
-    speed_limit: float = 1.25  # the most a winner is sped up (1.25 = 25% faster)
-    max_extend_s: float = 1.0  # how far a slot may reach into the silence after its cue
-    min_gap_s: float = 0.1  # silence always kept before the next cue starts
-    tail_s: float = 1.0  # silence after the last cue's end (without --duration)
-    duration: float | None = None  # the track's length in seconds (default: last end + tail)
-    duck_db: float = 12.0  # how far the original is lowered under speech in the mix
-    voices: Mapping[str, str] = field(default_factory=dict)  # speaker -> generator voice
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.speed_limit) and 1.0 <= self.speed_limit <= 4.0):
-            raise UserError(
-                f"--speed-limit must be between 1.0 (never stretch) and 4.0 "
-                f"(got {self.speed_limit})"
-            )
-        for name in ("max_extend_s", "min_gap_s", "tail_s", "duck_db"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0):
-                raise UserError(f"[dub] {name} must be a number >= 0 (got {value})")
-        if self.duration is not None and not (math.isfinite(self.duration) and self.duration > 0):
-            raise UserError(
-                f"--duration must be a positive number of seconds (got {self.duration})"
-            )
-        if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.voices.items()):
-            raise UserError('[dub.voices] maps speaker names to voices: NAME = "voice"')
 
 
 @dataclass(frozen=True)
