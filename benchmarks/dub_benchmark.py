@@ -44,12 +44,14 @@ def subtitles(path: Path, cues: int, tight: bool) -> Path:
 
 def flag_tally(out: Path) -> dict[str, int]:
     """Flagged cues by cause: each gate the winner failed, and running past the slot."""
-    manifest = json.loads((out / "manifest.json").read_text())
+    from verified_tts.output.manifest import read_manifest
+
+    manifest = read_manifest(out)
     report = json.loads((out / "dub.json").read_text())
     tally: dict[str, int] = {}
-    for utterance, cue in zip(manifest["utterances"], report["cues"], strict=True):
-        causes = list(utterance["candidates"][utterance["winner"]]["failed_gates"])
-        if not utterance["flagged"]:
+    for utterance, cue in zip(manifest.utterances, report["cues"], strict=True):
+        causes = list(utterance.winner_candidate.failed_gates)
+        if not utterance.flagged:
             causes = []
         if cue["overlap_seconds"] > 0 or cue["cut_seconds"] > 0:
             causes.append("too long for the slot at the speed limit")

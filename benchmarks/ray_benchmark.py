@@ -37,8 +37,9 @@ def harvard_book(path: Path, count: int) -> Path:
 
 
 def winners(out: Path) -> list[tuple[str, int]]:
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    return [(u["key"], u["winner"]) for u in manifest["utterances"]]
+    from verified_tts.output.manifest import read_manifest
+
+    return [(u.key, u.winner) for u in read_manifest(out).utterances]
 
 
 def timed_render(book: Path, out: Path, synthesizer: Any) -> dict[str, Any]:

@@ -31,33 +31,32 @@ def harvard_book(path: Path, count: int) -> Path:
 
 def run_setting(book: Path, work: Path, name: str, n: int, adaptive: bool) -> dict:
     from verified_tts.config import build_config
+    from verified_tts.output.manifest import read_manifest
     from verified_tts.workflows.render import render
 
     config = build_config({}, candidates=n, adaptive=adaptive)
     started = time.perf_counter()
     summary = render(book, work / name, config)
     wall = time.perf_counter() - started
-    manifest = json.loads((work / name / "manifest.json").read_text())
-    speech = sum(u["candidates"][u["winner"]]["duration_s"] for u in manifest["utterances"])
+    manifest = read_manifest(work / name)
+    speech = sum(u.winner_candidate.duration_s for u in manifest.utterances)
     return {
         "setting": name,
         "n": n,
         "adaptive": adaptive,
         "wall_seconds": round(wall, 2),
-        "load_seconds": manifest["stats"]["seconds"].get("load", 0.0),
+        "load_seconds": manifest.stats["seconds"].get("load", 0.0),
         "speech_seconds": round(speech, 2),
-        "book_seconds": manifest["book"]["duration_s"],
+        "book_seconds": manifest.book.duration_s,
         # compute seconds per second of finished speech, model loading excluded
-        "real_time_factor": round(
-            (wall - manifest["stats"]["seconds"].get("load", 0.0)) / speech, 4
-        ),
+        "real_time_factor": round((wall - manifest.stats["seconds"].get("load", 0.0)) / speech, 4),
         "candidates_generated": summary.candidates_generated,
-        "candidates_per_utterance": manifest["stats"]["mean_candidates_per_utterance"],
+        "candidates_per_utterance": manifest.stats["mean_candidates_per_utterance"],
         "flagged": summary.flagged,
         "passed_share": summary.passed_share,
         "mean_wer_winners": summary.mean_wer_winners,
         "mean_wer_candidate0": summary.mean_wer_candidate0,
-        "seconds_per_stage": manifest["stats"]["seconds"],
+        "seconds_per_stage": manifest.stats["seconds"],
     }
 
 

@@ -24,19 +24,20 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> None:
+    from verified_tts.output.manifest import read_manifest
     from verified_tts.selection import SelectionPolicy, choose, judge
-    from verified_tts.workflows.ab import load_judge
+    from verified_tts.workflows.judge import load_judge
     from verifiers import Clip
 
     out = Path(sys.argv[1])
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = read_manifest(out)
     judge_model = load_judge("bundled:base")
     clips, owners = [], []
-    for u_index, utterance in enumerate(manifest["utterances"]):
-        for candidate in utterance["candidates"]:
-            audio, rate = sf.read(out / candidate["audio"], dtype="float32")
-            clips.append(Clip(audio=audio, sample_rate=rate, text=utterance["text"]))
-            owners.append((u_index, candidate["index"]))
+    for u_index, utterance in enumerate(manifest.utterances):
+        for candidate in utterance.candidates:
+            audio, rate = sf.read(out / candidate.audio, dtype="float32")
+            clips.append(Clip(audio=audio, sample_rate=rate, text=utterance.text))
+            owners.append((u_index, candidate.index))
     started = time.perf_counter()
     judged: dict[tuple[int, int], float] = {}
     for start in range(0, len(clips), 32):
@@ -49,12 +50,12 @@ def main() -> None:
     no_speaker = SelectionPolicy(weights={**policy.weights, "speaker": 0.0})
 
     def by_policy(p: SelectionPolicy):
-        return lambda u: choose([judge(c["scores"], p) for c in u["candidates"]])[0]
+        return lambda u: choose([judge(c.scores, p) for c in u.candidates])[0]
 
     def best(metric: str, sign: float):
         return lambda u: max(
-            range(len(u["candidates"])),
-            key=lambda i: (sign * u["candidates"][i]["scores"].get(metric, float("-inf")), -i),
+            range(len(u.candidates)),
+            key=lambda i: (sign * u.candidates[i].scores.get(metric, float("-inf")), -i),
         )
 
     rules = {
@@ -68,8 +69,8 @@ def main() -> None:
     rows = []
     for name, rule in rules.items():
         values = []
-        for u_index, utterance in enumerate(manifest["utterances"]):
-            n = len(utterance["candidates"])
+        for u_index, utterance in enumerate(manifest.utterances):
+            n = len(utterance.candidates)
             if rule is None:
                 values.append(min(judged[(u_index, k)] for k in range(n)))
             else:
@@ -78,8 +79,8 @@ def main() -> None:
         print(rows[-1], flush=True)
     result = {
         "input": str(out),
-        "n": manifest["n"],
-        "utterances": len(manifest["utterances"]),
+        "n": manifest.n,
+        "utterances": len(manifest.utterances),
         "judge": "Whisper base (bundled:base), beam 5",
         "verifier": "Whisper tiny.en, beam 5",
         "judge_seconds": round(judge_seconds, 1),

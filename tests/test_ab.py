@@ -21,7 +21,8 @@ from verified_tts.keys import candidate_seed
 from verified_tts.pipeline import Synthesizer
 from verified_tts.selection import choose, judge
 from verified_tts.store import Store
-from verified_tts.workflows.ab import ab, arm_winners, build_arms, load_judge, resolve_judge_model
+from verified_tts.workflows.ab import ab, arm_winners, build_arms
+from verified_tts.workflows.judge import load_judge, resolve_judge_model
 from verified_tts.workflows.render import STORE_DIR
 
 BOOK = """# A test
@@ -164,7 +165,8 @@ def test_the_same_weights_under_another_path_are_refused(tmp_path):
     import shutil
     from types import SimpleNamespace
 
-    from verified_tts.workflows.ab import Judge, JudgeOptions, _check_independent
+    from verified_tts.workflows.judge import Judge, JudgeOptions
+    from verified_tts.workflows.judge import check_independent as _check_independent
     from verifiers.wer import bundled_model_path
 
     copy = tmp_path / "tiny-copy"

@@ -15,17 +15,11 @@ import srt
 
 from verified_tts.config import build_config
 from verified_tts.errors import UserError
+from verified_tts.output.dub_track import DubOptions, compute_slots, duck_and_mix, time_stretch
 from verified_tts.pipeline import Synthesizer
 from verified_tts.text.subtitles import Cue
 from verified_tts.verification import LoadedVerifiers
-from verified_tts.workflows.dub import (
-    DubOptions,
-    compute_slots,
-    dub,
-    dub_settings,
-    duck_and_mix,
-    time_stretch,
-)
+from verified_tts.workflows.dub import dub, dub_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SINTEL = Path(__file__).resolve().parent / "data" / "sintel-en.srt"

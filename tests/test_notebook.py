@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from verified_tts.config import build_config
-from verified_tts.workflows.ab import ab, load_judge
+from verified_tts.workflows.ab import ab
+from verified_tts.workflows.judge import load_judge
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "ab_compare.ipynb"
 BOOK = """Glue the sheet to the dark blue background.

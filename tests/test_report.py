@@ -21,7 +21,8 @@ import pytest
 
 from verified_tts.config import build_config
 from verified_tts.output.report import render_report_html
-from verified_tts.workflows.ab import ab, load_judge
+from verified_tts.workflows.ab import ab
+from verified_tts.workflows.judge import load_judge
 
 BOOK = """The birch canoe slid on the smooth planks.
 

@@ -10,6 +10,7 @@ silently falls back to a default.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -28,7 +29,14 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["AssemblyOptions", "RayOptions", "RenderConfig", "build_config", "read_config_file"]
+__all__ = [
+    "AssemblyOptions",
+    "DubOptions",
+    "RayOptions",
+    "RenderConfig",
+    "build_config",
+    "read_config_file",
+]
 
 
 @dataclass(frozen=True)
@@ -69,13 +77,42 @@ class RayOptions:
 
 
 @dataclass(frozen=True)
+class DubOptions:
+    """Timing, stretch and mixing settings of a dub (``[dub]`` in the TOML config)."""
+
+    speed_limit: float = 1.25  # the most a winner is sped up (1.25 = 25% faster)
+    max_extend_s: float = 1.0  # how far a slot may reach into the silence after its cue
+    min_gap_s: float = 0.1  # silence always kept before the next cue starts
+    tail_s: float = 1.0  # silence after the last cue's end (without --duration)
+    duration: float | None = None  # the track's length in seconds (default: last end + tail)
+    duck_db: float = 12.0  # how far the original is lowered under speech in the mix
+    voices: Mapping[str, str] = field(default_factory=dict)  # speaker -> generator voice
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.speed_limit) and 1.0 <= self.speed_limit <= 4.0):
+            raise UserError(
+                f"--speed-limit must be between 1.0 (never stretch) and 4.0 "
+                f"(got {self.speed_limit})"
+            )
+        for name in ("max_extend_s", "min_gap_s", "tail_s", "duck_db"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise UserError(f"[dub] {name} must be a number >= 0 (got {value})")
+        if self.duration is not None and not (math.isfinite(self.duration) and self.duration > 0):
+            raise UserError(
+                f"--duration must be a positive number of seconds (got {self.duration})"
+            )
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.voices.items()):
+            raise UserError('[dub.voices] maps speaker names to voices: NAME = "voice"')
+
+
+@dataclass(frozen=True)
 class RenderConfig:
     """Everything a render needs besides its input and output paths."""
 
     generator: GeneratorConfig = field(default_factory=GeneratorConfig)
     candidates: int = 8
     seed: int = 0
-    adaptive: bool = True
     keep: str = "all"  # "all" candidates' audio, or "winners" only
     max_chars: int = 250
     window: int = 16  # utterances in flight together
@@ -86,6 +123,7 @@ class RenderConfig:
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     assembly: AssemblyOptions = field(default_factory=AssemblyOptions)
     ray: RayOptions = field(default_factory=RayOptions)
+    dub: DubOptions = field(default_factory=DubOptions)
 
     def __post_init__(self) -> None:
         if self.candidates < 1:
@@ -132,7 +170,6 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     """Merge defaults <- TOML table <- CLI overrides (None means "not given")."""
     file = dict(file or {})
     top_level = {"candidates", "seed", "adaptive", "keep", "max_chars", "window", "prefetch"}
-    # [dub] (voice map, speed limit, ...) is read by verified_tts.workflows.dub, not here
     sections = {"generator", "verifiers", "selection", "assembly", "dub", "ray"}
     check_keys(file, top_level | sections, "config")
 
@@ -159,12 +196,17 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     assembly_table = dict(file.get("assembly", {}))
     check_keys(assembly_table, {f.name for f in fields(AssemblyOptions)}, "[assembly]")
 
+    dub_table = dict(file.get("dub", {}))
+    check_keys(dub_table, {f.name for f in fields(DubOptions)}, "[dub]")
+    if not isinstance(dub_table.get("voices", {}), Mapping):
+        raise UserError('[dub.voices] must be a table of NAME = "voice"')
+
     ray_table = dict(file.get("ray", {}))
     check_keys(ray_table, {f.name for f in fields(RayOptions)}, "[ray]")
 
     run = {k: file[k] for k in top_level if k in file}
     run.update({k: overrides[k] for k in top_level if overrides.get(k) is not None})
-    adaptive = bool(run.get("adaptive", True))
+    adaptive = bool(run.pop("adaptive", True))
     selection = SelectionPolicy.from_mapping(file.get("selection", {}), adaptive=adaptive)
     return RenderConfig(
         generator=generator,
@@ -172,5 +214,6 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
         selection=selection,
         assembly=AssemblyOptions(**assembly_table),
         ray=RayOptions(**ray_table),
+        dub=DubOptions(**dub_table),
         **run,
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -175,8 +175,7 @@ def recommended_policy(
             max=_round(bounds.get("max"), up=True),
             margin=_round(margin, up=False) or 0.0,
         )
-    return SelectionPolicy(tuple(gates.values()), current.weights, current.adaptive,
-                           current.first_round)  # fmt: skip
+    return replace(current, gates=tuple(gates.values()))
 
 
 def _round(value: float | None, *, up: bool) -> float | None:

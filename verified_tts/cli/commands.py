@@ -450,8 +450,7 @@ def rerender_command(
     config: ConfigOption = None,
 ) -> None:
     """Re-render one utterance with more candidates and put it back into the chapter files."""
-    import json
-
+    from verified_tts.output.manifest import read_manifest
     from verified_tts.workflows.rerender import config_from_manifest, rerender
 
     manifest_path = out_dir / "manifest.json"
@@ -460,7 +459,7 @@ def rerender_command(
             f"{out_dir} has no manifest.json: give the --out folder of a finished render"
         )
     recorded = config_from_manifest(
-        json.loads(manifest_path.read_text(encoding="utf-8")),
+        read_manifest(out_dir),
         generator=generator,
         voice=voice,
         voice_ref=voice_ref,

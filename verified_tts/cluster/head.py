@@ -44,6 +44,7 @@ from verified_tts.cluster.state import (
     state_dir,
 )
 from verified_tts.errors import MissingExtra, UserError
+from verified_tts.output.atomic import write_json_atomic
 
 __all__ = [
     "JOB_RESOURCE",
@@ -122,18 +123,53 @@ def up(
     existing = read_state(where)
     if existing is not None and existing.alive():
         return existing, False
-    if max_jobs < 1:
-        raise UserError(f"--max-jobs must be at least 1 (got {max_jobs})")
-    if object_store_mb < 80:
-        raise UserError(
-            f"--object-store-mb must be at least 80 (Ray's minimum; got {object_store_mb})"
-        )
+    _check_limits(max_jobs, object_store_mb)
     command = _ray_command()
     where.mkdir(parents=True, exist_ok=True)
     temp_dir = _ray_temp_dir(where)
     num_cpus = num_cpus or os.cpu_count() or 1
     gcs_port = port or _free_port(6379)  # Ray's usual ports when free, any free ones otherwise
     web_port = dashboard_port or _free_port(8265)
+    args = _head_args(gcs_port, web_port, num_cpus, num_gpus, object_store_mb, max_jobs, temp_dir)
+    log_path = where / HEAD_LOG
+    process = _spawn_head([*command, *args], where, log_path)
+    state = ClusterState(
+        state_dir=str(where),
+        pid=process.pid,
+        gcs_address=f"127.0.0.1:{gcs_port}",
+        dashboard_url=f"http://127.0.0.1:{web_port}",
+        temp_dir=str(temp_dir),
+        num_cpus=int(num_cpus),
+        num_gpus=num_gpus,
+        object_store_mb=int(object_store_mb),
+        max_jobs=int(max_jobs),
+        started_at=time.time(),
+        log=str(log_path),
+    )
+    _wait_until_ready(process, state.dashboard_url, log_path, timeout_s)
+    write_json_atomic(where / STATE_FILE, asdict(state))
+    return state, True
+
+
+def _check_limits(max_jobs: int, object_store_mb: int) -> None:
+    if max_jobs < 1:
+        raise UserError(f"--max-jobs must be at least 1 (got {max_jobs})")
+    if object_store_mb < 80:
+        raise UserError(
+            f"--object-store-mb must be at least 80 (Ray's minimum; got {object_store_mb})"
+        )
+
+
+def _head_args(
+    gcs_port: int,
+    web_port: int,
+    num_cpus: int,
+    num_gpus: int | None,
+    object_store_mb: int,
+    max_jobs: int,
+    temp_dir: Path,
+) -> list[str]:
+    """``ray start`` arguments for a loopback-only head with the job-slot resource."""
     args = [
         "start",
         "--head",
@@ -154,6 +190,11 @@ def up(
     ]
     if num_gpus is not None:
         args.append(f"--num-gpus={num_gpus}")
+    return args
+
+
+def _spawn_head(argv: list[str], where: Path, log_path: Path) -> subprocess.Popen[bytes]:
+    """Start the head detached, in a session of its own, logging to ``log_path``."""
     env = {
         **os.environ,
         # single-machine mode: Ray keeps 127.0.0.1 as the node address and binds loopback only
@@ -163,10 +204,9 @@ def up(
         "RAY_USAGE_STATS_ENABLED": "0",
     }
     env.pop("RAY_ADDRESS", None)
-    log_path = where / HEAD_LOG
     with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            [*command, *args],
+        return subprocess.Popen(
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -174,21 +214,15 @@ def up(
             env=env,
             start_new_session=True,  # survives this command; `down` signals it alone
         )
-    state = ClusterState(
-        state_dir=str(where),
-        pid=process.pid,
-        gcs_address=f"127.0.0.1:{gcs_port}",
-        dashboard_url=f"http://127.0.0.1:{web_port}",
-        temp_dir=str(temp_dir),
-        num_cpus=int(num_cpus),
-        num_gpus=num_gpus,
-        object_store_mb=int(object_store_mb),
-        max_jobs=int(max_jobs),
-        started_at=time.time(),
-        log=str(log_path),
-    )
+
+
+def _wait_until_ready(
+    process: subprocess.Popen[bytes], dashboard_url: str, log_path: Path, timeout_s: float
+) -> None:
+    """Wait for the dashboard to answer; a head that exits or is too slow is one clear error
+    (and a slow one is stopped)."""
     deadline = time.monotonic() + timeout_s
-    while not _dashboard_ready(state.dashboard_url):
+    while not _dashboard_ready(dashboard_url):
         if process.poll() is not None:
             raise UserError(
                 f"the Ray head exited during start-up (code {process.returncode}): "
@@ -198,8 +232,6 @@ def up(
             _stop(process.pid, 10.0)
             raise UserError(f"the Ray head did not come up in {timeout_s:.0f} s; see {log_path}")
         time.sleep(0.5)
-    (where / STATE_FILE).write_text(json.dumps(asdict(state), indent=2), encoding="utf-8")
-    return state, True
 
 
 def _stop(pid: int, timeout_s: float) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from verified_tts.output.atomic import write_audio_atomic, write_json_atomic, write_text_atomic
-from verified_tts.output.report import _e, _fmt, _json_script, _line_chart, _page, _player
+from verified_tts.output.html import escape, fmt, json_script, line_chart, page, player
 from verified_tts.selection import Gate
 
 __all__ = ["render_calibrate_html", "write_calibration", "write_examples"]
@@ -100,7 +100,7 @@ def _goal_rows(goals: Mapping[str, Any]) -> str:
         css = "pass" if goal["met"] else "fail"
         is_max = name.startswith(("false_alarm", "faulted"))
         rows.append(
-            f"<tr><td>{_e(name)}</td><td class='num'>{'&le;' if is_max else '&ge;'} "
+            f"<tr><td>{escape(name)}</td><td class='num'>{'&le;' if is_max else '&ge;'} "
             f"{_pct(goal['goal'])}</td><td class='num {css}'>{100 * goal['value']:.1f}%</td>"
             f"<td class='{css}'>{'met' if goal['met'] else 'not met'}</td></tr>"
         )
@@ -112,11 +112,11 @@ def _goal_rows(goals: Mapping[str, Any]) -> str:
 
 def _fault_table(data: Mapping[str, Any]) -> str:
     rows = "".join(
-        f"<tr><td>{_e(f['kind'])}</td><td class='num'>{f['cases']}</td>"
+        f"<tr><td>{escape(f['kind'])}</td><td class='num'>{f['cases']}</td>"
         f"<td class='num'>{_pct(f['recall'])}</td><td class='num'>{_pct(f['recall_at_target'])}"
         f"</td><td class='num'>{_pct(f.get('held_out_recall'))}</td>"
-        f"<td class='num'>{_pct(f.get('goal'))}</td><td class='num'>{_fmt(f['auc'])}</td>"
-        f"<td>{_e(f['best_metric'])}</td></tr>"
+        f"<td class='num'>{_pct(f.get('goal'))}</td><td class='num'>{fmt(f['auc'])}</td>"
+        f"<td>{escape(f['best_metric'])}</td></tr>"
         for f in data["faults"]
     )
     clean = data["clean"]
@@ -137,7 +137,7 @@ def _fault_table(data: Mapping[str, Any]) -> str:
 
 def _metric_table(data: Mapping[str, Any]) -> str:
     kinds = [f["kind"] for f in data["faults"]]
-    head = "".join(f"<th class='num'>{_e(k)}</th>" for k in kinds)
+    head = "".join(f"<th class='num'>{escape(k)}</th>" for k in kinds)
     rows = []
     for row in data["metrics"]:
         cells = []
@@ -152,13 +152,13 @@ def _metric_table(data: Mapping[str, Any]) -> str:
             )
             cells.append(
                 f"<td class='num'>{_pct(m['recall_at_threshold'])}{current}"
-                f"<br><span class='muted'>AUC {_fmt(m['auc'], 2)}</span></td>"
+                f"<br><span class='muted'>AUC {fmt(m['auc'], 2)}</span></td>"
             )
-        gate = "&ndash;" if row["current_gate"] is None else _fmt(row["current_gate"])
+        gate = "&ndash;" if row["current_gate"] is None else fmt(row["current_gate"])
         rows.append(
-            f"<tr><td>{_e(row['label'])}</td><td class='num'>{gate} "
+            f"<tr><td>{escape(row['label'])}</td><td class='num'>{gate} "
             f"({_pct(row['false_alarm_current'])})</td>"
-            f"<td class='num'>{_fmt(row['threshold_at_target'])}</td>{''.join(cells)}</tr>"
+            f"<td class='num'>{fmt(row['threshold_at_target'])}</td>{''.join(cells)}</tr>"
         )
     return (
         "<div class='wide'><table><thead><tr><th>metric</th><th class='num'>current gate "
@@ -176,7 +176,7 @@ def _roc_charts(data: Mapping[str, Any]) -> str:
         ]
         series.append(("chance", "#98a2b3", [(0.0, 0.0), (1.0, 1.0)]))
         charts.append(
-            _line_chart(f"ROC: {kind}", series, "recall on faulted", x_label="false alarms on "
+            line_chart(f"ROC: {kind}", series, "recall on faulted", x_label="false alarms on "
                         "clean candidates", x_log=False, markers=False, width=560, height=300)
         )  # fmt: skip
     return f"<div class='charts'>{''.join(charts)}</div>"
@@ -194,7 +194,7 @@ def _selection_charts(data: Mapping[str, Any]) -> str:
                 if s["p"] == p and s["gates"] == name
             ]
             series.append((f"{name} gates", _COLOURS[i], sorted(points)))
-        charts.append(_line_chart(f"fault rate p = {p:g}", series, "share of winners faulted"))
+        charts.append(line_chart(f"fault rate p = {p:g}", series, "share of winners faulted"))
     rows = "".join(
         f"<tr><td class='num'>{s['p']:g}</td><td class='num'>{s['n']}</td><td>{s['gates']}</td>"
         f"<td class='num'>{100 * s['faulted_winners']:.2f}%</td>"
@@ -215,16 +215,16 @@ def _gate_table(data: Mapping[str, Any]) -> str:
             return "<span class='muted'>off</span>"
         parts = []
         if gate["min"] is not None:
-            parts.append(f"&ge; {_fmt(gate['min'], 4)}")
+            parts.append(f"&ge; {fmt(gate['min'], 4)}")
         if gate["max"] is not None:
-            parts.append(f"&le; {_fmt(gate['max'], 4)}")
-        margin = f" <span class='muted'>(margin {_fmt(gate['margin'], 3)})</span>"
+            parts.append(f"&le; {fmt(gate['max'], 4)}")
+        margin = f" <span class='muted'>(margin {fmt(gate['margin'], 3)})</span>"
         return " and ".join(parts) + (margin if gate["margin"] else "")
 
     current = {g["metric"]: g for g in data["gates"]["current"]}
     recommended = {g["metric"]: g for g in data["gates"]["recommended"]}
     rows = "".join(
-        f"<tr><td>{_e(m)}</td><td>{describe(current.get(m))}</td>"
+        f"<tr><td>{escape(m)}</td><td>{describe(current.get(m))}</td>"
         f"<td>{describe(recommended.get(m))}</td></tr>"
         for m in dict.fromkeys([*current, *recommended])
     )
@@ -236,11 +236,12 @@ def _gate_table(data: Mapping[str, Any]) -> str:
 
 def _examples(data: Mapping[str, Any]) -> str:
     rows = "".join(
-        f"<tr><td>{_e(x['kind'])}</td><td class='{'pass' if x['caught'] else 'fail'}'>"
-        f"{'caught' if x['caught'] else 'missed'}</td><td>{_e(x['text'])}<br>"
-        f"<span class='muted'>{_e(x['description'])}</span></td>"
-        f"<td>{_player(x['audio'], 'faulted')}</td><td>{_player(x['clean_audio'], 'clean')}</td>"
-        f"<td>{_e(', '.join(x['failed']) or '-')}</td><td>{_e(x.get('heard') or '')}</td></tr>"
+        f"<tr><td>{escape(x['kind'])}</td><td class='{'pass' if x['caught'] else 'fail'}'>"
+        f"{'caught' if x['caught'] else 'missed'}</td><td>{escape(x['text'])}<br>"
+        f"<span class='muted'>{escape(x['description'])}</span></td>"
+        f"<td>{player(x['audio'], 'faulted')}</td><td>{player(x['clean_audio'], 'clean')}</td>"
+        f"<td>{escape(', '.join(x['failed']) or '-')}</td>"
+        f"<td>{escape(x.get('heard') or '')}</td></tr>"
         for x in data.get("examples", [])
     )
     return (
@@ -256,11 +257,11 @@ def render_calibrate_html(data: Mapping[str, Any], toml: str = "") -> str:
     seconds = data.get("seconds", {})
     body = (
         "<h1>Calibration: what the verifiers catch</h1>"
-        f"<div class='muted'>generator {_e(generator.get('name'))}"
-        f"{' &middot; voice ' + _e(generator.get('voice')) if generator.get('voice') else ''}"
-        f" &middot; {data.get('utterances')} utterances of {_e(data.get('input'))} &middot; "
+        f"<div class='muted'>generator {escape(generator.get('name'))}"
+        f"{' &middot; voice ' + escape(generator.get('voice')) if generator.get('voice') else ''}"
+        f" &middot; {data.get('utterances')} utterances of {escape(data.get('input'))} &middot; "
         f"{data['clean']['cases']} clean candidates &middot; target false alarms "
-        f"{_pct(data['false_alarm_target'])} &middot; {_fmt(seconds.get('total'), 1)} s</div>"
+        f"{_pct(data['false_alarm_target'])} &middot; {fmt(seconds.get('total'), 1)} s</div>"
         f"<h2>Goals (recommended gates)</h2><div class='card'>{_goal_rows(data['goals'])}</div>"
         f"<h2>Per fault kind</h2><div class='card'>{_fault_table(data)}"
         "<p class='muted'>Recall = share of faulted copies the gates reject. Recommended gates "
@@ -275,8 +276,8 @@ def render_calibrate_html(data: Mapping[str, Any], toml: str = "") -> str:
         "the utterance, else one of its clean candidates); the selection policy picks the winner "
         f"as a fixed-N render does.</p>{_selection_charts(data)}"
         f"<h2>Gates</h2><div class='card'>{_gate_table(data)}"
-        f"<p>gates.toml (use with <code>--config gates.toml</code>):</p><pre>{_e(toml)}</pre>"
+        f"<p>gates.toml (use with <code>--config gates.toml</code>):</p><pre>{escape(toml)}</pre>"
         "</div>"
         f"<h2>Caught and missed cases</h2>{_examples(data)}"
     )
-    return _page("calibration", body, _json_script("calibrate-data", {"goals": data["goals"]}))
+    return page("calibration", body, json_script("calibrate-data", {"goals": data["goals"]}))

@@ -9,32 +9,21 @@ an earlier run finished), assemble the winners, and write the manifest atomicall
 from __future__ import annotations
 
 import os
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
-from verified_tts.output.assembly import AssembledFile, Placed, assemble_book
-from verified_tts.output.atomic import write_json_atomic
+from verified_tts.output.assembly import Placed, assemble_book
+from verified_tts.output.manifest import STORE_DIR, build_manifest, summarise, write_manifest
 from verified_tts.output.report import write_render_report
 from verified_tts.pipeline import Synthesizer, UtteranceResult
 from verified_tts.store import Store
 from verified_tts.text.book import Book, load_book
 
-__all__ = [
-    "RenderSummary",
-    "build_manifest",
-    "place_winners",
-    "prepare_output",
-    "render",
-    "summarise",
-]
-
-STORE_DIR = "store"
+__all__ = ["STORE_DIR", "RenderSummary", "place_winners", "prepare_output", "render"]
 
 
 @dataclass(frozen=True)
@@ -69,119 +58,6 @@ def prepare_output(out_dir: str | os.PathLike) -> Path:
             "choose a writable --out folder"
         ) from error
     return path
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return round(statistics.fmean(values), 4) if values else None
-
-
-def summarise(results: Sequence[UtteranceResult]) -> dict[str, Any]:
-    """Quality figures of a run: flagged count, gate pass share, winner vs candidate-0 WER."""
-    flagged = sum(r.flagged for r in results)
-    winners = [
-        r.winner_candidate.metrics["wer"] for r in results if "wer" in r.winner_candidate.metrics
-    ]
-    firsts = [r.candidates[0].metrics["wer"] for r in results if "wer" in r.candidates[0].metrics]
-    return {
-        "utterances": len(results),
-        "flagged": flagged,
-        "passed_share": round(1 - flagged / len(results), 4) if results else 0.0,
-        "mean_wer_winners": _mean(winners),
-        "mean_wer_candidate0": _mean(firsts),
-        "mean_candidates_per_utterance": _mean([len(r.candidates) for r in results]),
-    }
-
-
-def _utterance_record(result: UtteranceResult) -> dict[str, Any]:
-    segment = result.utterance.segment
-    winner = result.winner_candidate
-
-    def audio_path(relative: str | None) -> str | None:
-        return f"{STORE_DIR}/{relative}" if relative else None
-
-    return {
-        "key": result.utterance.key,
-        "chapter": segment.chapter,
-        "paragraph": segment.paragraph,
-        "line": segment.line,
-        "kind": segment.kind,
-        "text": segment.text,
-        "spoken": segment.spoken,
-        "voice": result.utterance.voice,
-        "emotion": segment.emotion,
-        "audio": audio_path(winner.audio),
-        "winner": result.winner,
-        "flagged": result.flagged,
-        "reused": result.reused,
-        "candidates": [
-            {
-                "index": c.index,
-                "seed": c.seed,
-                "duration_s": c.duration_s,
-                "scores": dict(c.metrics),
-                "detail": dict(c.detail),
-                "passed": c.passed,
-                "failed_gates": list(c.failed),
-                "score": round(c.score, 5),
-                "info": dict(c.info),
-                **({"audio": audio_path(c.audio)} if c.audio else {}),
-            }
-            for c in result.candidates
-        ],
-    }
-
-
-def build_manifest(
-    *,
-    synthesizer: Synthesizer,
-    source: str,
-    book_title: str | None,
-    results: Sequence[UtteranceResult],
-    files: Sequence[AssembledFile],
-    n: int,
-    wall_seconds: float,
-) -> dict[str, Any]:
-    config = synthesizer.config
-    stats = synthesizer.stats.as_dict()
-    return {
-        "format": "verified-tts manifest 1",
-        "input": source,
-        "title": book_title,
-        "generator": synthesizer.generator.name,
-        "model": synthesizer.generator.model,
-        "sample_rate": synthesizer.generator.sample_rate,
-        "n": n,
-        "adaptive": config.selection.adaptive,
-        "seed": config.seed,
-        "voice": config.generator.voice,
-        "voice_ref": config.generator.voice_ref,
-        "keep": config.keep,
-        "verifiers": synthesizer.verifiers.status,
-        "selection": {
-            "gates": [
-                {k: v for k, v in vars(g).items() if v is not None} for g in config.selection.gates
-            ],
-            "weights": dict(config.selection.weights),
-        },
-        "stats": {**stats, **summarise(results), "wall_seconds": round(wall_seconds, 3)},
-        "chapters": [
-            {
-                "index": f.index,
-                "title": f.title,
-                "wav": f.wav,
-                "flac": f.flac,
-                "duration_s": f.duration_s,
-            }
-            for f in files
-            if f.index is not None
-        ],
-        "book": next(
-            {"wav": f.wav, "flac": f.flac, "duration_s": f.duration_s}
-            for f in files
-            if f.index is None
-        ),
-        "utterances": [_utterance_record(r) for r in results],
-    }
 
 
 def place_winners(results: Sequence[UtteranceResult], book: Book, store: Store) -> list[Placed]:
@@ -235,7 +111,7 @@ def render(
         n=config.candidates,
         wall_seconds=time.perf_counter() - started,
     )
-    write_json_atomic(out / "manifest.json", manifest)
+    write_manifest(out, manifest)
     write_render_report(out, manifest)  # report.html: flagged utterances first, every candidate
     quality = summarise(results)
     return RenderSummary(
@@ -247,7 +123,7 @@ def render(
         mean_wer_candidate0=quality["mean_wer_candidate0"],
         candidates_generated=synthesizer.stats.candidates_generated,
         candidates_reused=synthesizer.stats.candidates_reused,
-        seconds=manifest["stats"]["seconds"],
+        seconds=manifest.stats["seconds"],
         unavailable={
             name: s["reason"]
             for name, s in synthesizer.verifiers.status.items()

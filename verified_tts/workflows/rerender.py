@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -29,16 +30,21 @@ import numpy as np
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.output.assembly import assemble_book
-from verified_tts.output.atomic import write_json_atomic
-from verified_tts.output.report import write_render_report
-from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.store import Store
-from verified_tts.text.book import load_book
-from verified_tts.workflows.render import (
+from verified_tts.output.manifest import (
     STORE_DIR,
+    Manifest,
+    RerenderMark,
+    UtteranceRecord,
+    as_manifest,
     build_manifest,
-    place_winners,
+    read_manifest,
+    write_manifest,
 )
+from verified_tts.output.report import write_render_report
+from verified_tts.pipeline import Synthesizer, Utterance, UtteranceResult
+from verified_tts.store import Store
+from verified_tts.text.book import Book, load_book
+from verified_tts.workflows.render import place_winners
 
 __all__ = ["RerenderResult", "config_from_manifest", "find_utterance", "rerender"]
 
@@ -59,18 +65,9 @@ class RerenderResult:
     candidates_reused: int
 
 
-def _read_manifest(out: Path) -> dict[str, Any]:
-    path = out / "manifest.json"
-    if not path.is_file():
-        raise UserError(
-            f"{out} has no manifest.json: give the --out folder of a finished `verified-tts render`"
-        )
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def find_utterance(manifest: dict[str, Any], key: str) -> str:
+def find_utterance(manifest: Manifest | Mapping[str, Any], key: str) -> str:
     """The full key for ``key`` (a full key or a unique prefix of one, as reports show it)."""
-    keys = list(dict.fromkeys(u["key"] for u in manifest["utterances"]))
+    keys = list(dict.fromkeys(u.key for u in as_manifest(manifest).utterances))
     matches = [k for k in keys if k == key] or [k for k in keys if k.startswith(key)]
     if len(matches) == 1:
         return matches[0]
@@ -82,14 +79,17 @@ def find_utterance(manifest: dict[str, Any], key: str) -> str:
     raise UserError(f"key prefix '{key}' matches {len(matches)} utterances: give more characters")
 
 
-def config_from_manifest(manifest: dict[str, Any], **overrides: Any) -> dict[str, Any]:
+def config_from_manifest(
+    manifest: Manifest | Mapping[str, Any], **overrides: Any
+) -> dict[str, Any]:
     """CLI-style overrides that reproduce the render's generator settings, for ``build_config``;
     explicit ``overrides`` (not None) win."""
+    manifest = as_manifest(manifest)
     recorded = {
-        "generator": manifest.get("generator"),
-        "voice": manifest.get("voice"),
-        "voice_ref": manifest.get("voice_ref"),
-        "seed": manifest.get("seed"),
+        "generator": manifest.generator,
+        "voice": manifest.voice,
+        "voice_ref": manifest.voice_ref,
+        "seed": manifest.seed,
     }
     return {**recorded, **{k: v for k, v in overrides.items() if v is not None}}
 
@@ -113,85 +113,27 @@ def rerender(
     """Re-render ``utterance_key`` of the render in ``out_dir`` at N=``n``; see the module doc."""
     started = time.perf_counter()
     out = Path(out_dir)
-    manifest = _read_manifest(out)
+    manifest = read_manifest(out)
     key = find_utterance(manifest, utterance_key)
-    old = next(u for u in manifest["utterances"] if u["key"] == key)
-    if n <= len(old["candidates"]):
+    old = manifest.utterance(key)
+    if n <= len(old.candidates):
         raise UserError(
-            f"utterance {key} already has {len(old['candidates'])} candidates: ask for more "
-            f"(-n {2 * len(old['candidates'])})"
+            f"utterance {key} already has {len(old.candidates)} candidates: ask for more "
+            f"(-n {2 * len(old.candidates)})"
         )
-    if config is None:
-        if synthesizer is None:
-            from verified_tts.config import build_config
-
-            config = build_config({}, **config_from_manifest(manifest))
-        else:
-            config = synthesizer.config
-    # The other utterances are read back under the render's own policy (its N and adaptivity),
-    # which is what their stored decisions are keyed by.
-    adaptive = bool(manifest.get("adaptive", config.selection.adaptive))
-    original = replace(
-        config,
-        candidates=int(manifest["n"]),
-        adaptive=adaptive,
-        selection=replace(config.selection, adaptive=adaptive),
-    )
+    original = _original_config(manifest, config, synthesizer)
     if synthesizer is None:
         synthesizer = Synthesizer.load(original)
-    base = Synthesizer(
-        synthesizer.generator,
-        synthesizer.verifiers,
-        original,
-        voice_reference=synthesizer.voice_reference,
-    )
+    base = synthesizer.variant(original)
     _check_same_render(manifest, base)
-    source = manifest["input"]
-    if not Path(source).is_file():
-        raise UserError(
-            f"the book {source} that this render read is gone: rerender re-plans the book, put "
-            "it back at that path"
-        )
-    book = load_book(source, max_chars=original.max_chars)
-    utterances = base.plan(book.segments)
-    targets = [u for u in utterances if u.key == key]
-    if not targets:
-        raise UserError(
-            f"utterance {key} is not in {source} under these settings: the book was edited since "
-            "the render, or the generator/voice/seed differ (pass the render's --config)"
-        )
+    book, utterances = _replan(manifest, base, key)
+    earlier = {u.key: u.rerendered for u in manifest.utterances if u.rerendered}
     # utterances re-rendered earlier keep their larger N; this one gets n
-    earlier = {u["key"]: u["rerendered"] for u in manifest["utterances"] if u.get("rerendered")}
-    wanted = {k: int(mark["n"]) for k, mark in earlier.items() if k != key}
+    wanted = {k: mark.n for k, mark in earlier.items() if k != key}
     wanted[key] = n
-    planned = {u.key: u for u in utterances}
     with Store(out / STORE_DIR) as store:
         results = base.run(utterances, store)
-        replaced: dict[str, UtteranceResult] = {}
-        runs: list[Synthesizer] = []
-        for target_key, target_n in wanted.items():
-            if target_key not in planned:
-                continue  # the book no longer has it: nothing to keep
-            reference = synthesizer.voice_reference
-            if reference is None:
-                reference = _unit_mean(
-                    [
-                        np.asarray(r.embedding, dtype=np.float32)
-                        for r in results
-                        if r.utterance.key != target_key and r.embedding is not None
-                    ]
-                )
-            fixed = replace(
-                original,
-                candidates=target_n,
-                adaptive=False,
-                selection=replace(original.selection, adaptive=False),
-            )
-            one = Synthesizer(
-                synthesizer.generator, synthesizer.verifiers, fixed, voice_reference=reference
-            )
-            (replaced[target_key],) = one.run([planned[target_key]], store, n=target_n)
-            runs.append(one)
+        replaced, runs = _rerun_targets(synthesizer, original, utterances, results, wanted, store)
         results = [
             replace(replaced[r.utterance.key], utterance=r.utterance)
             if r.utterance.key in replaced
@@ -201,57 +143,117 @@ def rerender(
         placed = place_winners(results, book, store)
     files = assemble_book(placed, base.generator.sample_rate, out, original.assembly)
     for run in runs:
-        _merge_stats(base, run)
+        base.stats.merge(run.stats)
     updated = build_manifest(
         synthesizer=base,
-        source=source,
+        source=manifest.input,
         book_title=book.title,
         results=results,
         files=files,
-        n=int(manifest["n"]),
+        n=int(manifest.n),
         wall_seconds=time.perf_counter() - started,
     )
-    mark = {"n": n, "previous_winner": old["winner"], "previous_flagged": old["flagged"]}
-    for record in updated["utterances"]:
-        if record["key"] == key:
-            record["rerendered"] = mark
-        elif record["key"] in earlier:
-            record["rerendered"] = earlier[record["key"]]
-    write_json_atomic(out / "manifest.json", updated)
+    updated = _mark_rerendered(updated, key, RerenderMark(n, old.winner, old.flagged), earlier)
+    write_manifest(out, updated)
     write_render_report(out, updated)
     return _summary(out, key, n, old, replaced[key], runs[-1])
 
 
+def _original_config(
+    manifest: Manifest, config: RenderConfig | None, synthesizer: Synthesizer | None
+) -> RenderConfig:
+    """The render's own policy (its N and adaptivity), which the stored decisions of the other
+    utterances are keyed by, on top of the given (or recorded) settings."""
+    if config is None:
+        if synthesizer is None:
+            from verified_tts.config import build_config
+
+            config = build_config({}, **config_from_manifest(manifest))
+        else:
+            config = synthesizer.config
+    adaptive = bool(config.selection.adaptive if manifest.adaptive is None else manifest.adaptive)
+    return config.variant(candidates=int(manifest.n), adaptive=adaptive)
+
+
+def _replan(manifest: Manifest, base: Synthesizer, key: str) -> tuple[Book, list[Utterance]]:
+    """Read the render's book again and plan it; the utterance ``key`` must still be in it."""
+    source = manifest.input
+    if not Path(source).is_file():
+        raise UserError(
+            f"the book {source} that this render read is gone: rerender re-plans the book, put "
+            "it back at that path"
+        )
+    book = load_book(source, max_chars=base.config.max_chars)
+    utterances = base.plan(book.segments)
+    if not any(u.key == key for u in utterances):
+        raise UserError(
+            f"utterance {key} is not in {source} under these settings: the book was edited since "
+            "the render, or the generator/voice/seed differ (pass the render's --config)"
+        )
+    return book, utterances
+
+
+def _rerun_targets(
+    synthesizer: Synthesizer,
+    original: RenderConfig,
+    utterances: list[Utterance],
+    results: list[UtteranceResult],
+    wanted: Mapping[str, int],
+    store: Store,
+) -> tuple[dict[str, UtteranceResult], list[Synthesizer]]:
+    """Each wanted utterance at its fixed N, against the voice reference of the book's other
+    winners when no ``--voice-ref`` was given; returns the new results and the runs that made
+    them (for their stats)."""
+    planned = {u.key: u for u in utterances}
+    replaced: dict[str, UtteranceResult] = {}
+    runs: list[Synthesizer] = []
+    for target_key, target_n in wanted.items():
+        if target_key not in planned:
+            continue  # the book no longer has it: nothing to keep
+        reference = synthesizer.voice_reference
+        if reference is None:
+            reference = _unit_mean(
+                [
+                    np.asarray(r.embedding, dtype=np.float32)
+                    for r in results
+                    if r.utterance.key != target_key and r.embedding is not None
+                ]
+            )
+        fixed = original.variant(candidates=target_n, adaptive=False)
+        one = synthesizer.variant(fixed, voice_reference=reference)
+        (replaced[target_key],) = one.run([planned[target_key]], store, n=target_n)
+        runs.append(one)
+    return replaced, runs
+
+
+def _mark_rerendered(
+    manifest: Manifest, key: str, mark: RerenderMark, earlier: Mapping[str, RerenderMark]
+) -> Manifest:
+    """This utterance gets ``mark``; those re-rendered before keep theirs."""
+    return manifest.with_utterances(
+        replace(u, rerendered=mark if u.key == key else earlier.get(u.key))
+        for u in manifest.utterances
+    )
+
+
 def _summary(
-    out: Path, key: str, n: int, old: dict[str, Any], new: UtteranceResult, one: Synthesizer
+    out: Path, key: str, n: int, old: UtteranceRecord, new: UtteranceResult, one: Synthesizer
 ) -> RerenderResult:
     return RerenderResult(
         out_dir=out,
         key=key,
-        text=old["text"],
+        text=old.text,
         n=n,
-        previous_winner=int(old["winner"]),
+        previous_winner=int(old.winner),
         winner=new.winner,
-        flagged_before=bool(old["flagged"]),
+        flagged_before=bool(old.flagged),
         flagged=new.flagged,
         candidates_generated=one.stats.candidates_generated,
         candidates_reused=one.stats.candidates_reused,
     )
 
 
-def _merge_stats(into: Synthesizer, other: Synthesizer) -> None:
-    """The manifest's run stats cover both passes of this command."""
-    stats, extra = into.stats, other.stats
-    stats.candidates_generated += extra.candidates_generated
-    stats.candidates_reused += extra.candidates_reused
-    stats.utterances_reused += extra.utterances_reused
-    stats.audio_seconds_generated += extra.audio_seconds_generated
-    stats.audio_seconds_verified += extra.audio_seconds_verified
-    for stage, seconds in extra.seconds.items():
-        stats.seconds[stage] += seconds
-
-
-def _check_same_render(manifest: dict[str, Any], synthesizer: Synthesizer) -> None:
+def _check_same_render(manifest: Manifest, synthesizer: Synthesizer) -> None:
     """Refuse to mix verifiers or a policy that differ from the render's: the other utterances'
     decisions would not be found and the whole book would be rendered again."""
     status = {
@@ -261,7 +263,7 @@ def _check_same_render(manifest: dict[str, Any], synthesizer: Synthesizer) -> No
     }
     recorded = {
         name: dict(s.get("identity", {}))
-        for name, s in manifest.get("verifiers", {}).items()
+        for name, s in manifest.verifiers.items()
         if s.get("available")
     }
     if json.dumps(status, sort_keys=True, default=str) != json.dumps(
@@ -271,8 +273,8 @@ def _check_same_render(manifest: dict[str, Any], synthesizer: Synthesizer) -> No
             "the verifiers configured now differ from the ones this render used: pass the "
             "render's --config to rerender"
         )
-    if manifest.get("generator") != synthesizer.generator.name:
+    if manifest.generator != synthesizer.generator.name:
         raise UserError(
-            f"this render used the {manifest.get('generator')} generator, not "
+            f"this render used the {manifest.generator} generator, not "
             f"{synthesizer.generator.name}: pass the render's --generator/--config"
         )
