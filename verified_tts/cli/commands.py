@@ -46,7 +46,7 @@ OutOption = Annotated[
     Path | None, typer.Option("--out", "-o", help="Output folder (default: out/<input name>).")
 ]
 GeneratorOption = Annotated[
-    str | None, typer.Option("--generator", help="espeak (embedded default) or orpheus.")
+    str | None, typer.Option("--generator", help="espeak (embedded default), orpheus, llasa or spark.")
 ]
 ModelOption = Annotated[
     str | None, typer.Option("--model", help="Generator model: local folder or hub id.")
@@ -59,7 +59,7 @@ VoiceRefOption = Annotated[
 ]
 VoiceRefTextOption = Annotated[
     str | None,
-    typer.Option("--voice-ref-text", help="Words spoken in --voice-ref (Orpheus zero-shot)."),
+    typer.Option("--voice-ref-text", help="Words spoken in --voice-ref (zero-shot prompt: Orpheus, Llasa, Spark)."),
 ]
 SeedOption = Annotated[int | None, typer.Option("--seed", help="Base seed of every candidate.")]
 AdaptiveOption = Annotated[

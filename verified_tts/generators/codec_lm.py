@@ -177,7 +177,7 @@ class Layout(Protocol):
 
     def stop_ids(self) -> list[int]: ...
 
-    def parse(self, token_ids: Sequence[int]) -> Parsed: ...
+    def parse(self, token_ids: Sequence[int], request: SynthesisRequest) -> Parsed: ...
 
     def identity(self) -> dict[str, Any]: ...
 
@@ -323,7 +323,7 @@ class CodecLMGenerator:
             )
         budget = min(budget, step * (room // step))
         extra = {"top_k": o.top_k} if o.top_k and o.top_k > 0 else {}
-        if o.constrained:
+        if o.constrained or grammar is not None:  # an explicit grammar is a structural need
             extra["extra_args"] = {EXTRA_ARG: grammar or self.layout.grammar(request)}
         return SamplingParams(
             n=1,
@@ -426,7 +426,7 @@ class CodecLMGenerator:
 
     def _finish(self, group: Sequence[_Finished]) -> list[Candidate]:
         """Parsed codes, dropped counts and audio for requests that finished together."""
-        parsed = [self.layout.parse(item.token_ids) for item in group]
+        parsed = [self.layout.parse(item.token_ids, item.request) for item in group]
         t0 = time.perf_counter()
         audios = self.codec.decode_batch(
             [(p.codes, item.request.seed) for item, p in zip(group, parsed, strict=True)]

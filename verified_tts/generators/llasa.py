@@ -179,7 +179,7 @@ class LlasaLayout:
     def stop_ids(self) -> list[int]:
         return [self.ids.speech_end]
 
-    def parse(self, token_ids: Sequence[int]) -> Parsed:
+    def parse(self, token_ids: Sequence[int], request: SynthesisRequest) -> Parsed:
         stopped = bool(token_ids) and token_ids[-1] == self.ids.speech_end
         ids = np.asarray(token_ids[:-1] if stopped else token_ids, dtype=np.int64)
         codes = ids - self.ids.speech_base

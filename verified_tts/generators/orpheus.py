@@ -190,7 +190,7 @@ class OrpheusLayout:
     def stop_ids(self) -> list[int]:
         return [END_OF_SPEECH]
 
-    def parse(self, token_ids: Sequence[int]) -> Parsed:
+    def parse(self, token_ids: Sequence[int], request: SynthesisRequest) -> Parsed:
         stopped = bool(token_ids) and token_ids[-1] == END_OF_SPEECH
         frames = parse_frames(token_ids[:-1] if stopped else token_ids)
         return Parsed(frames.codes, frames.frames, frames.dropped, stopped)

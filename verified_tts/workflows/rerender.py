@@ -152,7 +152,7 @@ def rerender(
             f"the book {source} that this render read is gone: rerender re-plans the book, put "
             "it back at that path"
         )
-    book = load_book(source, max_chars=original.max_chars)
+    book = load_book(source, max_chars=original.utterance_chars())
     utterances = base.plan(book.segments)
     targets = [u for u in utterances if u.key == key]
     if not targets:
