@@ -241,5 +241,24 @@ def test_engine_that_cannot_start_says_why_in_one_line(tmp_path: Path):
     lines = [line for line in (done.stdout + done.stderr).splitlines() if "vLLM could not" in line]
     assert lines, done.stderr[-2000:]
     line = lines[-1]
-    assert "Available memory" in line and "kv cache" in line.lower()  # the engine's own reason
-    assert "kv_cache_gib" in line and "Traceback" not in done.stdout
+    assert "ValueError: Available memory" in line and "kv cache" in line  # the engine's reason
+    assert "kv_cache_gib" in line and "engine log: " in line
+    # the engine processes' tracebacks went to the log file, not around the one line
+    assert "Traceback" not in done.stdout + done.stderr
+    log = Path(line.split("engine log: ", 1)[1].split(";", 1)[0])
+    assert "Traceback" in log.read_text()
+    log.unlink()
+
+
+def test_root_cause_prefers_the_inner_error():
+    from verified_tts.generators.codec_lm_engine import root_cause
+
+    lines = [
+        "(Worker pid=7) ERROR 11-30 [executor.py:1063] Traceback (most recent call last):",
+        "(Worker pid=7) ERROR 11-30 [executor.py:1063] ValueError: Available memory x",
+        "(EngineCore pid=6) ERROR 11-30 [core.py:1] RuntimeError: Worker failed with error 'x'",
+        "RuntimeError: Engine core initialization failed. See root cause above.",
+    ]
+    assert root_cause(lines) == "ValueError: Available memory x"
+    assert root_cause(lines[2:]) == "RuntimeError: Worker failed with error 'x'"
+    assert root_cause(["nothing here"]) is None

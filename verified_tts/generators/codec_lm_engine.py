@@ -6,8 +6,9 @@ node's RAM and refuses to start when other processes hold some of it; unless the
 the KV cache is instead sized from what the in-flight window needs (requests x context x bytes
 per token, read from the model's config), which also skips that reservation. ``get_engine``
 builds the engine once and reuses it for every generator with the same settings; if vLLM fails
-to start, the root cause (which its engine process prints to stderr, leaving only "see root cause
-above" in the exception) is read back from a tee of stderr and put in the one error line.
+to start, the root cause (which its engine processes print, leaving only "see root cause above"
+in the exception) is read back from their held output and put in the one error line; that
+output goes to a log file instead of burying the line in tracebacks.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import os
 import re
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -157,50 +159,95 @@ def _kv_from_need(model_dir: Path, options: CodecLMOptions, max_len: int) -> int
     return max(min(want, max(cap, one)), _MIN_KV_BYTES) // block * block
 
 
-_ROOT_CAUSE = re.compile(r"^\s*(?:[\w.]+\.)?(\w*(?:Error|Exception)): (.+)$")
+# "ValueError: ...", alone or after vLLM's log prefix "(Worker pid=1) ERROR ... [file.py:12] "
+_ROOT_CAUSE = re.compile(r"(?:^|\] )\s*(?:[\w.]+\.)?(\w*(?:Error|Exception)): (.+)$")
 
 
 def root_cause(lines: Iterator[str] | list[str]) -> str | None:
-    """The last 'SomethingError: message' in an engine's stderr that is not the wrapper's."""
-    found = None
-    for line in lines:
-        m = _ROOT_CAUSE.match(line)
-        if m and "Engine core initialization failed" not in m.group(2):
-            found = f"{m.group(1)}: {m.group(2).strip()}"
-    return found
+    """The engine's own reason: the last 'SomethingError: message' that is not a wrapper's."""
+    found = [m for m in map(_ROOT_CAUSE.search, lines) if m]
+    found = [m for m in found if not m.group(2).startswith("Engine core initialization failed")]
+    inner = [m for m in found if not m.group(2).startswith("Worker failed with error")]
+    best = (inner or found or [None])[-1]
+    return f"{best.group(1)}: {best.group(2).strip()}" if best else None
 
 
-@contextlib.contextmanager
-def _tee_stderr(tail: deque[str]) -> Iterator[None]:
-    """Copy fd 2 (ours and the engine processes' started meanwhile) to stderr and to ``tail``."""
-    try:
-        saved = os.dup(2)
-        read_end, write_end = os.pipe()
-    except OSError:
-        yield
-        return
-    sys.stderr.flush()
-    os.dup2(write_end, 2)
-    os.close(write_end)
+class _HeldOutput:
+    """fds 1 and 2 (ours and the engine processes' started meanwhile) held while vLLM starts.
 
-    def pump() -> None:
+    vLLM's engine processes inherit these pipes as stdout/stderr for their whole life. While the
+    engine starts, their output is kept back: on success it is let through (and forwarded from
+    then on), on failure it goes to a log file instead of burying the one error line in
+    tracebacks, and the root cause is read from it.
+    """
+
+    def __init__(self) -> None:
+        self.lines: deque[str] = deque(maxlen=2000)
+        self._held: list[tuple[int, bytes]] = []
+        self._holding = True
+        self._lock = threading.Lock()
+        self._saved: dict[int, int] = {}
+
+    def __enter__(self) -> _HeldOutput:
+        try:
+            for fd in (1, 2):
+                read_end, write_end = os.pipe()
+                (sys.stdout if fd == 1 else sys.stderr).flush()
+                self._saved[fd] = os.dup(fd)
+                os.dup2(write_end, fd)
+                os.close(write_end)
+                threading.Thread(
+                    target=self._pump, args=(fd, read_end), name=f"vllm-fd{fd}", daemon=True
+                ).start()
+        except OSError:
+            self._restore()
+        return self
+
+    def _pump(self, fd: int, read_end: int) -> None:
         pending = b""
         with os.fdopen(read_end, "rb", buffering=0) as source:
             while chunk := source.read(65536):
-                with contextlib.suppress(OSError):
-                    os.write(saved, chunk)
+                with self._lock:
+                    if self._holding:
+                        self._held.append((fd, chunk))
+                    else:
+                        with contextlib.suppress(OSError):
+                            os.write(self._saved[fd], chunk)
                 pending += chunk
                 *lines, pending = pending.split(b"\n")
-                tail.extend(line.decode("utf-8", "replace") for line in lines)
+                self.lines.extend(line.decode("utf-8", "replace") for line in lines)
 
-    # The engine processes keep the pipe as their stderr for their life; this thread keeps
-    # forwarding it, so their later warnings still reach the terminal.
-    threading.Thread(target=pump, name="vllm-stderr", daemon=True).start()
-    try:
-        yield
-    finally:
+    def _restore(self) -> None:
+        sys.stdout.flush()
         sys.stderr.flush()
-        os.dup2(saved, 2)
+        for fd, saved in self._saved.items():
+            os.dup2(saved, fd)  # ours again; the engine processes keep the pipes
+
+    def __exit__(self, *exc: object) -> None:
+        self._restore()
+
+    def release(self) -> None:
+        """Let the held output through, and everything after it."""
+        with self._lock:
+            for fd, chunk in self._held:
+                with contextlib.suppress(OSError):
+                    os.write(self._saved[fd], chunk)
+            self._held.clear()
+            self._holding = False
+
+    def dump(self) -> str | None:
+        """Write the held output to a log file; its path, or None if nothing was held."""
+        import tempfile
+
+        time.sleep(0.2)  # the dying engine's last lines may still be in the pipes
+        with self._lock:
+            data = b"".join(chunk for _, chunk in self._held)
+        if not data:
+            return None
+        handle, path = tempfile.mkstemp(prefix="vllm-start-", suffix=".log")
+        with os.fdopen(handle, "wb") as log:
+            log.write(data)
+        return path
 
 
 def get_engine(kwargs: Mapping[str, Any], *, label: str, table: str) -> Any:
@@ -214,21 +261,21 @@ def get_engine(kwargs: Mapping[str, Any], *, label: str, table: str) -> Any:
             _shutdown(_engine[1])  # one engine per process: free its memory before the next
             _engine = None
         vllm = import_vllm()
-        tail: deque[str] = deque(maxlen=400)
+        held = _HeldOutput()
         try:
-            with _tee_stderr(tail):
+            with held:
                 llm = vllm.LLM(**kwargs)
         except Exception as exc:
+            log = held.dump()
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            cause = root_cause(list(tail)) or first
-            hint = (
-                f"see [{table}] kv_cache_gib, gpu_memory_utilization, max_model_len, in_flight, "
-                "dtype, quantization"
-            )
+            cause = root_cause(list(held.lines)) or first
+            where = f"engine log: {log}; " if log else ""
             raise UserError(
                 f"vLLM could not start the {label} engine for '{kwargs['model']}': "
-                f"{cause[:400]} ({hint})"
+                f"{cause[:400]} ({where}see [{table}] kv_cache_gib, gpu_memory_utilization, "
+                "max_model_len, in_flight, dtype, quantization)"
             ) from exc
+        held.release()
         _engine = (key, llm)
         if not _atexit_registered:
             atexit.register(_shutdown_at_exit)
