@@ -1,1 +1,1 @@
-"""Audio codecs of the codec-LM generators: token ids to waveform and back (SNAC for Orpheus)."""
+"""Audio codecs of the codec-LM generators: SNAC (Orpheus), X-codec2 (Llasa), BiCodec (Spark-TTS)."""
