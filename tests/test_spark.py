@@ -208,3 +208,22 @@ def test_render_a_book_in_one_created_voice(tmp_path: Path):
     assert manifest["generator"] == "spark" and manifest["sample_rate"] == 16_000
     voices = {c["info"]["voice"] for u in manifest["utterances"] for c in u["candidates"]}
     assert voices == {"male:low:moderate"}
+
+
+def test_the_planner_cuts_utterances_to_the_layouts_limit(tmp_path):
+    from verified_tts.config import RenderConfig
+    from verified_tts.text.book import load_book
+
+    spark = RenderConfig(generator=GeneratorConfig(name="spark"))
+    orpheus = RenderConfig(generator=GeneratorConfig(name="orpheus"))
+    assert spark.utterance_chars() == int((30 - 1.5) / 0.125) < spark.max_chars
+    assert orpheus.utterance_chars() == orpheus.max_chars  # 40 s allows more than 250 chars
+    tighter = RenderConfig(
+        generator=GeneratorConfig(name="spark", options={"max_speech_s": 10.0})
+    )
+    sentence = "word " * 60  # 300 characters, one sentence
+    book = tmp_path / "book.md"
+    book.write_text(f"# T\n\n{sentence.strip()}.\n", encoding="utf-8")
+    pieces = [s.spoken for s in load_book(book, max_chars=tighter.utterance_chars()).segments]
+    assert tighter.utterance_chars() == 68
+    assert len(pieces) > 4 and all(len(p) <= 68 for p in pieces)
