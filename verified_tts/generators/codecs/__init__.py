@@ -1,1 +1,1 @@
-"""Audio codecs of the codec-LM generators: SNAC (Orpheus), X-codec2 (Llasa), BiCodec (Spark-TTS)."""
+"""Audio codecs of the codec-LM generators: SNAC, X-codec2 and BiCodec (tokens <-> audio)."""
