@@ -260,5 +260,8 @@ def test_root_cause_prefers_the_inner_error():
         "RuntimeError: Engine core initialization failed. See root cause above.",
     ]
     assert root_cause(lines) == "ValueError: Available memory x"
+    worker = "(EngineCore pid=6) ERROR 11-30 [core.py:1] Exception: WorkerProc initialization "
+    worker += "failed due to an exception in a background process. See stack trace for root cause."
+    assert root_cause([lines[1], worker]) == "ValueError: Available memory x"
     assert root_cause(lines[2:]) == "RuntimeError: Worker failed with error 'x'"
     assert root_cause(["nothing here"]) is None

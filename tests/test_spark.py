@@ -218,9 +218,7 @@ def test_the_planner_cuts_utterances_to_the_layouts_limit(tmp_path):
     orpheus = RenderConfig(generator=GeneratorConfig(name="orpheus"))
     assert spark.utterance_chars() == int((30 - 1.5) / 0.125) < spark.max_chars
     assert orpheus.utterance_chars() == orpheus.max_chars  # 40 s allows more than 250 chars
-    tighter = RenderConfig(
-        generator=GeneratorConfig(name="spark", options={"max_speech_s": 10.0})
-    )
+    tighter = RenderConfig(generator=GeneratorConfig(name="spark", options={"max_speech_s": 10.0}))
     sentence = "word " * 60  # 300 characters, one sentence
     book = tmp_path / "book.md"
     book.write_text(f"# T\n\n{sentence.strip()}.\n", encoding="utf-8")

@@ -181,11 +181,16 @@ def _node_free_bytes() -> int | None:
 _ROOT_CAUSE = re.compile(r"(?:^|\] )\s*(?:[\w.]+\.)?(\w*(?:Error|Exception)): (.+)$")
 
 
+# vLLM's wrappers around the real error ("... See stack trace for root cause.", "Worker failed
+# with error '...'"): used only when nothing else was printed.
+_WRAPPER = re.compile(r"root cause|stack trace|initialization failed|failed with error", re.I)
+
+
 def root_cause(lines: Iterator[str] | list[str]) -> str | None:
     """The engine's own reason: the last 'SomethingError: message' that is not a wrapper's."""
     found = [m for m in map(_ROOT_CAUSE.search, lines) if m]
     found = [m for m in found if not m.group(2).startswith("Engine core initialization failed")]
-    inner = [m for m in found if not m.group(2).startswith("Worker failed with error")]
+    inner = [m for m in found if not _WRAPPER.search(m.group(2))]
     best = (inner or found or [None])[-1]
     return f"{best.group(1)}: {best.group(2).strip()}" if best else None
 
