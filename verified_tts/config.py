@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from verified_tts.errors import UserError
-from verified_tts.generators import GeneratorConfig
+from verified_tts.generators import GeneratorConfig, utterance_max_chars
 from verified_tts.selection import SelectionPolicy
 from verified_tts.tables import check_keys
 from verified_tts.verification import parse_verifier_table
@@ -132,6 +132,11 @@ class RenderConfig:
             raise UserError(f"keep must be 'all' or 'winners' (got '{self.keep}')")
         if self.window < 1:
             raise UserError(f"window must be at least 1 (got {self.window})")
+
+    def utterance_chars(self) -> int:
+        """``max_chars``, lowered to the generator's own limit (codec LMs degrade when long)."""
+        limit = utterance_max_chars(self.generator)
+        return min(self.max_chars, limit) if limit else self.max_chars
 
     def variant(
         self,
