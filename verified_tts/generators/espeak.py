@@ -1,4 +1,4 @@
-"""The embedded default generator: espeak-ng through the ``espeakng-loader`` wheel, sampled prosody.
+"""The fastest generator: espeak-ng through the ``espeakng-loader`` wheel, sampled prosody.
 
 espeak-ng is deterministic, so "sampling" here is a seeded draw of prosody inside natural bounds
 (speaking rate, pitch, pitch range, gap between words, voice variant): candidate k's seed picks its
