@@ -352,23 +352,23 @@ class PiperGenerator:
         voice = self.voice
         feeds = _feeds(voice, ids, self.scales, speaker)
         frames = math.ceil(len(ids) * _FIRST_FRAMES_PER_ID * max(self.scales[1], 1.0)) + 32
-        for _attempt in range(6):
+        # Each run with too little noise shows at least one more site's true length (a site's
+        # length may depend on the noise of the sites before it): sites + 1 runs at most.
+        for _attempt in range(len(voice.sites) + 1):
             for k, site in enumerate(voice.sites):
                 feeds[site.input] = draw_noise(seed, sentence, k, voice.fixed_dims[k], frames)
             try:
                 outputs = voice.session.run(None, feeds)
-            except Exception:  # noise too short for the durations drawn: offer more
-                frames *= 4
-                continue
+            except Exception as error:  # onnxruntime's own error types; a voice that cannot run
+                raise UserError(
+                    f"voice {self.model} failed on a sentence of {len(ids)} phoneme ids: {error}"
+                ) from error
             needed = max(int(outputs[i][-1]) for i in self._shape_outputs)
             if needed <= frames:
                 audio = np.asarray(outputs[0], dtype=np.float32).reshape(-1)
                 return np.clip(audio, -1.0, 1.0)
-            frames = needed
-        raise UserError(
-            f"voice {self.model}: a sentence of {len(ids)} phoneme ids did not synthesize "
-            "(the graph failed with every noise length): is it a Piper VITS voice?"
-        )
+            frames = needed  # the durations drawn need more noise: run again with exactly enough
+        raise AssertionError("a run with the noise length it asked for still asked for more")
 
     def sample(self, requests: Sequence[SynthesisRequest]) -> list[Candidate]:
         pause = np.zeros(round(self.options.sentence_pause * self.sample_rate), dtype=np.float32)

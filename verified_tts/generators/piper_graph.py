@@ -6,8 +6,8 @@ and ``onnxruntime.set_seed`` does not make runs repeat, so the audio could not b
 candidate's seed. :func:`seed_noise` rewrites the graph once, when the voice loads: each such node
 becomes ``Slice(noise_k, 0, Shape(x))`` of a new graph input ``noise_k`` (times the node's scale,
 plus its mean), and the shape it needed comes out as an extra output ``noise_k_shape``. The caller
-draws the noise from the candidate's seed; a too-short noise input makes the run fail rather
-than silently reuse numbers (:class:`NoiseSite` says what it needs).
+draws the noise from the candidate's seed. Noise shorter than needed is padded with zeros instead
+of failing the run, and the shape output shows it, so the caller runs again with enough.
 """
 
 from __future__ import annotations
@@ -69,19 +69,25 @@ def seed_noise(model: Any) -> list[NoiseSite]:
                 helper.make_tensor(axes, TensorProto.INT64, [rank], list(range(rank))),
             ]
         )
-        sliced = f"{prefix}/slice"
-        nodes.append(
-            helper.make_node("Shape", [source], [site.shape_output], name=f"{prefix}/Shape")
+        sliced, padded = f"{prefix}/slice", f"{prefix}/padded"
+        nodes.extend(
+            [
+                helper.make_node("Shape", [source], [site.shape_output], name=f"{prefix}/Shape"),
+                helper.make_node(
+                    "Slice",
+                    [site.input, zeros, site.shape_output, axes],
+                    [sliced],
+                    name=f"{prefix}/Slice",
+                ),
+                # Too little noise is padded with zeros rather than failing the run: the shape
+                # output tells the caller, who runs again with enough.
+                helper.make_node("Shape", [sliced], [f"{prefix}/got"]),
+                helper.make_node("Sub", [site.shape_output, f"{prefix}/got"], [f"{prefix}/short"]),
+                helper.make_node("Concat", [zeros, f"{prefix}/short"], [f"{prefix}/pads"], axis=0),
+                helper.make_node("Pad", [sliced, f"{prefix}/pads"], [padded], mode="constant"),
+            ]
         )
-        nodes.append(
-            helper.make_node(
-                "Slice",
-                [site.input, zeros, site.shape_output, axes],
-                [sliced],
-                name=f"{prefix}/Slice",
-            )
-        )
-        value = sliced
+        value = padded
         scale, mean = float(attributes.get("scale", 1.0)), float(attributes.get("mean", 0.0))
         if scale != 1.0:
             graph.initializer.append(
