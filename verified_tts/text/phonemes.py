@@ -5,7 +5,10 @@ Piper voices were trained on phonemes from Piper's own espeak-ng build, whose ex
 punctuation (``.`` ``?`` ``!``, or ``,`` ``:`` ``;`` plus a space) to the clause's phonemes and
 starts a new sentence after ``.`` ``?`` ``!``. The espeak-ng of the ``espeakng-loader`` wheel has
 only ``espeak_TextToPhonemes``, which reads one clause per call and advances a pointer into the
-text; the text it consumed tells which punctuation ended the clause. Phonemes are then split
+text; the text it consumed tells which punctuation ended the clause. The phonemes are read with
+a separator between them, because one phoneme, the glide espeak-ng puts after /i/ before a vowel,
+has no IPA symbol in the wheel's build and "ʲ" in Piper's: it shows as an empty phoneme and is
+written as Piper writes it. Phonemes are then split
 into Unicode codepoints (NFD), optionally merged into the voice's vowel clusters, and mapped
 through the voice's ``phoneme_id_map`` with Piper's conventions: BOS, then each phoneme's ids
 followed by PAD, then EOS. The result is compared id for id with Piper's own phonemizer on
