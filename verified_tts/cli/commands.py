@@ -47,15 +47,24 @@ OutOption = Annotated[
 ]
 GeneratorOption = Annotated[
     str | None,
-    typer.Option("--generator", help="espeak (embedded default), orpheus, llasa or spark."),
+    typer.Option(
+        "--generator", help="piper (embedded default), espeak (fastest), orpheus, llasa or spark."
+    ),
 ]
 ModelOption = Annotated[
-    str | None, typer.Option("--model", help="Generator model: local folder or hub id.")
+    str | None,
+    typer.Option(
+        "--model", help="Generator model: a Piper VOICE.onnx, or a local folder or hub id."
+    ),
 ]
 CodecOption = Annotated[str | None, typer.Option("--codec", help="Codec (SNAC) folder or hub id.")]
 VoiceOption = Annotated[
     str | None,
-    typer.Option("--voice", help="Generator voice: a name, or for spark GENDER:PITCH:SPEED."),
+    typer.Option(
+        "--voice",
+        help="Generator voice: a name (a Piper speaker name or number), or for spark "
+        "GENDER:PITCH:SPEED.",
+    ),
 ]
 VoiceRefOption = Annotated[
     Path | None,

