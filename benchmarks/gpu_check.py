@@ -1,14 +1,17 @@
-"""GPU check for Orpheus: SNAC decode throughput and the token-rate ceiling of the 3B shape.
+"""GPU check for the three codec LMs: codec decode throughput and each LM shape's token ceiling.
 
-A short, self-contained script for a GPU machine that has torch, transformers and maybe snac,
-but no vLLM and no network. It measures (1) SNAC 24 kHz decode throughput at several batch
-sizes, with random weights in the published configuration (or real weights from ``--snac DIR``),
-skipped with a note when ``snac`` does not import; (2) a random-weight Llama of the Orpheus-3B
-shape (hidden 3072, 28 layers, 24 heads, 8 KV heads, intermediate 8192, vocabulary 156,940) in
-transformers, bf16: prefill tokens/s and batched decode-step tokens/s with a KV cache, the
-ceiling a serving engine works under. Orpheus needs about 82 tokens per second of audio, so
-tokens/s / 82 is the number of real-time streams. Prints JSON and writes ``gpu_check.json`` to
-``$OUT`` (or the current folder). ``--quick`` runs a tiny shape on any device, to test the script.
+A short script for a GPU machine that has torch and transformers (maybe snac), but no vLLM and
+no network. Per layout it measures (1) codec decode throughput at several batch sizes with random
+weights in the published configurations: SNAC 24 kHz (Orpheus; skipped with a note when ``snac``
+does not import, real weights with ``--snac DIR``), X-codec2 through transformers' Xcodec2Model
+(Llasa; the semantic encoder, which decoding never runs, is shrunk to one layer to save memory)
+and BiCodec (Spark-TTS; this project's modules, imported from the checkout); (2) a random-weight
+LM of the real shape in transformers, bf16: prefill tokens/s and batched decode-step tokens/s
+with a KV cache, the ceiling a serving engine works under: Orpheus-3B (Llama, vocabulary
+156,940, about 82 tokens per audio second), Llasa-1B (Llama 3.2 1B, 193,800, 50/s) and
+Spark-TTS 0.5B (Qwen2.5-0.5B, 166,000, 50/s). tokens/s divided by tokens per audio second is the
+number of real-time streams. Prints JSON and writes ``gpu_check.json`` to ``$OUT`` (or the current
+folder). ``--quick`` runs tiny shapes on any device, to test the script; ``--only`` picks layouts.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # BiCodec's modules, this checkout
 
 ORPHEUS_3B = dict(
     hidden_size=3072,
@@ -40,7 +45,27 @@ TINY = dict(
     num_key_value_heads=1,
     head_dim=64,
 )
-VOCAB = 156_940
+LLASA_1B = dict(
+    hidden_size=2048,
+    intermediate_size=8192,
+    num_hidden_layers=16,
+    num_attention_heads=32,
+    num_key_value_heads=8,
+    head_dim=64,
+)
+SPARK_05B = dict(
+    hidden_size=896,
+    intermediate_size=4864,
+    num_hidden_layers=24,
+    num_attention_heads=14,
+    num_key_value_heads=2,
+)
+# layout -> (family, vocabulary, LM tokens per audio second)
+LAYOUTS = {
+    "orpheus": ("llama", 156_940, 7 * 24000 / 2048),
+    "llasa": ("llama", 193_800, 50.0),
+    "spark": ("qwen2", 166_000, 50.0),
+}
 SNAC_24KHZ = dict(
     sampling_rate=24000,
     encoder_dim=48,
@@ -54,7 +79,6 @@ SNAC_24KHZ = dict(
     noise=True,
     depthwise=True,
 )
-TOKENS_PER_AUDIO_S = 7 * 24000 / 2048
 
 
 def _sync(device: torch.device) -> None:
@@ -110,27 +134,98 @@ def snac_check(device: torch.device, batches: list[int], seconds: float, repeats
     return out
 
 
-def llama_check(
+def xcodec2_check(device: torch.device, batches: list[int], seconds: float, repeats: int):
+    try:
+        from transformers import Xcodec2Config, Xcodec2Model
+    except ImportError as exc:
+        return {"skipped": f"transformers has no Xcodec2Model ({exc}): needs transformers>=5.13"}
+    torch.manual_seed(0)
+    config = Xcodec2Config(semantic_model_config={"num_hidden_layers": 1})
+    model = Xcodec2Model(config).eval().to(device)
+    codes_n = int(seconds * 50)
+    out: dict[str, Any] = {"weights": "random, published decoder", "clip_audio_s": codes_n / 50}
+    for b in batches:
+        codes = torch.randint(0, 65_536, (b, 1, codes_n), device=device)
+        try:
+            with torch.inference_mode():
+                best = _timed(lambda codes=codes: model.decode(audio_codes=codes), device, repeats)
+        except torch.OutOfMemoryError:
+            out[f"batch_{b}"] = {"skipped": "out of memory"}
+            break
+        audio_s = b * codes_n / 50
+        out[f"batch_{b}"] = {
+            "seconds": round(best, 4),
+            "audio_s_per_s": round(audio_s / best, 1),
+            "s_per_audio_s": round(best / audio_s, 5),
+        }
+    return out
+
+
+def bicodec_check(
+    device: torch.device, batches: list[int], seconds: float, repeats: int, tiny: bool
+):
+    from verified_tts.generators.codecs.bicodec_modules import BiCodecNet
+    from verified_tts.generators.tiny import bicodec_config
+
+    torch.manual_seed(0)
+    net = BiCodecNet(bicodec_config(tiny)).eval().to(device)
+    n = int(seconds * 50)
+    out: dict[str, Any] = {
+        "weights": "random, " + ("tiny" if tiny else "Spark-TTS-0.5B") + " configuration",
+        "clip_audio_s": n / 50,
+    }
+    for b in batches:
+        sem = torch.randint(0, 8192, (b, n), device=device)
+        glo = torch.randint(0, 4096, (b, 1, 32), device=device)
+        try:
+            with torch.inference_mode():
+                best = _timed(lambda s=sem, g=glo: net.detokenize(s, g), device, repeats)
+        except torch.OutOfMemoryError:
+            out[f"batch_{b}"] = {"skipped": "out of memory"}
+            break
+        audio_s = b * n / 50
+        out[f"batch_{b}"] = {
+            "seconds": round(best, 4),
+            "audio_s_per_s": round(audio_s / best, 1),
+            "s_per_audio_s": round(best / audio_s, 5),
+        }
+    return out
+
+
+def llm_check(
     device: torch.device,
+    layout: str,
     shape: dict[str, int],
     prefill: list[tuple[int, int]],
     batches: list[int],
     steps: int,
     repeats: int,
 ):
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
+    family, vocab, tokens_per_audio_s = LAYOUTS[layout]
     dtype = torch.bfloat16
-    config = LlamaConfig(
-        vocab_size=VOCAB,
-        max_position_embeddings=8192,
-        rope_theta=500_000.0,
-        tie_word_embeddings=True,
-        **shape,
-    )
+    if family == "llama":
+        config = LlamaConfig(
+            vocab_size=vocab,
+            max_position_embeddings=8192,
+            rope_theta=500_000.0,
+            tie_word_embeddings=True,
+            **shape,
+        )
+        model_class: Any = LlamaForCausalLM
+    else:
+        config = Qwen2Config(
+            vocab_size=vocab,
+            max_position_embeddings=8192,
+            rope_theta=1_000_000.0,
+            tie_word_embeddings=True,
+            **shape,
+        )
+        model_class = Qwen2ForCausalLM
     t0 = time.perf_counter()
     with torch.device("meta"):
-        model = LlamaForCausalLM(config)
+        model = model_class(config)
     # Materialise straight on the device in bf16: no 13 GB fp32 copy on the host.
     model = model.to_empty(device=device).to(dtype)
     with torch.no_grad():
@@ -138,12 +233,15 @@ def llama_check(
             p.normal_(0.0, 0.02)
         for name, buf in model.named_buffers():
             if "inv_freq" in name:  # rotary frequencies are buffers: recompute, not random
-                dim = shape["head_dim"]
-                freqs = 1.0 / (500_000.0 ** (torch.arange(0, dim, 2, device=device).float() / dim))
+                dim = shape.get("head_dim") or shape["hidden_size"] // shape["num_attention_heads"]
+                theta = 500_000.0 if family == "llama" else 1_000_000.0
+                freqs = 1.0 / (theta ** (torch.arange(0, dim, 2, device=device).float() / dim))
                 buf.copy_(freqs)
     model.eval()
     params = sum(p.numel() for p in model.parameters())
     out: dict[str, Any] = {
+        "layout": layout,
+        "tokens_per_audio_s": round(tokens_per_audio_s, 2),
         "shape": shape,
         "parameters_billion": round(params / 1e9, 3),
         "dtype": str(dtype),
@@ -153,7 +251,7 @@ def llama_check(
     }
     with torch.inference_mode():
         for batch, length in prefill:
-            ids = torch.randint(0, VOCAB, (batch, length), device=device)
+            ids = torch.randint(0, vocab, (batch, length), device=device)
             try:
                 best = _timed(
                     lambda ids=ids: model(input_ids=ids, use_cache=False), device, repeats
@@ -166,7 +264,7 @@ def llama_check(
                 "tokens_per_s": round(batch * length / best, 1),
             }
         for batch in batches:
-            prompt = torch.randint(0, VOCAB, (batch, 32), device=device)
+            prompt = torch.randint(0, vocab, (batch, 32), device=device)
 
             def decode(prompt: torch.Tensor = prompt) -> None:
                 result = model(input_ids=prompt, use_cache=True)
@@ -191,7 +289,7 @@ def llama_check(
             out["decode"][f"batch_{batch}"] = {
                 "ms_per_step": round(1000 * step_s, 3),
                 "tokens_per_s": round(rate, 1),
-                "realtime_streams": round(rate / TOKENS_PER_AUDIO_S, 1),
+                "realtime_streams": round(rate / tokens_per_audio_s, 1),
             }
     return out
 
@@ -201,7 +299,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="tiny shape, few steps: any device")
     parser.add_argument("--device", default=None, help="default: cuda if available, else cpu")
     parser.add_argument("--snac", type=Path, default=None, help="local SNAC 24 kHz folder")
+    parser.add_argument("--only", default="orpheus,llasa,spark", help="comma-separated layouts")
     args = parser.parse_args()
+    layouts = [name.strip() for name in args.only.split(",") if name.strip()]
 
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     report: dict[str, Any] = {
@@ -222,14 +322,29 @@ def main() -> int:
             torch.cuda.get_device_properties(device).total_memory / 2**30, 1
         )
     t0 = time.perf_counter()
-    if args.quick:
-        report["snac"] = snac_check(device, [1, 2], 1.0, 1, args.snac)
-        report["llama"] = llama_check(device, TINY, [(1, 64)], [1, 4], 4, 1)
-    else:
-        report["snac"] = snac_check(device, [1, 4, 16, 64], 10.0, 3, args.snac)
-        report["llama"] = llama_check(
-            device, ORPHEUS_3B, [(1, 512), (8, 512), (32, 512)], [1, 8, 32, 64, 128], 32, 3
-        )
+    shapes = {"orpheus": ORPHEUS_3B, "llasa": LLASA_1B, "spark": SPARK_05B}
+    for layout in layouts:
+        started = time.perf_counter()
+        section: dict[str, Any] = {}
+        if args.quick:
+            batches, seconds, repeats = [1, 2], 1.0, 1
+            lm = (TINY, [(1, 64)], [1, 4], 4, 1)
+        else:
+            batches, seconds, repeats = [1, 4, 16, 64], 10.0, 3
+            lm = (shapes[layout], [(1, 512), (8, 512), (32, 512)], [1, 8, 32, 64, 128], 32, 3)
+        if layout == "orpheus":
+            section["codec"] = snac_check(device, batches, seconds, repeats, args.snac)
+        elif layout == "llasa":
+            section["codec"] = xcodec2_check(device, batches, seconds, repeats)
+        else:
+            section["codec"] = bicodec_check(device, batches, seconds, repeats, args.quick)
+        # Qwen2's config derives head_dim (hidden / heads: 64 for both shapes used here)
+        shape = {k: v for k, v in lm[0].items() if not (layout == "spark" and k == "head_dim")}
+        section["lm"] = llm_check(device, layout, shape, *lm[1:])
+        section["wall_s"] = round(time.perf_counter() - started, 1)
+        report[layout] = section
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
     report["wall_s"] = round(time.perf_counter() - t0, 1)
 
     text = json.dumps(report, indent=2)

@@ -36,7 +36,8 @@ def _engine_rate(generator: Any, n: int, window: int, max_tokens: int, constrain
     from vllm.sampling_params import RequestOutputKind
 
     from verified_tts.generators.base import SynthesisRequest
-    from verified_tts.generators.orpheus_logits import END_OF_SPEECH, EXTRA_ARG
+    from verified_tts.generators.codec_lm_logits import EXTRA_ARG
+    from verified_tts.generators.orpheus import END_OF_SPEECH, frame_grammar
 
     o = generator.options
     engine = generator.llm.llm_engine
@@ -58,7 +59,7 @@ def _engine_rate(generator: Any, n: int, window: int, max_tokens: int, constrain
                 stop_token_ids=[END_OF_SPEECH],
                 detokenize=False,
                 output_kind=RequestOutputKind.FINAL_ONLY,
-                extra_args={EXTRA_ARG: constrained},
+                extra_args={EXTRA_ARG: frame_grammar() if constrained else None},
             )
             rid = generator._enqueue(ids, params)
             in_flight.add(rid)
@@ -86,7 +87,8 @@ def _processor_cost(batch_sizes: list[int], repeats: int) -> dict:
     from vllm import SamplingParams
     from vllm.v1.sample.logits_processor import BatchUpdate
 
-    from verified_tts.generators.orpheus_logits import EXTRA_ARG, OrpheusFrameLogitsProcessor
+    from verified_tts.generators.codec_lm_logits import EXTRA_ARG, CodecGrammarLogitsProcessor
+    from verified_tts.generators.orpheus import frame_grammar
 
     def timed(fn: Any, logits: torch.Tensor) -> tuple[float, float]:
         times = []
@@ -100,8 +102,8 @@ def _processor_cost(batch_sizes: list[int], repeats: int) -> dict:
 
     out = {}
     for b in batch_sizes:
-        proc = OrpheusFrameLogitsProcessor(None, torch.device("cpu"), False)  # type: ignore[arg-type]
-        on = SamplingParams(extra_args={EXTRA_ARG: True})
+        proc = CodecGrammarLogitsProcessor(None, torch.device("cpu"), False)  # type: ignore[arg-type]
+        on = SamplingParams(extra_args={EXTRA_ARG: frame_grammar()})
         added = [(i, on, None, [0] * (i % 7)) for i in range(b)]
         proc.update_state(BatchUpdate(batch_size=b, removed=[], added=added, moved=[]))
         logits = torch.randn(b, 156_940)

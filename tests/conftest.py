@@ -37,14 +37,17 @@ def small_book(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def synthesizer_factory():
-    """Load the embedded default once per session; tests pick N and adaptivity per run."""
+    """Load espeak and the verifiers once per session; tests pick N and adaptivity per run.
+
+    espeak, not the Piper default: these tests render many candidates and are about the pipeline,
+    not the voice (tests/test_piper.py renders with Piper end to end)."""
     from verified_tts.config import build_config
     from verified_tts.pipeline import Synthesizer
 
-    loaded = Synthesizer.load(build_config({}, candidates=2))
+    loaded = Synthesizer.load(build_config({}, candidates=2, generator="espeak"))
 
     def make(**overrides):
-        config = build_config({}, **{"candidates": 2, **overrides})
+        config = build_config({}, **{"candidates": 2, "generator": "espeak", **overrides})
         return Synthesizer(loaded.generator, loaded.verifiers, config)
 
     return make

@@ -54,7 +54,7 @@ def run(tmp_path_factory, synthesizer, judge_model):
     book = folder / "book.md"
     book.write_text(BOOK, encoding="utf-8")
     # an adaptive config on purpose: ab must switch adaptive stopping off itself
-    config = build_config({}, candidates=2)
+    config = build_config({}, candidates=2, generator="espeak")
     result = ab(book, folder / "out", config, ns=NS, judge_asr=judge_model, synthesizer=synthesizer)
     data = json.loads(result.ab_json.read_text(encoding="utf-8"))
     manifest = json.loads((folder / "out" / "manifest.json").read_text(encoding="utf-8"))
@@ -155,8 +155,8 @@ def test_judge_must_not_be_the_verifiers_model(run, synthesizer):
     folder, _, _, _ = run
     own = load_judge(bundled_model_path())  # tiny.en: the WER verifier's own weights
     with pytest.raises(UserError, match="the judge must be a second ASR model"):
-        ab(folder / "book.md", folder / "own", build_config({}), ns=(1, 2), judge_asr=own,
-           synthesizer=synthesizer)  # fmt: skip
+        ab(folder / "book.md", folder / "own", build_config({}, generator="espeak"), ns=(1, 2),
+           judge_asr=own, synthesizer=synthesizer)  # fmt: skip
 
 
 def test_the_same_weights_under_another_path_are_refused(tmp_path):

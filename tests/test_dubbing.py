@@ -328,7 +328,7 @@ def test_cli_dub_end_to_end(tmp_path):
     out = tmp_path / "out"
     command = [sys.executable, "-m", "verified_tts", "dub", str(src), "--out", str(out)]
     result = subprocess.run(
-        [*command, "-n", "1", "--config", str(config)],
+        [*command, "-n", "1", "--config", str(config), "--generator", "espeak"],  # m3: espeak
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -16,7 +16,7 @@ def digest(audio: np.ndarray) -> str:
 
 @pytest.fixture(scope="module")
 def generator():
-    return load_generator(GeneratorConfig())
+    return load_generator(GeneratorConfig(name="espeak"))
 
 
 def test_same_seed_same_bytes_whatever_came_before(generator):
@@ -41,14 +41,16 @@ def test_seeds_draw_different_prosody_inside_bounds(generator):
 
 
 def test_options_from_config_and_errors():
-    generator = load_generator(GeneratorConfig(options={"rate": [120, 130]}, voice="f3"))
+    generator = load_generator(
+        GeneratorConfig(name="espeak", options={"rate": [120, 130]}, voice="f3")
+    )
     assert generator.options.rate == (120, 130) and generator.options.variants == ("f3",)
     assert generator.identity()["options"]["variants"] == ("f3",)
     with pytest.raises(UserError, match="unknown"):
-        load_generator(GeneratorConfig(options={"speed": 2}))
+        load_generator(GeneratorConfig(name="espeak", options={"speed": 2}))
     with pytest.raises(UserError, match="no --model"):
-        load_generator(GeneratorConfig(model="/some/model"))
+        load_generator(GeneratorConfig(name="espeak", model="/some/model"))
     with pytest.raises(UserError, match="unknown generator"):
         load_generator(GeneratorConfig(name="nope"))
     with pytest.raises(UserError, match="no voice variant no-such-variant"):
-        load_generator(GeneratorConfig(voice="no-such-variant"))
+        load_generator(GeneratorConfig(name="espeak", voice="no-such-variant"))

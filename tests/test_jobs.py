@@ -22,6 +22,10 @@ from jobs.records import JobRecords
 from jobs.spec import JobSpec, build_spec
 from verified_tts.errors import UserError
 
+# The local run these jobs are compared with renders with espeak (tests/conftest.py), and the job
+# tests are about the queue, not the voice: render with the fast generator.
+ESPEAK = ("--generator", "espeak")
+
 BOOK = """# Three Sentences
 
 ## One
@@ -150,7 +154,7 @@ def test_render_job_matches_a_local_run_and_a_duplicate_is_refused(
     ray_cluster, book, tmp_path, local_winners
 ):
     out = tmp_path / "job-out"
-    args = ("jobs", "submit", "render", str(book), "-n", "2", "--out", str(out))
+    args = ("jobs", "submit", "render", str(book), *ESPEAK, "-n", "2", "--out", str(out))
     submitted = cli(ray_cluster, *args)
     job_id = submitted["id"]
     assert submitted["state"] == "PENDING" and submitted["output"] == str(out)
@@ -173,11 +177,11 @@ def test_render_job_matches_a_local_run_and_a_duplicate_is_refused(
 def test_concurrent_job_limit_keeps_the_rest_pending_and_cancel_stops(ray_cluster, tmp_path):
     long_book = tmp_path / "long.md"
     long_book.write_text(LONG_BOOK, encoding="utf-8")
-    first = cli(ray_cluster, "jobs", "submit", "render", str(long_book), "-n", "4", "--out",
-                str(tmp_path / "a"))["id"]  # fmt: skip
+    first = cli(ray_cluster, "jobs", "submit", "render", str(long_book), *ESPEAK, "-n", "4",
+                "--out", str(tmp_path / "a"))["id"]  # fmt: skip
     wait_for(ray_cluster, first, ("RUNNING",), 60)
-    second = cli(ray_cluster, "jobs", "submit", "render", str(long_book), "-n", "4", "--out",
-                 str(tmp_path / "b"))["id"]  # fmt: skip
+    second = cli(ray_cluster, "jobs", "submit", "render", str(long_book), *ESPEAK, "-n", "4",
+                 "--out", str(tmp_path / "b"))["id"]  # fmt: skip
     time.sleep(3)  # the cluster allows one job at a time: the second must wait
     assert cli(ray_cluster, "jobs", "status", second)["state"] == "PENDING"
     assert cli(ray_cluster, "jobs", "status", first)["state"] == "RUNNING"
@@ -193,8 +197,8 @@ def test_a_killed_verifier_actor_comes_back_and_the_job_succeeds(
     ray_cluster, book, tmp_path, local_winners
 ):
     out = tmp_path / "killed"
-    job_id = cli(ray_cluster, "jobs", "submit", "render", str(book), "-n", "2", "--out",
-                 str(out))["id"]  # fmt: skip
+    job_id = cli(ray_cluster, "jobs", "submit", "render", str(book), *ESPEAK, "-n", "2",
+                 "--out", str(out))["id"]  # fmt: skip
     state = SharedCluster.state()
 
     def loaded() -> bool:  # every actor is up once the last pool is announced
@@ -218,8 +222,8 @@ def test_records_survive_a_cluster_restart_and_a_lost_job_resumes(
     from verified_tts.cluster import head as cluster
 
     out = tmp_path / "restarted"
-    job_id = cli(ray_cluster, "jobs", "submit", "render", str(book), "-n", "2", "--out",
-                 str(out))["id"]  # fmt: skip
+    job_id = cli(ray_cluster, "jobs", "submit", "render", str(book), *ESPEAK, "-n", "2",
+                 "--out", str(out))["id"]  # fmt: skip
     # let it store some candidates, then take the cluster down under it
     wait_until(lambda: any((out / "store").rglob("*.flac")), 180, "stored candidates")
     state = SharedCluster.state()

@@ -24,7 +24,7 @@ def ab_json(tmp_path_factory, synthesizer_factory) -> Path:
     folder = tmp_path_factory.mktemp("notebook")
     book = folder / "book.md"
     book.write_text(BOOK, encoding="utf-8")
-    config = build_config({}, candidates=2, adaptive=False)
+    config = build_config({}, candidates=2, adaptive=False, generator="espeak")
     result = ab(
         book,
         folder / "out",

@@ -127,14 +127,11 @@ def test_logits_processor_masks_by_frame_position():
     from vllm import SamplingParams
     from vllm.v1.sample.logits_processor import BatchUpdate, MoveDirectionality
 
-    from verified_tts.generators.orpheus_logits import (
-        END_OF_SPEECH,
-        EXTRA_ARG,
-        OrpheusFrameLogitsProcessor,
-    )
+    from verified_tts.generators.codec_lm_logits import EXTRA_ARG, CodecGrammarLogitsProcessor
+    from verified_tts.generators.orpheus import END_OF_SPEECH, frame_grammar
 
-    proc = OrpheusFrameLogitsProcessor(None, torch.device("cpu"), False)  # type: ignore[arg-type]
-    on = SamplingParams(extra_args={EXTRA_ARG: True})
+    proc = CodecGrammarLogitsProcessor(None, torch.device("cpu"), False)  # type: ignore[arg-type]
+    on = SamplingParams(extra_args={EXTRA_ARG: frame_grammar()})
     off = SamplingParams()
     outs = {0: [], 1: [5] * 3, 2: [AUDIO_TOKEN_BASE] * 7}
     proc.update_state(

@@ -167,10 +167,10 @@ def test_generator_replica_matches_local_and_comes_back_after_a_kill(ray_cluster
         for i in range(3)
         for k in range(2)
     ]
-    local = load_generator(GeneratorConfig()).sample(requests)
-    remote = ray_backend.RayGenerator.start(GeneratorConfig(), RayOptions(replicas=1))
+    local = load_generator(GeneratorConfig(name="espeak")).sample(requests)
+    remote = ray_backend.RayGenerator.start(GeneratorConfig(name="espeak"), RayOptions(replicas=1))
     try:
-        assert remote.identity() == load_generator(GeneratorConfig()).identity()
+        assert remote.identity() == load_generator(GeneratorConfig(name="espeak")).identity()
         first = remote.sample(requests)
         assert [c.seed for c in first] == [r.seed for r in requests]
         assert all(np.array_equal(a.audio, b.audio) for a, b in zip(local, first, strict=True))
@@ -192,7 +192,7 @@ def test_verifier_pool_scores_like_the_local_verifier(ray_cluster):
 
     state = SharedCluster.state()
     ray_backend.connect(state.gcs_address)
-    generator = load_generator(GeneratorConfig())
+    generator = load_generator(GeneratorConfig(name="espeak"))
     texts = ["A short one.", "Here is a second, somewhat longer sentence.", "Third."]
     candidates = generator.sample(
         [SynthesisRequest(f"u{i}", 0, 1000 + i, t) for i, t in enumerate(texts)]

@@ -95,7 +95,7 @@ def pages(tmp_path_factory, synthesizer_factory):
     folder = tmp_path_factory.mktemp("report")
     book = folder / "book.md"
     book.write_text(BOOK, encoding="utf-8")
-    config = build_config({}, candidates=3, adaptive=False)
+    config = build_config({}, candidates=3, adaptive=False, generator="espeak")
     synthesizer = synthesizer_factory(candidates=3, adaptive=False)
     result = ab(
         book,

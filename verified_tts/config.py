@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from verified_tts.errors import UserError
-from verified_tts.generators import GeneratorConfig
+from verified_tts.generators import DEFAULT_GENERATOR, GeneratorConfig, utterance_max_chars
 from verified_tts.selection import SelectionPolicy
 from verified_tts.tables import check_keys
 from verified_tts.verification import parse_verifier_table
@@ -133,6 +133,11 @@ class RenderConfig:
         if self.window < 1:
             raise UserError(f"window must be at least 1 (got {self.window})")
 
+    def utterance_chars(self) -> int:
+        """``max_chars``, lowered to the generator's own limit (codec LMs degrade when long)."""
+        limit = utterance_max_chars(self.generator)
+        return min(self.max_chars, limit) if limit else self.max_chars
+
     def variant(
         self,
         *,
@@ -175,7 +180,7 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
 
     generator_table = dict(file.get("generator", {}))
     generator_keys = {f.name for f in fields(GeneratorConfig)} - {"options"}
-    name = overrides.get("generator") or generator_table.get("name", "espeak")
+    name = overrides.get("generator") or generator_table.get("name", DEFAULT_GENERATOR)
     options = generator_table.get(name, {})
     plain = {k: v for k, v in generator_table.items() if not isinstance(v, Mapping)}
     check_keys(plain, generator_keys, "[generator]")

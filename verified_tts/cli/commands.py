@@ -46,20 +46,33 @@ OutOption = Annotated[
     Path | None, typer.Option("--out", "-o", help="Output folder (default: out/<input name>).")
 ]
 GeneratorOption = Annotated[
-    str | None, typer.Option("--generator", help="espeak (embedded default) or orpheus.")
+    str | None,
+    typer.Option(
+        "--generator", help="piper (embedded default), espeak (fastest), orpheus, llasa or spark."
+    ),
 ]
 ModelOption = Annotated[
-    str | None, typer.Option("--model", help="Generator model: local folder or hub id.")
+    str | None,
+    typer.Option(
+        "--model", help="Generator model: a Piper VOICE.onnx, or a local folder or hub id."
+    ),
 ]
 CodecOption = Annotated[str | None, typer.Option("--codec", help="Codec (SNAC) folder or hub id.")]
-VoiceOption = Annotated[str | None, typer.Option("--voice", help="Voice name of the generator.")]
+VoiceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--voice",
+        help="Generator voice: a name (a Piper speaker name or number), or for spark "
+        "GENDER:PITCH:SPEED.",
+    ),
+]
 VoiceRefOption = Annotated[
     Path | None,
     typer.Option("--voice-ref", help="WAV of the target voice (speaker verifier reference)."),
 ]
 VoiceRefTextOption = Annotated[
     str | None,
-    typer.Option("--voice-ref-text", help="Words spoken in --voice-ref (Orpheus zero-shot)."),
+    typer.Option("--voice-ref-text", help="Words spoken in --voice-ref (zero-shot prompts)."),
 ]
 SeedOption = Annotated[int | None, typer.Option("--seed", help="Base seed of every candidate.")]
 AdaptiveOption = Annotated[

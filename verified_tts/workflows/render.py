@@ -85,7 +85,7 @@ def render(
 ) -> RenderSummary:
     """Render ``book_path`` into ``out_dir``; resumable, see the module docstring."""
     started = time.perf_counter()
-    book: Book = load_book(book_path, max_chars=config.max_chars)
+    book: Book = load_book(book_path, max_chars=config.utterance_chars())
     out = prepare_output(out_dir)
     if synthesizer is None:
         if on_loading:

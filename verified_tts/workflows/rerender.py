@@ -183,7 +183,7 @@ def _replan(manifest: Manifest, base: Synthesizer, key: str) -> tuple[Book, list
             f"the book {source} that this render read is gone: rerender re-plans the book, put "
             "it back at that path"
         )
-    book = load_book(source, max_chars=base.config.max_chars)
+    book = load_book(source, max_chars=base.config.utterance_chars())
     utterances = base.plan(book.segments)
     if not any(u.key == key for u in utterances):
         raise UserError(

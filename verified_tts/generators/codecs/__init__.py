@@ -1,1 +1,1 @@
-"""Audio codecs of the codec-LM generators: token ids to waveform and back (SNAC for Orpheus)."""
+"""Audio codecs of the codec-LM generators: SNAC, X-codec2 and BiCodec (tokens <-> audio)."""

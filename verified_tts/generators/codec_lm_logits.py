@@ -1,0 +1,246 @@
+"""Constrained decoding for codec LMs: a vLLM V1 logits processor driven by a token grammar.
+
+Every codec-LM layout describes the output it can decode as a small grammar: a list of
+segments, each a cycle of allowed id ranges (position ``count % len(cycle)`` inside the segment
+picks the ranges), with a minimum and maximum length and a step (a segment may only be left after
+a multiple of ``step`` tokens). Orpheus is one segment of 7 rotating 4096-id blocks left only on a
+frame boundary; Llasa one segment of 65,536 speech ids; Spark an optional start marker and then
+semantic ids, or, when a voice is drawn, a marker and exactly 32 global ids. Stop ids are allowed
+only when every remaining segment may be empty. The grammar is a plain JSON-able dict passed per
+request in ``SamplingParams.extra_args[EXTRA_ARG]`` (the engine core runs in another process), so
+constrained and free requests share a batch. The processor follows each request's live output
+list (handed over by reference when the request joins the batch), advances a two-number state per
+new token, and masks rows with cached boolean masks: one gather and one fill per step.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import torch
+from vllm import SamplingParams
+from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
+
+if TYPE_CHECKING:
+    from vllm.config import VllmConfig
+
+__all__ = ["EXTRA_ARG", "FQCN", "CodecGrammarLogitsProcessor", "Grammar", "grammar_of"]
+
+EXTRA_ARG = "vtts_grammar"  # key in SamplingParams.extra_args holding the request's grammar
+FQCN = "verified_tts.generators.codec_lm_logits:CodecGrammarLogitsProcessor"
+
+
+def grammar_of(params: SamplingParams) -> dict[str, Any] | None:
+    extra = params.extra_args or {}
+    grammar = extra.get(EXTRA_ARG)
+    return grammar if isinstance(grammar, dict) else None
+
+
+@dataclass(frozen=True)
+class _Segment:
+    cycle: tuple[tuple[tuple[int, int], ...], ...]  # per position: half-open id ranges
+    min: int
+    max: int | None
+    step: int
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """A compiled grammar: segments in order, then one of the stop ids."""
+
+    segments: tuple[_Segment, ...]
+    stop: tuple[int, ...]
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> Grammar:
+        segments = tuple(
+            _Segment(
+                cycle=tuple(tuple((int(lo), int(hi)) for lo, hi in pos) for pos in seg["cycle"]),
+                min=int(seg.get("min", 1)),
+                max=None if seg.get("max") is None else int(seg["max"]),
+                step=int(seg.get("step", 1)),
+            )
+            for seg in spec["segments"]
+        )
+        return cls(segments, tuple(int(s) for s in spec.get("stop", ())))
+
+    def _can_leave(self, seg: int, count: int) -> bool:
+        s = self.segments[seg]
+        return count >= s.min and count % s.step == 0
+
+    def _entries(self, seg: int, count: int) -> tuple[list[tuple[int, int]], bool]:
+        """Ranges allowed next in state (seg, count), and whether a stop id is allowed."""
+        ranges: list[tuple[int, int]] = []
+        s = self.segments[seg]
+        if s.max is None or count < s.max:
+            ranges.extend(s.cycle[count % len(s.cycle)])
+        if not self._can_leave(seg, count):
+            return ranges, False
+        nxt = seg + 1
+        while nxt < len(self.segments):
+            ranges.extend(self.segments[nxt].cycle[0])
+            if self.segments[nxt].min > 0:
+                return ranges, False
+            nxt += 1
+        return ranges, True
+
+    def state_key(self, seg: int, count: int) -> tuple[int, int, bool, bool]:
+        s = self.segments[seg]
+        return (
+            seg,
+            count % len(s.cycle),
+            s.max is None or count < s.max,
+            self._can_leave(seg, count),
+        )
+
+    def advance(self, seg: int, count: int, token: int) -> tuple[int, int] | None:
+        """The state after ``token``, or None when the token is outside the grammar."""
+        s = self.segments[seg]
+        if (s.max is None or count < s.max) and _inside(s.cycle[count % len(s.cycle)], token):
+            return seg, count + 1
+        if not self._can_leave(seg, count):
+            return None
+        nxt = seg + 1
+        while nxt < len(self.segments):
+            if _inside(self.segments[nxt].cycle[0], token):
+                return nxt, 1
+            if self.segments[nxt].min > 0:
+                return None
+            nxt += 1
+        return None
+
+    def mask(self, seg: int, count: int, vocab: int) -> torch.Tensor:
+        ranges, stop_ok = self._entries(seg, count)
+        allowed = torch.zeros(vocab, dtype=torch.bool)
+        for lo, hi in ranges:
+            allowed[max(lo, 0) : min(hi, vocab)] = True
+        if stop_ok:
+            for s in self.stop:
+                if 0 <= s < vocab:
+                    allowed[s] = True
+        return allowed
+
+    def accepts(self, tokens: Sequence[int]) -> bool:
+        """Whether ``tokens`` (stop id excluded) is a complete sentence of the grammar."""
+        seg, count = 0, 0
+        for token in tokens:
+            state = self.advance(seg, count, int(token))
+            if state is None:
+                return False
+            seg, count = state
+        return self._entries(seg, count)[1]
+
+
+def _inside(ranges: Sequence[tuple[int, int]], token: int) -> bool:
+    return any(lo <= token < hi for lo, hi in ranges)
+
+
+class _Row:
+    __slots__ = ("grammar", "key", "output", "seen", "seg", "count", "lost")
+
+    def __init__(self, grammar: Grammar, key: str, output: list[int]) -> None:
+        self.grammar, self.key, self.output = grammar, key, output
+        self.seen, self.seg, self.count, self.lost = 0, 0, 0, False
+
+    def catch_up(self) -> None:
+        while self.seen < len(self.output) and not self.lost:
+            state = self.grammar.advance(self.seg, self.count, self.output[self.seen])
+            if state is None:
+                # Only a history written outside the mask gets here (a forced prefix); count
+                # the token as its position's, so the layout's positions stay in step.
+                seg = self.grammar.segments[self.seg]
+                if seg.max is not None and self.count >= seg.max:
+                    self.lost = True  # nothing sensible to constrain to: leave the row free
+                else:
+                    self.count += 1
+            else:
+                self.seg, self.count = state
+            self.seen += 1
+
+
+class CodecGrammarLogitsProcessor(LogitsProcessor):
+    """Masks every token its request's grammar does not allow next (rows without one untouched)."""
+
+    @classmethod
+    def validate_params(cls, sampling_params: SamplingParams) -> None:
+        extra = sampling_params.extra_args or {}
+        if EXTRA_ARG in extra and extra[EXTRA_ARG] is not None:
+            try:
+                Grammar.from_spec(extra[EXTRA_ARG])
+            except (KeyError, TypeError, ValueError) as exc:
+                message = f"extra_args[{EXTRA_ARG!r}] is not a valid grammar: {exc}"
+                raise ValueError(message) from exc
+
+    def __init__(self, vllm_config: VllmConfig, device: torch.device, is_pin_memory: bool) -> None:
+        self.device = device
+        self.rows: dict[int, _Row] = {}  # batch row -> that request's grammar state
+        self._grammars: dict[str, Grammar] = {}
+        self._mask_index: dict[tuple[str, tuple[int, int, bool, bool]], int] = {}
+        self._masks: list[torch.Tensor] = []
+        self._stacked: torch.Tensor | None = None
+
+    def is_argmax_invariant(self) -> bool:
+        return False  # masking changes the argmax, so greedy requests must see it too
+
+    def _compile(self, spec: dict[str, Any]) -> tuple[Grammar, str]:
+        key = json.dumps(spec, sort_keys=True)
+        grammar = self._grammars.get(key)
+        if grammar is None:
+            grammar = self._grammars[key] = Grammar.from_spec(spec)
+        return grammar, key
+
+    def update_state(self, batch_update: BatchUpdate | None) -> None:
+        if batch_update is None:
+            return
+        # vLLM's order: added requests fill the slots of removed ones first, then the removals
+        # that are left, then moves (one-way or swaps) that compact the batch.
+        for index, params, _prompt, output_ids in batch_update.added:
+            spec = grammar_of(params) if isinstance(params, SamplingParams) else None
+            if spec is not None:
+                grammar, key = self._compile(spec)
+                self.rows[index] = _Row(grammar, key, output_ids)
+            else:
+                self.rows.pop(index, None)
+        for index in batch_update.removed:
+            self.rows.pop(index, None)
+        for a, b, direction in batch_update.moved:
+            a_row = self.rows.pop(a, None)
+            b_row = self.rows.pop(b, None)
+            if a_row is not None:
+                self.rows[b] = a_row
+            if b_row is not None and direction == MoveDirectionality.SWAP:
+                self.rows[a] = b_row
+
+    def _mask_id(self, row: _Row, vocab: int) -> int:
+        key = (row.key, row.grammar.state_key(row.seg, row.count))
+        index = self._mask_index.get(key)
+        if index is None:
+            index = len(self._masks)
+            self._masks.append(row.grammar.mask(row.seg, row.count, vocab))
+            self._mask_index[key] = index
+            self._stacked = None
+        return index
+
+    def apply(self, logits: torch.Tensor) -> torch.Tensor:
+        if not self.rows:
+            return logits
+        vocab = logits.shape[-1]
+        index: list[int] = []
+        masks: list[int] = []
+        for batch_row, row in self.rows.items():
+            row.catch_up()
+            if row.lost:
+                continue
+            index.append(batch_row)
+            masks.append(self._mask_id(row, vocab))
+        if not index:
+            return logits
+        if self._stacked is None or self._stacked.shape[1] != vocab:
+            self._stacked = torch.stack(self._masks).to(logits.device)
+        rows = torch.tensor(index, device=logits.device, dtype=torch.long)
+        allowed = self._stacked[torch.tensor(masks, device=logits.device, dtype=torch.long)]
+        logits[rows] = logits[rows].masked_fill(~allowed, -float("inf"))
+        return logits

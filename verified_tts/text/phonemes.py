@@ -1,0 +1,230 @@
+"""Text to the phoneme ids a Piper voice reads: espeak-ng IPA, clause punctuation kept.
+
+Piper voices were trained on phonemes from Piper's own espeak-ng build, whose extra
+``espeak_TextToPhonemesWithTerminator`` also reports how each clause ended; Piper appends that
+punctuation (``.`` ``?`` ``!``, or ``,`` ``:`` ``;`` plus a space) to the clause's phonemes and
+starts a new sentence after ``.`` ``?`` ``!``. The espeak-ng of the ``espeakng-loader`` wheel has
+only ``espeak_TextToPhonemes``, which reads one clause per call and advances a pointer into the
+text; the text it consumed tells which punctuation ended the clause. The phonemes are read with
+a separator between them, because one phoneme, the glide espeak-ng puts after /i/ before a vowel,
+has no IPA symbol in the wheel's build and "ʲ" in Piper's: it shows as an empty phoneme and is
+written as Piper writes it. Phonemes are then split
+into Unicode codepoints (NFD), optionally merged into the voice's vowel clusters, and mapped
+through the voice's ``phoneme_id_map`` with Piper's conventions: BOS, then each phoneme's ids
+followed by PAD, then EOS. The result is compared id for id with Piper's own phonemizer on
+Harvard sentences in the tests (``tests/data/piper_phoneme_ids.json``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from verified_tts.errors import UserError
+from verified_tts.generators.espeak_ng import CHARS_UTF8, PHONEMES_IPA, EspeakLibrary
+
+__all__ = [
+    "BOS",
+    "EOS",
+    "PAD",
+    "Clause",
+    "PhonemeMapper",
+    "espeak_clauses",
+    "phonemize_espeak",
+]
+
+PAD, BOS, EOS = "_", "^", "$"
+
+# How espeak-ng classifies the punctuation that ends a clause, reduced to what Piper appends:
+# "." "?" "!" end a sentence; "," ":" ";" end a clause and are followed by a space. espeak-ng
+# gives en and em dashes the semicolon's clause type, so Piper writes ";" for them. An ellipsis
+# ("..." or U+2026) and anything else end a clause without punctuation.
+_TERMINATORS = {
+    ".": ".",
+    "?": "?",
+    "!": "!",
+    ",": ",",
+    ":": ":",
+    ";": ";",
+    "\u2013": ";",
+    "\u2014": ";",
+}
+_SENTENCE_ENDS = {".", "?", "!"}
+_CLAUSE_SPACE = {",", ":", ";"}
+# Closing quotes and brackets may follow the punctuation that ends a clause.
+_CLOSERS = set("\"')]}\u2019\u201d\u00bb")
+_LANGUAGE_FLAGS = re.compile(r"\([^)]+\)")  # "(fr)...(en)" around words of another language
+# Phonemes come back separated by this character, so that phonemes without an IPA symbol show.
+_SEPARATOR = "|"
+# espeak-ng appends its glide phoneme ";" after /i/-type vowels before a vowel ("the evening"):
+# Piper's build writes it as "ʲ", espeak-ng 1.52.0 writes nothing, so it shows only as an empty
+# phoneme between separators. Pauses are empty phonemes too, and stay empty.
+_GLIDE = "\u02b2"
+_GLIDE_AFTER = {"i", "i\u02d0", "\u026a", "a\u026a"}  # i iː ɪ aɪ (not eɪ ɔɪ)
+_STRESS = "\u02c8\u02cc"
+_MODE = PHONEMES_IPA | (ord(_SEPARATOR) << 8)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One clause as espeak-ng reads it: IPA phonemes and the punctuation Piper appends."""
+
+    phonemes: str
+    terminator: str  # one of . ? ! , : ; or ""
+
+    @property
+    def ends_sentence(self) -> bool:
+        return self.terminator in _SENTENCE_ENDS
+
+
+def _terminator(consumed: str, at_end: bool) -> str:
+    """The punctuation that ended a clause, from the text espeak-ng consumed to read it.
+
+    espeak-ng reads one character past a clause (the first of the next one) unless the text
+    ended; that character is dropped before looking for the punctuation.
+    """
+    text = consumed if at_end else consumed[:-1]
+    text = text.rstrip()
+    while text and text[-1] in _CLOSERS:
+        text = text[:-1].rstrip()
+    if not text:
+        return ""
+    if text.endswith(".."):  # espeak-ng reads "..." as an ellipsis: no terminator
+        return ""
+    if text.endswith("\u2026") and text[:-1].rstrip()[-1:] in _TERMINATORS:
+        text = text[:-1].rstrip()  # "end.…": the full stop ends the clause
+    return _TERMINATORS.get(text[-1], "")
+
+
+def _join(separated: str) -> str:
+    """Separated phonemes of a clause to one IPA string, the glide written as Piper writes it."""
+    words = []
+    for word in _LANGUAGE_FLAGS.sub("", separated).split(" "):
+        phones = word.split(_SEPARATOR)
+        for k in range(1, len(phones)):
+            # two empty phonemes in a row are a pause, which is no vowel: no glide before it
+            before_pause = k + 1 < len(phones) and not phones[k + 1]
+            if not phones[k] and not before_pause and phones[k - 1].strip(_STRESS) in _GLIDE_AFTER:
+                phones[k] = _GLIDE
+        words.append("".join(phones))
+    return " ".join(words)
+
+
+def espeak_clauses(text: str, voice: str, library: EspeakLibrary | None = None) -> list[Clause]:
+    """Read ``text`` clause by clause with espeak-ng's ``espeak_TextToPhonemes`` (IPA)."""
+    library = library or EspeakLibrary.find()
+    encoded = text.encode("utf-8")
+    clauses = []
+    with library.session() as (lib, _rate):
+        if lib.espeak_SetVoiceByName(voice.encode()) != 0:
+            raise UserError(
+                f"espeak-ng has no voice '{voice}' for this Piper voice: check the voice config's "
+                "espeak.voice"
+            )
+        buffer = ctypes.create_string_buffer(encoded + b"\0")
+        start = ctypes.addressof(buffer)
+        pointer = ctypes.c_void_p(start)
+        while pointer.value:
+            before = pointer.value - start
+            result = lib.espeak_TextToPhonemes(ctypes.byref(pointer), CHARS_UTF8, _MODE)
+            at_end = not pointer.value
+            after = len(encoded) if at_end else pointer.value - start
+            phonemes = _join(ctypes.string_at(result).decode("utf-8")) if result else ""
+            consumed = encoded[before:after].decode("utf-8", errors="replace")
+            clauses.append(Clause(phonemes, _terminator(consumed, at_end)))
+    return clauses
+
+
+def phonemize_espeak(
+    text: str,
+    voice: str,
+    vowel_clusters: frozenset[tuple[str, ...]] = frozenset(),
+    library: EspeakLibrary | None = None,
+) -> list[list[str]]:
+    """Text to phonemes grouped by sentence, as Piper's espeak phonemizer groups them."""
+    sentences: list[list[str]] = []
+    current: list[str] = []
+    for clause in espeak_clauses(text, voice, library):
+        phonemes = clause.phonemes + clause.terminator
+        if clause.terminator in _CLAUSE_SPACE:
+            phonemes += " "
+        current.extend(unicodedata.normalize("NFD", phonemes))
+        if clause.ends_sentence:
+            sentences.append(_merge_clusters(current, vowel_clusters))
+            current = []
+    if current:
+        sentences.append(_merge_clusters(current, vowel_clusters))
+    return [sentence for sentence in sentences if sentence]
+
+
+def _merge_clusters(phones: list[str], clusters: frozenset[tuple[str, ...]]) -> list[str]:
+    """Merge runs of codepoints that the voice treats as one phoneme (longest match first)."""
+    if not clusters:
+        return phones
+    longest = max(len(cluster) for cluster in clusters)
+    merged, i = [], 0
+    while i < len(phones):
+        for n in range(min(longest, len(phones) - i), 1, -1):
+            if tuple(phones[i : i + n]) in clusters:
+                merged.append("".join(phones[i : i + n]))
+                i += n
+                break
+        else:
+            merged.append(phones[i])
+            i += 1
+    return merged
+
+
+@dataclass(frozen=True)
+class PhonemeMapper:
+    """A voice's phoneme conventions: how text becomes phonemes, and phonemes become ids."""
+
+    id_map: Mapping[str, Sequence[int]]
+    phoneme_type: str = "espeak"  # "espeak" (IPA from espeak-ng) or "text" (codepoints)
+    espeak_voice: str = "en-us"
+    vowel_clusters: frozenset[tuple[str, ...]] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        missing = [symbol for symbol in (PAD, BOS, EOS) if symbol not in self.id_map]
+        if missing:
+            raise UserError(
+                f"the voice's phoneme_id_map lacks {' '.join(missing)} (pad, start, end): "
+                "the JSON config is not a Piper voice config"
+            )
+        if self.phoneme_type not in ("espeak", "text"):
+            raise UserError(
+                f"phoneme_type '{self.phoneme_type}' is not supported: choose a Piper voice "
+                "whose config says 'espeak' or 'text'"
+            )
+
+    def phonemize(self, text: str, library: EspeakLibrary | None = None) -> list[list[str]]:
+        """Text to phonemes, one list per sentence."""
+        if self.phoneme_type == "text":
+            phones = list(unicodedata.normalize("NFD", text))
+            return [phones] if phones else []
+        return phonemize_espeak(text, self.espeak_voice, self.vowel_clusters, library)
+
+    def ids(self, phonemes: Sequence[str]) -> tuple[list[int], list[str]]:
+        """Phonemes to ids (BOS, phoneme+PAD each, EOS); also the phonemes the map lacks.
+
+        Phonemes missing from the map are skipped, as Piper skips them, and returned so a caller
+        can report them.
+        """
+        ids = [*self.id_map[BOS], *self.id_map[PAD]]
+        missing = []
+        for phoneme in phonemes:
+            mapped = self.id_map.get(phoneme)
+            if mapped is None:
+                missing.append(phoneme)
+                continue
+            ids.extend(mapped)
+            ids.extend(self.id_map[PAD])
+        ids.extend(self.id_map[EOS])
+        return ids, missing
+
+    def sentence_ids(self, text: str, library: EspeakLibrary | None = None) -> list[list[int]]:
+        """Text to one id sequence per sentence."""
+        return [self.ids(sentence)[0] for sentence in self.phonemize(text, library)]
