@@ -229,6 +229,21 @@ def _split_long(audio: np.ndarray) -> list[np.ndarray]:
     return pieces
 
 
+def _frames(samples: int) -> int:
+    """Mel frames that hold audio (what align() may attend to), within Whisper's 3000."""
+    return max(2, min(_WINDOW_FRAMES, -(-samples // _HOP)))
+
+
+def _encoder_row(encoded: Any, row: int) -> Any:
+    """One row of a batch of encoder outputs, as a batch of one."""
+    import ctranslate2
+
+    on_cpu = encoded.device == "cpu"
+    array = np.asarray(encoded if on_cpu else encoded.to_device(ctranslate2.Device.cpu))
+    single = ctranslate2.StorageView.from_array(np.ascontiguousarray(array[row : row + 1]))
+    return single if on_cpu else single.to_device(ctranslate2.Device.cuda)
+
+
 @dataclass(frozen=True)
 class _Row:
     """What one 30 s window gave: its transcript and the reference tokens' probabilities."""
@@ -400,60 +415,14 @@ class WerVerifier:
         the clip whose stretch of the window they were heard in) and force-decode every
         window's references in layout order (each clip's tokens are scored after the text of
         the clips before it, which is the same text for every candidate of its utterance)."""
-        import ctranslate2
-
-        from verifiers.wer_packing import (
-            assemble,
-            assign_segments,
-            assign_words,
-            tidy,
-            timestamped_segments,
-            word_times,
-        )
-
         tokenizer = self._tokenizer
-        packed = [assemble(window, audio) for window in windows]
-        encoded = self._model.encode(ctranslate2.StorageView.from_array(self._log_mel(packed)))
-        generated = self._model.generate(
-            encoded,
-            [list(tokenizer.sot_sequence)] * len(windows),  # no <|notimestamps|>: timestamps on
-            beam_size=self.options.beam_size,
-            max_length=_MAX_DECODER_TOKENS,
-            return_scores=True,
-            return_no_speech_prob=True,
-            suppress_blank=True,
-            suppress_tokens=[-1],
-        )
-        frames = [max(2, min(_WINDOW_FRAMES, -(-w.samples // _HOP))) for w in windows]
+        encoded, generated, transcripts = self._transcribe_packed(windows, audio)
+        frames = [_frames(w.samples) for w in windows]
         placeholder = tokenizer.encode(" .")
         sequences = [[t for s in w.slots for t in references[s.clip]] for w in windows]
         aligned = self._model.align(
             encoded, tokenizer.sot_sequence, [s or placeholder for s in sequences], frames
         )
-        bounds = [
-            [(s.start / _SAMPLE_RATE, s.end / _SAMPLE_RATE) for s in w.slots] for w in windows
-        ]
-        transcripts: list[list[str] | None] = []
-        spoken: list[list[int]] = []  # each window's transcript text tokens, for word timing
-        for result, window_bounds in zip(generated, bounds, strict=True):
-            tokens = [t for t in result.sequences_ids[0] if t < tokenizer.eot or
-                      t >= tokenizer.timestamp_begin]  # fmt: skip
-            segments = timestamped_segments(tokens, tokenizer.timestamp_begin)
-            per_slot, clean = assign_segments(segments, window_bounds)
-            transcripts.append([tidy(tokenizer.decode(t)) for t in per_slot] if clean else None)
-            spoken.append([t for t in tokens if t < tokenizer.eot])
-        if any(t is None for t in transcripts):
-            # some segment ran over a gap: split those windows' transcripts by word times
-            timed = self._model.align(
-                encoded, tokenizer.sot_sequence, [s or placeholder for s in spoken], frames
-            )
-            for row, alignment in enumerate(timed):
-                if transcripts[row] is None:
-                    words = word_times(
-                        spoken[row], alignment.alignments, tokenizer.split_to_word_tokens,
-                        tokenizer.eot,
-                    )  # fmt: skip
-                    transcripts[row] = assign_words(words, bounds[row])
         out: list[tuple[int, Score]] = []
         for row, window in enumerate(windows):
             probs = np.asarray(aligned[row].text_token_probs, dtype=np.float64)
@@ -476,6 +445,77 @@ class WerVerifier:
                     )
                 )
         return out
+
+    def _transcribe_packed(
+        self, windows: Sequence[Any], audio: Sequence[np.ndarray], depth: int = 0
+    ) -> tuple[Any, Any, list[list[str]]]:
+        """(encoder output, generate results, transcript per slot) of packed windows.
+
+        Whisper decoding with timestamps sometimes ends before the window's last clips (it takes
+        them for the start of a next window, as in long-form transcription); those clips are
+        transcribed again in a window of their own that starts with them, as Whisper's own
+        long-form loop would seek there."""
+        import ctranslate2
+
+        from verifiers.wer_packing import (
+            assemble,
+            assign_segments,
+            assign_words,
+            tail,
+            tidy,
+            timestamped_segments,
+            word_times,
+        )
+
+        tokenizer = self._tokenizer
+        packed = [assemble(window, audio) for window in windows]
+        encoded = self._model.encode(ctranslate2.StorageView.from_array(self._log_mel(packed)))
+        generated = self._model.generate(
+            encoded,
+            [list(tokenizer.sot_sequence)] * len(windows),  # no <|notimestamps|>: timestamps on
+            beam_size=self.options.beam_size,
+            max_length=_MAX_DECODER_TOKENS,
+            return_scores=True,
+            return_no_speech_prob=True,
+            suppress_blank=True,
+            suppress_tokens=[-1],
+        )
+        transcripts: list[list[str]] = []
+        unheard: list[tuple[int, int]] = []  # (row, first slot the decode never reached)
+        for row, (window, result) in enumerate(zip(windows, generated, strict=True)):
+            bounds = [(s.start / _SAMPLE_RATE, s.end / _SAMPLE_RATE) for s in window.slots]
+            tokens = [t for t in result.sequences_ids[0] if t < tokenizer.eot or
+                      t >= tokenizer.timestamp_begin]  # fmt: skip
+            segments = timestamped_segments(tokens, tokenizer.timestamp_begin)
+            per_slot, clean = assign_segments(segments, bounds)
+            if clean:
+                texts = [tidy(tokenizer.decode(t)) for t in per_slot]
+            else:
+                # A segment ran over a gap: split the transcript by word times. One row per
+                # call, because align() pads a batch to its longest text and the padding
+                # would enter the shorter rows' attention alignment.
+                spoken = [t for t in tokens if t < tokenizer.eot]
+                alignment = self._model.align(
+                    _encoder_row(encoded, row), tokenizer.sot_sequence, [spoken],
+                    [_frames(window.samples)],
+                )[0]  # fmt: skip
+                words = word_times(
+                    spoken, alignment.alignments, tokenizer.split_to_word_tokens, tokenizer.eot
+                )
+                texts = assign_words(words, bounds)
+            transcripts.append(texts)
+            # the clips after the last one with words: the decode stopped before them
+            first = len(texts)
+            while first > 0 and not texts[first - 1]:
+                first -= 1
+            if 0 < first < len(texts) and depth < 2:
+                unheard.append((row, first))
+        if unheard:
+            rest = [tail(windows[row], first) for row, first in unheard]
+            _, _, again = self._transcribe_packed(rest, audio, depth + 1)
+            for (row, first), texts in zip(unheard, again, strict=True):
+                transcripts[row][first:] = texts
+        return encoded, generated, transcripts
 
     def _packed_score(
         self,

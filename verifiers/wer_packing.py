@@ -27,6 +27,7 @@ __all__ = [
     "assign_segments",
     "assign_words",
     "plan_windows",
+    "tail",
     "tidy",
     "timestamped_segments",
     "word_times",
@@ -119,6 +120,13 @@ def _layers(
         )
         windows.append(PackedWindow(slots, slots[-1].end))
     return windows
+
+
+def tail(window: PackedWindow, first: int) -> PackedWindow:
+    """The window's slots from ``first`` on, moved to start at 0 (same gaps between them)."""
+    shift = window.slots[first].start
+    slots = tuple(Slot(s.clip, s.start - shift, s.end - shift) for s in window.slots[first:])
+    return PackedWindow(slots, window.samples - shift)
 
 
 def assemble(window: PackedWindow, audio: Sequence[np.ndarray]) -> np.ndarray:
