@@ -34,6 +34,9 @@ __all__ = [
 ]
 
 
+_SLACK = 0.3  # seconds a transcript segment may run into a neighbouring clip
+
+
 @dataclass(frozen=True)
 class Slot:
     """One clip's place in a packed window, in samples."""
@@ -159,19 +162,20 @@ def timestamped_segments(
 
 
 def _owner(start: float, end: float, bounds: Sequence[tuple[float, float]]) -> int | None:
-    """The slot a time span belongs to, or None when it covers speech of more than one slot.
+    """The slot whose clip a time span covers, or None when it covers speech of more than one.
 
-    Each slot owns its clip plus half the silence on either side, so a span belongs to a slot
-    when it lies within that slot's share of the window (a little slack for Whisper's rounding
-    to 20 ms steps)."""
-    edges = [bounds[0][0] - 1e9]
-    edges += [(bounds[i][1] + bounds[i + 1][0]) / 2 for i in range(len(bounds) - 1)]
-    edges.append(1e9)
-    slack = 0.1
-    for index in range(len(bounds)):
-        if start >= edges[index] - slack and min(end, 1e8) <= edges[index + 1] + slack:
-            return index
-    return None
+    Whisper's segment timestamps are coarse (a segment often starts where the previous one
+    ended, in the silence before its clip, or ends a little into the next clip), so overlaps
+    under ``_SLACK`` seconds do not count; a span that overlaps no clip goes to the nearest."""
+    end = min(end, bounds[-1][1])  # an unclosed last segment runs to the end of the window
+    overlaps = [min(end, b) - max(start, a) for a, b in bounds]
+    covered = [i for i, overlap in enumerate(overlaps) if overlap > _SLACK]
+    if len(covered) > 1:
+        return None
+    if covered:
+        return covered[0]
+    middle = (start + end) / 2
+    return int(np.argmin([abs(middle - (a + b) / 2) for a, b in bounds]))
 
 
 def assign_segments(
