@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from verified_tts.errors import UserError
+
 ROOT = Path(__file__).resolve().parent.parent
 HARVARD = ROOT.parent / "shared" / "data" / "harvard-sentences.txt"
 
@@ -399,11 +401,23 @@ def main() -> None:
     }
     picks: dict[str, dict[str, list[int]]] = {}
     subset = set(args.subset_settings)
+
+    def save() -> None:  # after every step, so a failure late in the run keeps the figures
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
+
     for name in args.settings:
         full = name not in subset
         count = len(texts) if full else args.window
-        scored = score_setting(name, SETTINGS[name], texts[:count], candidates[:count],
-                               args.window)  # fmt: skip
+        try:
+            scored = score_setting(
+                name, SETTINGS[name], texts[:count], candidates[:count], args.window
+            )
+        except UserError as error:  # e.g. int16 on a CPU without int16 kernels
+            results["settings"].append({"setting": name, "options": SETTINGS[name],
+                                        "error": str(error)})  # fmt: skip
+            print(f"{name}: {error}", flush=True)
+            continue
         scored["sentences"] = count
         if full:
             merged = [
@@ -418,11 +432,17 @@ def main() -> None:
         scored.pop("_transcripts")
         results["settings"].append(scored)
         print(json.dumps(scored), flush=True)
+        save()
     baseline = next((s for s in results["settings"] if s["setting"] == "baseline"), None)
     if baseline:
         for scored in results["settings"]:
+            if "error" in scored:
+                continue
             scored["speedup_vs_baseline"] = round(
                 scored["clips_per_second"] / baseline["clips_per_second"], 3
+            )
+            scored["cpu_speedup_vs_baseline"] = round(
+                scored["clips_per_cpu_second"] / baseline["clips_per_cpu_second"], 3
             )
     if "baseline" in picks:
         results["winner_agreement_vs_baseline"] = {
@@ -438,12 +458,15 @@ def main() -> None:
             if name != "baseline"
         }
         print(json.dumps(results["winner_agreement_vs_baseline"]), flush=True)
+        save()
     if not args.skip_judge:
         results["judge"] = judge_gains(texts, candidates, picks, args.judge)
         print(json.dumps(results["judge"]), flush=True)
+        save()
     results["speaker_beside_whisper"] = speaker_beside_whisper(
         texts[: args.window], candidates[: args.window]
     )
+    save()
     if not args.skip_render:
         with tempfile.TemporaryDirectory() as work:
             results["renders"] = render_runs(
@@ -451,8 +474,8 @@ def main() -> None:
             )
         results["render_sentences"] = args.render_sentences
     results["wall_seconds"] = round(time.perf_counter() - started, 1)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    results["load_average_at_end"] = os.getloadavg()
+    save()
     print(json.dumps({k: v for k, v in results.items() if k != "settings"}, indent=2))
 
 
