@@ -48,6 +48,7 @@ SETTINGS: Mapping[str, Mapping[str, Any]] = {
     "greedy": {"beam_size": 1},
     "packed-int16": {"packing": True, "compute_type": "int16"},
     "packed-float32": {"packing": True, "compute_type": "float32"},
+    "baseline-float32": {"compute_type": "float32"},  # how often do winners flip from numerics?
     "baseline-1-thread": {"cpu_threads": 1},
     "packed-1-thread": {"packing": True, "cpu_threads": 1},
 }
@@ -127,6 +128,34 @@ def base_metrics(texts: Sequence[str], candidates: Sequence[Sequence[Any]], wind
         "speaker_seconds": speaker_seconds,
         "reference": reference,
     }
+
+
+def cached_score_setting(
+    key: Mapping[str, Any],
+    name: str,
+    options: Mapping[str, Any],
+    texts: Sequence[str],
+    candidates: Sequence[Sequence[Any]],
+    window: int,
+) -> dict:
+    """:func:`score_setting`, kept in benchmarks/work/verify_speed so a rerun that adds a setting
+    does not pay again for the others. The key holds the inputs and the verifier's source code;
+    a cached entry keeps the timings of the run that measured it and says so."""
+    import hashlib
+
+    sources = [ROOT / "verifiers" / f for f in ("wer.py", "wer_packed.py", "wer_packing.py",
+                                                 "textnorm.py")]  # fmt: skip
+    digest = hashlib.sha256(
+        json.dumps({**key, "count": len(texts), "options": dict(options)}, sort_keys=True).encode()
+        + b"".join(path.read_bytes() for path in sources)
+    ).hexdigest()[:16]
+    path = ROOT / "benchmarks" / "work" / "verify_speed" / f"{name}-{digest}.json"
+    if path.is_file():
+        return {**json.loads(path.read_text()), "cached": True}
+    scored = score_setting(name, options, texts, candidates, window)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(scored))
+    return scored
 
 
 def score_setting(
@@ -410,8 +439,10 @@ def main() -> None:
         full = name not in subset
         count = len(texts) if full else args.window
         try:
-            scored = score_setting(
-                name, SETTINGS[name], texts[:count], candidates[:count], args.window
+            key = {"generator": args.generator, "first": args.first, "n": args.n,
+                   "window": args.window}  # fmt: skip
+            scored = cached_score_setting(
+                key, name, SETTINGS[name], texts[:count], candidates[:count], args.window
             )
         except UserError as error:  # e.g. int16 on a CPU without int16 kernels
             results["settings"].append({"setting": name, "options": SETTINGS[name],
