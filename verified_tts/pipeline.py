@@ -151,6 +151,7 @@ def plan_utterances(
             generator=identity,
             base_seed=base_seed,
             target_duration_s=target,
+            phonemes=segment.phonemes,
         )
         planned.append(Utterance(key, segment, segment_voice, target))
     return planned
@@ -408,6 +409,7 @@ class Synthesizer:
                             text=utterance.segment.spoken,
                             voice=utterance.voice,
                             emotion=utterance.segment.emotion,
+                            phonemes=utterance.segment.phonemes,
                         ),
                     )
                 )

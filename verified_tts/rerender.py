@@ -26,14 +26,19 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.assembly import assemble_book
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.render import STORE_DIR, build_manifest, place_winners, write_json_atomic
+from verified_tts.render import (
+    STORE_DIR,
+    build_manifest,
+    finish_output,
+    place_winners,
+    write_json_atomic,
+)
 from verified_tts.report import write_render_report
 from verified_tts.store import Store
-from verified_tts.text import load_book
+from verified_tts.text.production import load_input
 
 __all__ = ["RerenderResult", "config_from_manifest", "find_utterance", "rerender"]
 
@@ -77,6 +82,11 @@ def find_utterance(manifest: dict[str, Any], key: str) -> str:
     raise UserError(f"key prefix '{key}' matches {len(matches)} utterances: give more characters")
 
 
+_PRODUCTION_KEYS = {
+    "formats", "chapters", "keep_extras", "credits", "narrator", "author", "split_hours", "lexicon"
+}  # fmt: skip
+
+
 def config_from_manifest(manifest: dict[str, Any], **overrides: Any) -> dict[str, Any]:
     """CLI-style overrides that reproduce the render's generator settings, for ``build_config``;
     explicit ``overrides`` (not None) win."""
@@ -85,6 +95,12 @@ def config_from_manifest(manifest: dict[str, Any], **overrides: Any) -> dict[str
         "voice": manifest.get("voice"),
         "voice_ref": manifest.get("voice_ref"),
         "seed": manifest.get("seed"),
+        # what was read and delivered (format, chapter selection, credits, lexicon)
+        "production": {
+            key: value
+            for key, value in manifest.get("production", {}).items()
+            if key in _PRODUCTION_KEYS
+        },
     }
     return {**recorded, **{k: v for k, v in overrides.items() if v is not None}}
 
@@ -147,7 +163,8 @@ def rerender(
             f"the book {source} that this render read is gone: rerender re-plans the book, put "
             "it back at that path"
         )
-    book = load_book(source, max_chars=original.max_chars)
+    loaded = load_input(source, original.production, max_chars=original.max_chars)
+    book = loaded.book
     utterances = base.plan(book.segments)
     targets = [u for u in utterances if u.key == key]
     if not targets:
@@ -194,7 +211,7 @@ def rerender(
             for r in results
         ]
         placed = place_winners(results, book, store)
-    files = assemble_book(placed, base.generator.sample_rate, out, original.assembly)
+    files, delivery = finish_output(out, placed, book, original, base.generator.sample_rate)
     for run in runs:
         _merge_stats(base, run)
     updated = build_manifest(
@@ -205,6 +222,8 @@ def rerender(
         files=files,
         n=int(manifest["n"]),
         wall_seconds=time.perf_counter() - started,
+        loaded=loaded,
+        delivery=delivery,
     )
     mark = {"n": n, "previous_winner": old["winner"], "previous_flagged": old["flagged"]}
     for record in updated["utterances"]:

@@ -268,6 +268,7 @@ def measure(path: str | os.PathLike) -> AcxResult:
             raise UserError(f"{path} has no audio stream: give WAV, FLAC, MP3 or M4B files")
         stream = container.streams.audio[0]
         codec = stream.codec_context.name
+        codec = "mp3" if codec.startswith("mp3") else codec  # the decoder may be mp3float
         sample_rate, channels = stream.rate, stream.channels
         bit_rate = stream.bit_rate or container.bit_rate or None
         try:
