@@ -116,8 +116,13 @@ def novel(path: Path, version: int = 3, **kwargs) -> Path:
     """A small book: cover and copyright pages, two chapters in one file (the second starts at
     an anchor), a third file, endnotes; the manifest order differs from the spine."""
     documents = [
-        ("notes.xhtml", xhtml('<section epub:type="endnotes"><ol><li id="n1">A note that must '
-                              'not be read.</li></ol></section>')),  # fmt: skip
+        (
+            "notes.xhtml",
+            xhtml(
+                '<section epub:type="endnotes"><ol><li id="n1">A note that must '
+                "not be read.</li></ol></section>"
+            ),
+        ),  # fmt: skip
         ("ch3.xhtml", xhtml("<h1>Chapter Three</h1><p>The third chapter has one sentence.</p>")),
         ("cover.xhtml", xhtml('<img src="cover.jpg" alt="Cover image"/>', body_type="cover")),
         ("copyright.xhtml", xhtml("<p>Copyright 2024 by Ann Author. All rights reserved.</p>")),

@@ -105,7 +105,9 @@ def _chapters(placed: Iterable[Placed]) -> Iterator[tuple[int, str | None, list[
         yield index, items[0].chapter_title, items
 
 
-def _chapter_audio(items: Sequence[Placed], sample_rate: int, options: AssemblyOptions) -> np.ndarray:
+def _chapter_audio(
+    items: Sequence[Placed], sample_rate: int, options: AssemblyOptions
+) -> np.ndarray:
     pauses = {
         "sentence": options.sentence_pause,
         "paragraph": options.paragraph_pause,

@@ -150,6 +150,38 @@ def _utterance_card(utterance: Mapping[str, Any], out_hint: str) -> str:
     )
 
 
+def _acx_section(manifest: Mapping[str, Any]) -> str:
+    """Each checked file's ACX figures and verdict (from ``delivery.acx``), and the M4B parts."""
+    delivery = manifest.get("delivery") or {}
+    acx = delivery.get("acx")
+    if not acx:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(f['path'])}</td><td class='num'>{_fmt(f['rms_db'], 1)}</td>"
+        f"<td class='num'>{_fmt(f['peak_db'], 1)}</td>"
+        f"<td class='num'>{_fmt(f['noise_floor_db'], 1)}</td>"
+        f"<td class='num'>{_fmt(f['head_s'], 2)}</td><td class='num'>{_fmt(f['tail_s'], 2)}</td>"
+        f"<td class='num'>{_fmt(f['duration_s'] / 60, 1)}</td>"
+        f"<td>{'pass' if f['passed'] else 'FAIL: ' + _e('; '.join(f['failures']))}</td></tr>"
+        for f in acx.get("files", [])
+    )
+    parts = "".join(
+        f"<li>{_e(part['path'])}: {len(part['chapters'])} chapters, "
+        f"{_fmt(part['duration_s'] / 60, 1)} min</li>"
+        for part in delivery.get("m4b", [])
+    )
+    verdict = "every file passes" if acx.get("passed") else "some files fail"
+    return (
+        f"<h2>ACX check ({verdict})</h2>"
+        "<p class='muted'>RMS -23..-18 dB, peak &le; -3 dB, noise floor &le; -60 dB, room tone "
+        "0.5-1 s at the head and 1-5 s at the tail, at most 120 min; MP3 192 kbps CBR 44.1 kHz"
+        "</p><table><thead><tr><th>file</th><th class='num'>RMS dB</th>"
+        "<th class='num'>peak dB</th><th class='num'>floor dB</th><th class='num'>head s</th>"
+        "<th class='num'>tail s</th><th class='num'>min</th><th>verdict</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>" + (f"<p>M4B:</p><ul>{parts}</ul>" if parts else "")
+    )
+
+
 def render_report_html(manifest: Mapping[str, Any], out_hint: str = "OUT_DIR") -> str:
     """The render report as one HTML string (see the module docstring)."""
     stats = manifest.get("stats", {})
@@ -197,7 +229,8 @@ def render_report_html(manifest: Mapping[str, Any], out_hint: str = "OUT_DIR") -
         f'<th class="num">s</th></tr></thead><tbody>{chapters}'
         f"<tr><td></td><td>whole book</td><td>{_player(book.get('flac'))}</td>"
         f"<td class='num'>{_fmt(book.get('duration_s'), 1)}</td></tr></tbody></table>"
-        f"<h2>All other utterances ({len(rest)})</h2>"
+        + _acx_section(manifest)
+        + f"<h2>All other utterances ({len(rest)})</h2>"
         + "".join(
             f"<details><summary>{_e(u['text'])}</summary>{_utterance_card(u, out_hint)}</details>"
             for u in rest

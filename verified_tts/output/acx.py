@@ -278,7 +278,17 @@ def measure(path: str | os.PathLike) -> AcxResult:
     cbr = _mp3_cbr(path) if codec == "mp3" else None
     duration, rms, peak, floor, head, tail = figures
     return AcxResult(
-        str(path), duration, sample_rate, channels, codec, bit_rate, cbr, rms, peak, floor, head,
+        str(path),
+        duration,
+        sample_rate,
+        channels,
+        codec,
+        bit_rate,
+        cbr,
+        rms,
+        peak,
+        floor,
+        head,
         tail,
     )
 

@@ -35,7 +35,10 @@ def deliver(
             name = "book.m4b" if len(parts) == 1 else f"book-part{number}.m4b"
             marks = write_m4b(
                 out_dir / name,
-                [ChapterSource(chapters[i].title, out_dir / str(chapters[i].flac)) for i in indices],
+                [
+                    ChapterSource(chapters[i].title, out_dir / str(chapters[i].flac))
+                    for i in indices
+                ],
                 tags,
                 part=f"Part {number}" if len(parts) > 1 else None,
             )

@@ -72,7 +72,9 @@ def grid_samples(sample_rate: int, delivery_rate: int = DELIVERY_RATE) -> int:
 @contextmanager
 def _atomic(path: Path) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent
+    )
     os.close(handle)
     try:
         yield Path(temporary)
@@ -94,9 +96,17 @@ def write_pcm(path: Path, sources: Sequence[Path], subtype: str = "PCM_16") -> i
     """Concatenate audio files into one WAV or FLAC, block by block; returns its frames."""
     rate = sf.info(str(sources[0])).samplerate
     frames = 0
-    with _atomic(path) as temporary, sf.SoundFile(
-        temporary, "w", samplerate=rate, channels=1, subtype=subtype, format=path.suffix[1:].upper()
-    ) as sink:
+    with (
+        _atomic(path) as temporary,
+        sf.SoundFile(
+            temporary,
+            "w",
+            samplerate=rate,
+            channels=1,
+            subtype=subtype,
+            format=path.suffix[1:].upper(),
+        ) as sink,
+    ):
         for chunk, chunk_rate in _blocks(sources):
             if chunk_rate != rate:
                 raise ValueError(f"{path}: sources at {chunk_rate} and {rate} Hz")
@@ -105,9 +115,7 @@ def write_pcm(path: Path, sources: Sequence[Path], subtype: str = "PCM_16") -> i
     return frames
 
 
-def _encode(
-    container: Any, stream: Any, sources: Sequence[Path], delivery_rate: int
-) -> int:
+def _encode(container: Any, stream: Any, sources: Sequence[Path], delivery_rate: int) -> int:
     """Resample and encode every source into ``stream``; returns delivered samples."""
     import av
 

@@ -99,7 +99,9 @@ def _xml(archive: zipfile.ZipFile, name: str, path: Path) -> ElementTree.Element
     try:
         return ElementTree.fromstring(data)
     except ElementTree.ParseError as error:
-        raise UserError(f"{path} is a broken EPUB: {name} is not well-formed XML ({error})") from None
+        raise UserError(
+            f"{path} is a broken EPUB: {name} is not well-formed XML ({error})"
+        ) from None
 
 
 def _check_drm(archive: zipfile.ZipFile, path: Path) -> None:
@@ -222,8 +224,10 @@ class _NavParser(HTMLParser):
         values = {k: v or "" for k, v in attrs}
         if tag == "nav":
             kinds = set(values.get("epub:type", "").split()) | set(values.get("role", "").split())
-            self.nav = "toc" if kinds & {"toc", "doc-toc"} else (
-                "landmarks" if "landmarks" in kinds else None
+            self.nav = (
+                "toc"
+                if kinds & {"toc", "doc-toc"}
+                else ("landmarks" if "landmarks" in kinds else None)
             )
         elif tag == "ol" and self.nav == "toc":
             self.depth += 1
@@ -254,7 +258,9 @@ def _chapter_level(depths: list[int]) -> int:
     return top + 1 if depths.count(top) == 1 and len(depths) > 1 else top
 
 
-def _toc(archive: zipfile.ZipFile, package: _Package, path: Path) -> tuple[list[TocEntry], set[str]]:
+def _toc(
+    archive: zipfile.ZipFile, package: _Package, path: Path
+) -> tuple[list[TocEntry], set[str]]:
     """Chapter entries (in TOC order) and files the landmarks call front matter."""
     raw: list[tuple[int, str, str, str]] = []  # (depth, title, href, base folder)
     front: set[str] = set()
@@ -334,8 +340,10 @@ class _ContentParser(HTMLParser):
         text = " ".join("".join(self.buffer).split())
         self.buffer = []
         if text:
-            kind: BlockKind = "heading" if self.heading else (
-                "dialogue" if text.startswith(_DIALOGUE_OPENERS) else "paragraph"
+            kind: BlockKind = (
+                "heading"
+                if self.heading
+                else ("dialogue" if text.startswith(_DIALOGUE_OPENERS) else "paragraph")
             )
             self.items.append(_Item(kind=kind, text=text, line=self.buffer_line))
 

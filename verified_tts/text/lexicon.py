@@ -113,7 +113,7 @@ def _entry(pattern: str, value: Any, *, regex: bool, where: str) -> LexiconEntry
         )
     say, phonemes = value.get("say"), value.get("phonemes")
     if say is None and not phonemes:
-        raise UserError(f"{where}: '{pattern}' needs say = \"...\" or phonemes = \"...\"")
+        raise UserError(f'{where}: \'{pattern}\' needs say = "..." or phonemes = "..."')
     if phonemes:
         phonemes = unicodedata.normalize("NFD", str(phonemes))
         for symbol in phonemes:
@@ -121,14 +121,16 @@ def _entry(pattern: str, value: Any, *, regex: bool, where: str) -> LexiconEntry
                 raise UserError(
                     f"{where}: '{pattern}' has an unknown phoneme '{symbol}' "
                     f"(U+{ord(symbol):04X}); write espeak-ng IPA as Piper voices use it, "
-                    "e.g. phonemes = \"hˈɜːmaɪəni\""
+                    'e.g. phonemes = "hˈɜːmaɪəni"'
                 )
         phonemes = unicodedata.normalize("NFC", phonemes)
     entry = LexiconEntry(pattern, regex, say, phonemes or None, bool(value.get("case", False)))
     try:
         entry.compiled()
     except re.error as error:
-        raise UserError(f"{where}: '{pattern}' is not a valid regular expression ({error})") from None
+        raise UserError(
+            f"{where}: '{pattern}' is not a valid regular expression ({error})"
+        ) from None
     return entry
 
 

@@ -82,6 +82,8 @@ def list_words(
         for token in _TOKEN.findall(segment.spoken):
             reason = _unexpanded_reason(token)
             if reason:
+                if reason != "initialism":  # "H2O." is "H2O"; "U.S.A." keeps its dots
+                    token = token.strip(_EDGE) or token
                 unexpanded[token] += 1
                 reasons.setdefault(token, reason)
                 examples.setdefault(token, segment.text)
