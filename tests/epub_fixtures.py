@@ -130,8 +130,8 @@ def novel(path: Path, version: int = 3, **kwargs) -> Path:
             "ch12.xhtml",
             xhtml(
                 "<h1>Chapter One</h1>"
-                '<p>It was the year 1984 when it began.<a epub:type="noteref" href="notes.xhtml#n1">'
-                "1</a> The wolf ran.</p>"
+                "<p>It was the year 1984 when it began."
+                '<a epub:type="noteref" href="notes.xhtml#n1">1</a> The wolf ran.</p>'
                 '<span epub:type="pagebreak" id="page7" title="7">7</span>'
                 '<p>"Stop," said the lamb.<a href="notes.xhtml#n1"><sup>2</sup></a></p>'
                 '<figure><img src="x.png" alt="a map"/><figcaption>Figure 1. A map.</figcaption>'

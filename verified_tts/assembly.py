@@ -121,10 +121,14 @@ def _chapter_audio(
         parts.append(level_clip(trim_silence(item.load(), sample_rate), sample_rate, options))
         parts.append(_silence(pauses.get(item.pause_after, 0.0), sample_rate))
     parts[-1] = _silence(options.tail, sample_rate)
-    audio = np.concatenate(parts)
     # Chapters lie on the MP4 chapter grid, so M4B chapter marks fall on exact samples.
-    grid = grid_samples(sample_rate)
-    audio = np.concatenate([audio, np.zeros(-len(audio) % grid, dtype=np.float32)])
+    length = sum(len(part) for part in parts)
+    audio = np.zeros(length + -length % grid_samples(sample_rate), dtype=np.float32)
+    position = 0
+    while parts:  # copy into one buffer, letting each part go: one copy of the chapter at most
+        part = parts.pop(0)
+        audio[position : position + len(part)] = part
+        position += len(part)
     if options.master:
         audio = master(
             audio,

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from verified_tts.assembly import AssembledFile, Placed, assemble_book
-from verified_tts.output.deliver import deliver
-from verified_tts.output.encode import BookTags
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.output.deliver import deliver
+from verified_tts.output.encode import BookTags
 from verified_tts.pipeline import Synthesizer, UtteranceResult
 from verified_tts.report import write_render_report
 from verified_tts.store import Store

@@ -40,6 +40,7 @@ AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".m4b", ".m4a", ".mp4", ".aac", ".ogg
 _FRAME_S = 0.01  # 10 ms frames for head/tail room tone
 _FLOOR_WINDOW_S = 0.5  # the noise floor is the RMS of the quietest half second
 _SILENT = 1e-12
+_BLOCK = 1 << 20  # samples per block in mastering
 
 
 def _db(value: float) -> float:
@@ -97,6 +98,15 @@ class AcxResult:
 # --- mastering ------------------------------------------------------------------------------
 
 
+def _limit_block(audio: np.ndarray, ceiling: float, half: int) -> np.ndarray:
+    from scipy.ndimage import minimum_filter1d, uniform_filter1d
+
+    needed = np.minimum(1.0, ceiling / np.maximum(np.abs(audio), _SILENT)).astype(np.float32)
+    gain = minimum_filter1d(needed, size=2 * half + 1, mode="nearest")
+    gain = uniform_filter1d(gain, size=half | 1, mode="nearest")  # odd size: centred
+    return audio * np.minimum(gain, needed)  # float rounding in the box cannot overshoot
+
+
 def limit_peaks(
     audio: np.ndarray, sample_rate: int, ceiling_db: float, *, lookahead_s: float = 0.005
 ) -> np.ndarray:
@@ -106,20 +116,30 @@ def limit_peaks(
     every dip over L samples each side, and a centred box of half-width L/2 smooths it. Every
     value the box averages around a peak came from a window containing that peak, so the peak
     still gets at most its own gain: the ceiling holds exactly while the gain moves smoothly.
+    Works in blocks (with 2L samples of context each side) so a long chapter needs little memory.
     """
-    from scipy.ndimage import minimum_filter1d, uniform_filter1d
-
     audio = np.asarray(audio, dtype=np.float32)
     ceiling = 10 ** (ceiling_db / 20)
-    magnitude = np.abs(audio)
-    if audio.size == 0 or float(magnitude.max()) <= ceiling:
+    if audio.size == 0 or float(np.max(np.abs(audio))) <= ceiling:
         return audio
     half = max(1, int(lookahead_s * sample_rate))
-    needed = np.minimum(1.0, ceiling / np.maximum(magnitude, _SILENT)).astype(np.float32)
-    gain = minimum_filter1d(needed, size=2 * half + 1, mode="nearest")
-    gain = uniform_filter1d(gain, size=half | 1, mode="nearest")  # odd size: centred
-    limited = audio * np.minimum(gain, needed)  # float rounding in the box cannot overshoot
-    return limited.astype(np.float32)
+    out = np.empty_like(audio)
+    for start in range(0, audio.size, _BLOCK):
+        stop = min(audio.size, start + _BLOCK)
+        low, high = max(0, start - 2 * half), min(audio.size, stop + 2 * half)
+        limited = _limit_block(audio[low:high], ceiling, half)
+        out[start:stop] = limited[start - low : stop - low]
+    return out
+
+
+def _rms(audio: np.ndarray) -> float:
+    energy = sum(
+        float(np.dot(block, block))
+        for block in (
+            audio[i : i + _BLOCK].astype(np.float64) for i in range(0, audio.size, _BLOCK)
+        )
+    )
+    return math.sqrt(energy / max(audio.size, 1))
 
 
 def master(
@@ -136,21 +156,21 @@ def master(
     The gain is set on the whole file (speech and pauses, as ACX measures it), peaks above the
     ceiling are limited, and the gain is corrected twice for what the limiter took. A seeded
     white room tone at ``room_tone_db`` (None: none) replaces digital silence, which ACX
-    reviewers reject, while staying far under the -60 dB noise floor limit.
+    reviewers reject, while staying far under the -60 dB noise floor limit. Everything runs in
+    blocks, so a chapter costs about two copies of itself in memory.
     """
     audio = np.asarray(audio, dtype=np.float32)
     if audio.size == 0 or not np.any(audio):
         return audio
     target = 10 ** (rms_db / 20)
     for _ in range(3):
-        rms = float(np.sqrt(np.mean(np.square(audio, dtype=np.float64))))
-        audio = limit_peaks(audio * np.float32(target / rms), sample_rate, peak_db)
+        audio = limit_peaks(audio * np.float32(target / _rms(audio)), sample_rate, peak_db)
     if room_tone_db is not None:
         rng = np.random.default_rng(seed)
-        tone = rng.standard_normal(audio.size).astype(np.float32) * np.float32(
-            10 ** (room_tone_db / 20)
-        )
-        audio = audio + tone
+        level = np.float32(10 ** (room_tone_db / 20))
+        for start in range(0, audio.size, _BLOCK):
+            block = audio[start : start + _BLOCK]
+            block += rng.standard_normal(block.size, dtype=np.float32) * level
         audio = limit_peaks(audio, sample_rate, peak_db)
     return audio
 

@@ -93,7 +93,7 @@ class Lexicon:
             if entry.say is not None:
                 say = entry.say
                 # a pattern's respelling may use its groups (\\1); a word's is literal
-                spoken = pattern.sub(say if entry.regex else (lambda _: say), spoken)
+                spoken = pattern.sub(say if entry.regex else say.replace("\\", "\\\\"), spoken)
                 matches = [pattern.sub(say, m) if entry.regex else say for m in matches]
             if entry.phonemes:
                 phonemes += [(word, entry.phonemes) for word in dict.fromkeys(matches)]
