@@ -303,3 +303,14 @@ def test_lexicon_change_rerenders_only_sentences_with_the_word(tmp_path, synthes
     assert stats.candidates_generated == 0
     assert [c["title"] for c in manifest["chapters"]] == ["One", "Two"]
     assert manifest["chapters"][0]["flac"].startswith("chapters/02-")
+
+
+def test_limiter_in_blocks_equals_one_pass_and_holds_the_ceiling():
+    from verified_tts.output.acx import _limit_block, limit_peaks
+
+    rng = np.random.default_rng(3)
+    audio = (rng.standard_normal(2_500_000) * 0.3).astype(np.float32)  # spans three blocks
+    whole = _limit_block(audio.copy(), 10 ** (-3.5 / 20), 110)
+    blocks = limit_peaks(audio.copy(), 22050, -3.5, inplace=True)
+    assert np.array_equal(whole, blocks)
+    assert 20 * np.log10(np.max(np.abs(blocks))) <= -3.5 + 1e-4

@@ -136,6 +136,7 @@ def _chapter_audio(
             rms_db=options.rms_db,
             peak_db=options.peak_dbfs - 0.5,  # headroom for the lossy encoders' overshoot
             room_tone_db=options.room_tone_db,
+            inplace=True,
         )
     return audio
 

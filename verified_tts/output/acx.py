@@ -108,7 +108,12 @@ def _limit_block(audio: np.ndarray, ceiling: float, half: int) -> np.ndarray:
 
 
 def limit_peaks(
-    audio: np.ndarray, sample_rate: int, ceiling_db: float, *, lookahead_s: float = 0.005
+    audio: np.ndarray,
+    sample_rate: int,
+    ceiling_db: float,
+    *,
+    lookahead_s: float = 0.005,
+    inplace: bool = False,
 ) -> np.ndarray:
     """A look-ahead brick-wall limiter: no sample's magnitude ends above ``ceiling_db``.
 
@@ -116,19 +121,23 @@ def limit_peaks(
     every dip over L samples each side, and a centred box of half-width L/2 smooths it. Every
     value the box averages around a peak came from a window containing that peak, so the peak
     still gets at most its own gain: the ceiling holds exactly while the gain moves smoothly.
-    Works in blocks (with 2L samples of context each side) so a long chapter needs little memory.
+    Works in blocks with 2L samples of the *original* signal as context on each side, so the
+    result does not depend on the block size and a long chapter can be limited in place.
     """
     audio = np.asarray(audio, dtype=np.float32)
     ceiling = 10 ** (ceiling_db / 20)
     if audio.size == 0 or float(np.max(np.abs(audio))) <= ceiling:
         return audio
-    half = max(1, int(lookahead_s * sample_rate))
-    out = np.empty_like(audio)
+    out = audio if inplace else np.empty_like(audio)
+    margin = 2 * max(1, int(lookahead_s * sample_rate))
+    before = np.zeros(0, dtype=np.float32)  # original samples just before this block
     for start in range(0, audio.size, _BLOCK):
         stop = min(audio.size, start + _BLOCK)
-        low, high = max(0, start - 2 * half), min(audio.size, stop + 2 * half)
-        limited = _limit_block(audio[low:high], ceiling, half)
-        out[start:stop] = limited[start - low : stop - low]
+        ahead = audio[start : min(audio.size, stop + margin)]
+        limited = _limit_block(np.concatenate([before, ahead]), ceiling, margin // 2)
+        offset = len(before)
+        before = audio[max(start, stop - margin) : stop].copy()  # before it is overwritten
+        out[start:stop] = limited[offset : offset + stop - start]
     return out
 
 
@@ -150,6 +159,7 @@ def master(
     peak_db: float = -3.5,
     room_tone_db: float | None = -75.0,
     seed: int = 0,
+    inplace: bool = False,
 ) -> np.ndarray:
     """Bring an assembled chapter to ``rms_db`` RMS with peaks at most ``peak_db``.
 
@@ -157,21 +167,24 @@ def master(
     ceiling are limited, and the gain is corrected twice for what the limiter took. A seeded
     white room tone at ``room_tone_db`` (None: none) replaces digital silence, which ACX
     reviewers reject, while staying far under the -60 dB noise floor limit. Everything runs in
-    blocks, so a chapter costs about two copies of itself in memory.
+    blocks; with ``inplace`` the chapter's own buffer is mastered, so it costs no second copy.
     """
     audio = np.asarray(audio, dtype=np.float32)
     if audio.size == 0 or not np.any(audio):
         return audio
+    if not inplace:
+        audio = audio.copy()
     target = 10 ** (rms_db / 20)
     for _ in range(3):
-        audio = limit_peaks(audio * np.float32(target / _rms(audio)), sample_rate, peak_db)
+        audio *= np.float32(target / _rms(audio))
+        limit_peaks(audio, sample_rate, peak_db, inplace=True)
     if room_tone_db is not None:
         rng = np.random.default_rng(seed)
         level = np.float32(10 ** (room_tone_db / 20))
         for start in range(0, audio.size, _BLOCK):
             block = audio[start : start + _BLOCK]
             block += rng.standard_normal(block.size, dtype=np.float32) * level
-        audio = limit_peaks(audio, sample_rate, peak_db)
+        limit_peaks(audio, sample_rate, peak_db, inplace=True)
     return audio
 
 
