@@ -67,8 +67,9 @@ def main() -> None:
     path = ROOT / "benchmarks" / "results" / "demo_acx.json"
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     for record in acx["files"]:
-        print(record["path"], record["rms_db"], record["peak_db"], record["noise_floor_db"],
-              record["head_s"], record["tail_s"], "pass" if record["passed"] else record["failures"])  # fmt: skip
+        verdict = "pass" if record["passed"] else record["failures"]
+        figures = [record[k] for k in ("rms_db", "peak_db", "noise_floor_db", "head_s", "tail_s")]
+        print(record["path"], *figures, verdict)
     print("m4b chapter error (samples):", result["m4b"]["max_error_samples"])
     print("m4b ACX:", m4b_check["failures"] or "pass")
 
