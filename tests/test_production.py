@@ -314,3 +314,50 @@ def test_limiter_in_blocks_equals_one_pass_and_holds_the_ceiling():
     blocks = limit_peaks(audio.copy(), 22050, -3.5, inplace=True)
     assert np.array_equal(whole, blocks)
     assert 20 * np.log10(np.max(np.abs(blocks))) <= -3.5 + 1e-4
+
+
+def test_epub_without_toc_makes_a_chapter_per_document_and_skips_nonlinear(tmp_path):
+    documents = [
+        ("a.xhtml", xhtml("<h2>Prologue</h2><p>First words.</p>")),
+        ("b.xhtml", xhtml("<div>Loose text in a div.<p>A paragraph.</p>Tail text.</div>")),
+        ("popup.xhtml", xhtml("<p>Only reached by a link.</p>")),
+    ]
+    path = build_epub(tmp_path / "plain.epub", documents, [], version=3, linear_no=["popup.xhtml"])
+    loaded = load_epub(path)
+    assert [c.title for c in loaded.book.chapters] == ["Prologue", None]
+    assert [s.text for s in loaded.book.chapters[1].segments] == [
+        "Loose text in a div.",
+        "A paragraph.",
+        "Tail text.",
+    ]
+    assert any("popup.xhtml" in s and "linear" in s for s in loaded.skipped)
+
+
+@pytest.mark.slow
+def test_split_hours_writes_m4b_parts_at_chapter_boundaries(tmp_path, synthesizer_factory):
+    from verified_tts.config import build_config
+    from verified_tts.render import render
+
+    book = tmp_path / "book.md"
+    book.write_text(
+        "# Parts\n\n## One\n\nThe birch canoe slid on the smooth planks.\n\n## Two\n\n"
+        "Glue the sheet to the dark blue background.\n\n## Three\n\nRice is often served in "
+        "round bowls.\n",
+        encoding="utf-8",
+    )
+    config = build_config({}, candidates=1, production={"formats": "m4b", "split_hours": 12 / 3600})
+    synthesizer = synthesizer_factory(candidates=1)
+    synthesizer.config = config
+    render(book, tmp_path / "out", config, synthesizer=synthesizer)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    parts = manifest["delivery"]["m4b"]
+    assert len(parts) >= 2 and parts[0]["path"] == "book-part1.m4b"
+    assert manifest["book"]["wav"] is None and manifest["book"]["flac"] is None
+    seen = []
+    for number, part in enumerate(parts, 1):
+        with av.open(str(tmp_path / "out" / part["path"])) as container:
+            marks = container.chapters()
+            assert marks[0]["start"] == 0
+            assert container.metadata["title"] == f"Parts (Part {number})"
+            seen += [m["metadata"]["title"] for m in marks]
+    assert seen == ["Parts", "One", "Two", "Three"]

@@ -126,7 +126,7 @@ def limit_peaks(
     """
     audio = np.asarray(audio, dtype=np.float32)
     ceiling = 10 ** (ceiling_db / 20)
-    if audio.size == 0 or float(np.max(np.abs(audio))) <= ceiling:
+    if audio.size == 0 or _peak(audio) <= ceiling:
         return audio
     out = audio if inplace else np.empty_like(audio)
     margin = 2 * max(1, int(lookahead_s * sample_rate))
@@ -139,6 +139,14 @@ def limit_peaks(
         before = audio[max(start, stop - margin) : stop].copy()  # before it is overwritten
         out[start:stop] = limited[offset : offset + stop - start]
     return out
+
+
+def _peak(audio: np.ndarray) -> float:
+    """Largest magnitude, a block at a time (no full-length temporary)."""
+    return max(
+        (float(np.max(np.abs(audio[i : i + _BLOCK]))) for i in range(0, audio.size, _BLOCK)),
+        default=0.0,
+    )
 
 
 def _rms(audio: np.ndarray) -> float:
@@ -170,7 +178,7 @@ def master(
     blocks; with ``inplace`` the chapter's own buffer is mastered, so it costs no second copy.
     """
     audio = np.asarray(audio, dtype=np.float32)
-    if audio.size == 0 or not np.any(audio):
+    if audio.size == 0 or _peak(audio) == 0.0:
         return audio
     if not inplace:
         audio = audio.copy()

@@ -461,6 +461,7 @@ def load_epub(path: str | Path, *, max_chars: int = 250, keep_extras: bool = Fal
         )
         skipped: list[str] = []
         stream: list[tuple[str, _Item]] = []
+        kept: list[TocEntry] = []
         for position, (name, linear) in enumerate(spine):
             parser = _document(archive, name, keep_extras)
             reason = None
@@ -473,7 +474,7 @@ def load_epub(path: str | Path, *, max_chars: int = 250, keep_extras: bool = Fal
                     reason = "notes"
                 elif not linear:
                     reason = "not in the linear reading order (linear=no)"
-                elif position < first_entry and name not in titled:
+                elif entries and position < first_entry and name not in titled:
                     reason = "before the first chapter of the table of contents"
             if parser.dropped and reason is None:
                 skipped.append(f"{name}: {parser.dropped} notes, note marks or page numbers")
@@ -482,7 +483,13 @@ def load_epub(path: str | Path, *, max_chars: int = 250, keep_extras: bool = Fal
                 continue  # its TOC entries find no place and start no chapter
             stream.append((name, _Item(anchor="")))  # the document's own start
             stream.extend((name, item) for item in parser.items)
+            if not entries:  # no table of contents: each document is a chapter
+                headings = [
+                    i.text for i in parser.items if i.anchor is None and i.kind == "heading"
+                ]
+                kept.append(TocEntry(headings[0] if headings else "", name, None))
         cover = archive.read(package.cover) if package.cover in names else None
+    entries = entries or kept
     sections = _sections(stream, entries)
     document = Document(package.title, tuple(sections))
     book = book_from_document(document, max_chars=max_chars)
