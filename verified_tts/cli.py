@@ -191,7 +191,9 @@ def _print_summary(summary) -> None:  # summary: RenderSummary
 
 @app.command()
 def render(
-    book: Annotated[Path, typer.Argument(help="Markdown book to render.", show_default=False)],
+    book: Annotated[
+        Path, typer.Argument(help="Markdown (.md) or EPUB (.epub) book.", show_default=False)
+    ],
     candidates: CandidatesOption = None,
     out: OutOption = None,
     generator: GeneratorOption = None,
@@ -214,7 +216,10 @@ def render(
         ),
     ] = None,
     chapters: Annotated[
-        str | None, typer.Option("--chapters", help="Render only these chapters, e.g. 3-7.")
+        str | None,
+        typer.Option(
+            "--chapters", help="Render only these chapters (1-based, as listed), e.g. 3-7."
+        ),
     ] = None,
     lexicon: Annotated[
         Path | None, typer.Option("--lexicon", help="Pronunciation lexicon (TOML).")
