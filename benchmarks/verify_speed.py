@@ -259,7 +259,7 @@ def judge_gains(
     judge_name: str,
 ) -> dict:
     """Judge WER of candidate 0 and of each setting's winners; gains with paired intervals."""
-    from verified_tts.ab import load_judge
+    from verified_tts.workflows.judge import load_judge
     from verifiers import Clip
 
     judge = load_judge(judge_name)
@@ -319,7 +319,7 @@ def judge_gains(
 def render_runs(generator: str, texts: Sequence[str], work: Path) -> list[dict]:
     """Render the sentences at N=1 and N=8 adaptive, packing off and on, each in a fresh store."""
     from verified_tts.config import build_config
-    from verified_tts.render import render
+    from verified_tts.workflows.render import render
 
     book = work / "book.md"
     book.write_text("# Harvard sentences\n\n" + "\n\n".join(texts) + "\n", encoding="utf-8")

