@@ -60,7 +60,7 @@ PRIOR_WEIGHTS = (1.0, 2.0, 4.0)
 class Utterance:
     key: str
     judgements: tuple[Judgement, ...]
-    judge_wer: tuple[float, ...]
+    judge_wer: tuple[float | None, ...]
 
 
 def load(path: Path, policy: SelectionPolicy) -> list[Utterance]:
@@ -69,7 +69,9 @@ def load(path: Path, policy: SelectionPolicy) -> list[Utterance]:
         Utterance(
             u["key"],
             tuple(judge(c["scores"], policy) for c in u["candidates"]),
-            tuple(float(c["judge_wer"]) for c in u["candidates"]),
+            tuple(  # null where not judged: no prefix winner of the policy, never kept
+                None if c["judge_wer"] is None else float(c["judge_wer"]) for c in u["candidates"]
+            ),
         )
         for u in data["utterances"]
     ]
