@@ -14,6 +14,9 @@ from verified_tts.selection import (
 POLICY = SelectionPolicy(
     gates=(Gate("wer", max=0.5, margin=0.5), Gate("duration_ratio", min=0.5, max=2.0)),
     weights={"asr_logprob": 1.0, "speaker": 1.0},
+    first_round=2,
+    step=0,
+    stop="margin",
 )
 
 
@@ -79,6 +82,11 @@ def test_policy_from_config_table():
         SelectionPolicy.from_mapping({"gates": {"wer": 0.3}})
 
 
+def test_default_rounds_one_candidate_at_a_time():
+    assert round_targets(8, SelectionPolicy()) == (1, 2, 3, 4, 5, 6, 7, 8)
+    assert round_targets(3, SelectionPolicy(first_round=1, step=2)) == (1, 3)
+
+
 def test_explicit_rounds():
     policy = SelectionPolicy(rounds=(1, 2, 4))
     assert round_targets(8, policy) == (1, 2, 4, 8)
@@ -129,3 +137,5 @@ def test_stop_settings_from_config_table():
         SelectionPolicy.from_mapping({"rounds": [0, 2]})
     with pytest.raises(UserError, match="stop_gain"):
         SelectionPolicy.from_mapping({"stop_gain": -1})
+    with pytest.raises(UserError, match="step"):
+        SelectionPolicy.from_mapping({"step": -1})

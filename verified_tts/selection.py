@@ -105,11 +105,14 @@ class SelectionPolicy:
     gates: tuple[Gate, ...] = DEFAULT_GATES
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     adaptive: bool = True
-    first_round: int = 2
-    rounds: tuple[int, ...] = ()  # explicit round targets; () = first_round, then doubling
-    stop: str = "margin"
-    stop_gain: float = 0.02  # expected_gain: stop when fewer score points are expected
-    prior_spread: float = 0.3  # expected_gain: prior spread of scores, per unit of -asr_logprob
+    # Defaults measured on Piper joe-medium, Harvard sentences 1-100 (benchmarks/adaptive_replay.py,
+    # README "How a winner is chosen"): one candidate a round, stop on expected gain.
+    first_round: int = 1
+    step: int = 1  # candidates added per round; 0 = double each round
+    rounds: tuple[int, ...] = ()  # explicit round targets, overriding first_round and step
+    stop: str = "expected_gain"
+    stop_gain: float = 0.04  # expected_gain: stop when fewer score points are expected
+    prior_spread: float = 0.2  # expected_gain: prior spread of scores, per unit of -asr_logprob
     prior_weight: float = 2.0  # expected_gain: how many candidates' worth the prior counts
 
     def identity(self) -> str:
@@ -119,6 +122,7 @@ class SelectionPolicy:
                 "weights": dict(self.weights),
                 "adaptive": self.adaptive,
                 "first_round": self.first_round,
+                "step": self.step,
                 "rounds": list(self.rounds),
                 "stop": self.stop,
                 "stop_gain": self.stop_gain,
@@ -135,6 +139,7 @@ class SelectionPolicy:
             "gates",
             "weights",
             "first_round",
+            "step",
             "rounds",
             "stop",
             "stop_gain",
@@ -162,6 +167,9 @@ class SelectionPolicy:
         first_round = int(table.get("first_round", defaults.first_round))
         if first_round < 1:
             raise UserError("[selection] first_round must be at least 1")
+        step = int(table.get("step", defaults.step))
+        if step < 0:
+            raise UserError("[selection] step must be 0 (double each round) or more")
         rounds = table.get("rounds", defaults.rounds)
         if not isinstance(rounds, (list, tuple)) or any(
             not isinstance(r, int) or r < 1 for r in rounds
@@ -179,7 +187,16 @@ class SelectionPolicy:
             if value < 0:
                 raise UserError(f"[selection] {name} must be zero or more")
             numbers[name] = value
-        return cls(tuple(gates.values()), weights, adaptive, first_round, rounds, stop, **numbers)
+        return cls(
+            gates=tuple(gates.values()),
+            weights=weights,
+            adaptive=adaptive,
+            first_round=first_round,
+            step=step,
+            rounds=rounds,
+            stop=stop,
+            **numbers,
+        )
 
 
 def judge(metrics: Mapping[str, float], policy: SelectionPolicy) -> Judgement:
@@ -228,17 +245,16 @@ def choose(judgements: Sequence[Judgement]) -> tuple[int, bool]:
 
 def round_targets(n: int, policy: SelectionPolicy) -> tuple[int, ...]:
     """How many candidates an utterance has after each round: ``rounds`` below N, then N; else
-    first_round, doubling, then N (2, 4, 8 for N=8); or (N,) when not adaptive."""
+    first_round, growing by ``step`` (doubling when 0) up to N: (1, 2, ..., 8) by default,
+    (2, 4, 8) for first_round 2, step 0; or (N,) when not adaptive."""
     if not policy.adaptive:
         return (n,)
     if policy.rounds:
         return (*(r for r in policy.rounds if r < n), n)
-    if n <= policy.first_round:
-        return (n,)
     targets, size = [], policy.first_round
     while size < n:
         targets.append(size)
-        size *= 2
+        size = size + policy.step if policy.step > 0 else size * 2
     return (*targets, n)
 
 
