@@ -16,7 +16,10 @@ benchmarks/results/candidate_judgements.json, the input of benchmarks/adaptive_r
 Timings are wall seconds and CPU seconds (process time of all threads); on a shared machine the
 wall seconds are inflated by other work, the CPU seconds are not.
 
-Usage: python benchmarks/selection_rules.py OUT_DIR [--all]
+Judge WERs are cached in OUT_DIR/judge_cache.json. ``--while-ab-judges`` judges now only what
+the A/B's own judge will not (the winners of N=1, 2, 4, 8), to run beside it, and stops there.
+
+Usage: python benchmarks/selection_rules.py OUT_DIR [--all] [--while-ab-judges]
 """
 
 from __future__ import annotations
@@ -67,7 +70,12 @@ def main() -> None:
     out = Path(sys.argv[1])
     judge_all = "--all" in sys.argv[2:]
     manifest = read_manifest(out)
+    while_ab = "--while-ab-judges" in sys.argv[2:]
+    cache = out / "judge_cache.json"
     judged = already_judged(out)
+    if cache.is_file():
+        for key, index, wer in json.loads(cache.read_text(encoding="utf-8")):
+            judged.setdefault((key, index), wer)
 
     policy = SelectionPolicy()
     no_speaker = SelectionPolicy(weights={**policy.weights, "speaker": 0.0})
@@ -99,6 +107,9 @@ def main() -> None:
     for u in manifest.utterances:
         picks = set(range(len(u.candidates))) if judge_all else prefix_winners(u)
         picks |= {rule(u) for rule in rules.values()}
+        if while_ab:
+            judgements = [judge(c.scores, policy) for c in u.candidates]
+            picks -= {choose(judgements[:k])[0] for k in (1, 2, 4, 8) if k <= len(judgements)}
         for index in picks:
             if (u.key, index) not in judged:
                 needed[(u.key, index)] = (u.candidates[index].audio, u.text)
@@ -108,6 +119,10 @@ def main() -> None:
     judge_wall = time.perf_counter() - started
     judge_cpu = time.process_time() - cpu_started
     judged.update({key: wer for key, (wer, _) in fresh.items()})
+    cache.write_text(json.dumps([[k, i, w] for (k, i), w in judged.items()]) + "\n")
+    if while_ab:
+        print(f"judged {len(fresh)} clips in {judge_wall:.0f} s; rerun after the A/B", flush=True)
+        return
     if judge_all:
         rules["oracle: the judge picks"] = oracle
     base = [judged[(u.key, 0)] for u in manifest.utterances]
