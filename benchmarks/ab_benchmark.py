@@ -63,7 +63,19 @@ def verdict(data: dict) -> dict:
     verifier_paired = _paired([r["gain_wer"] for r in rows if r["gain_wer"] is not None])
     judge_gains = [r["gain_judge_wer"] for r in rows if r.get("gain_judge_wer") is not None]
     judge_paired = _paired(judge_gains) if judge_gains else None
+    # every arm against the smallest: the judge's paired gain per utterance
+    per_arm = {}
+    for arm in arms[1:]:
+        gains = [
+            r["arms"][str(first["n"])]["judge_wer"] - r["arms"][str(arm["n"])]["judge_wer"]
+            for r in rows
+            if r["arms"][str(first["n"])].get("judge_wer") is not None
+            and r["arms"][str(arm["n"])].get("judge_wer") is not None
+        ]
+        if gains:
+            per_arm[str(arm["n"])] = _paired([round(g, 4) for g in gains])
     return {
+        "judge_paired_per_arm_vs_smallest": per_arm,
         "verifier_wer_change": verifier,
         "judge_wer_change": judge,
         "share_of_verifier_gain_the_judge_sees": round(judge / verifier, 3)

@@ -5,6 +5,7 @@ from verified_tts.selection import (
     Gate,
     SelectionPolicy,
     choose,
+    expected_gain,
     judge,
     round_targets,
     should_stop,
@@ -13,6 +14,9 @@ from verified_tts.selection import (
 POLICY = SelectionPolicy(
     gates=(Gate("wer", max=0.5, margin=0.5), Gate("duration_ratio", min=0.5, max=2.0)),
     weights={"asr_logprob": 1.0, "speaker": 1.0},
+    first_round=2,
+    step=0,
+    stop="margin",
 )
 
 
@@ -76,3 +80,62 @@ def test_policy_from_config_table():
         SelectionPolicy.from_mapping({"gate": {}})
     with pytest.raises(UserError, match="wer"):
         SelectionPolicy.from_mapping({"gates": {"wer": 0.3}})
+
+
+def test_default_rounds_one_candidate_at_a_time():
+    assert round_targets(8, SelectionPolicy()) == (1, 2, 3, 4, 5, 6, 7, 8)
+    assert round_targets(3, SelectionPolicy(first_round=1, step=2)) == (1, 3)
+
+
+def test_explicit_rounds():
+    policy = SelectionPolicy(rounds=(1, 2, 4))
+    assert round_targets(8, policy) == (1, 2, 4, 8)
+    assert round_targets(3, policy) == (1, 2, 3)
+    assert round_targets(1, policy) == (1,)
+
+
+def test_expected_gain_stop():
+    policy = SelectionPolicy(
+        gates=POLICY.gates,
+        weights={"asr_logprob": 1.0},
+        stop="expected_gain",
+        stop_gain=0.02,
+        prior_spread=0.3,
+        prior_weight=2.0,
+    )
+
+    def cand(logprob, wer=0.0):
+        return judge({"wer": wer, "duration_ratio": 1.0, "asr_logprob": logprob}, policy)
+
+    # a candidate the ASR model reads almost perfectly leaves little to gain: stop
+    assert should_stop([cand(-0.01)], 8, policy)
+    # a poor reading with 7 more to come: go on
+    assert not should_stop([cand(-0.8)], 8, policy)
+    # no candidate left: nothing to gain
+    assert expected_gain([cand(-0.8)], 0, policy) == 0.0
+    # fewer remaining candidates, less to expect
+    assert expected_gain([cand(-0.8)], 1, policy) < expected_gain([cand(-0.8)], 7, policy)
+    # widely spread scores so far promise more than tightly bunched ones at the same best
+    spread = expected_gain([cand(-0.3), cand(-1.5)], 6, policy)
+    tight = expected_gain([cand(-0.3), cand(-0.32)], 6, policy)
+    assert spread > tight
+    # a failing candidate alone never stops an utterance early
+    assert not should_stop([cand(-0.01, wer=0.9)], 8, policy)
+    # the margin rule is unchanged for policies that keep it
+    assert should_stop([cand(-0.8)], 8, POLICY)
+
+
+def test_stop_settings_from_config_table():
+    policy = SelectionPolicy.from_mapping(
+        {"stop": "expected_gain", "stop_gain": 0.01, "rounds": [4, 1, 2]}
+    )
+    assert policy.stop == "expected_gain" and policy.rounds == (1, 2, 4)
+    assert policy.identity() != SelectionPolicy.from_mapping({"stop": "margin"}).identity()
+    with pytest.raises(UserError, match="stop"):
+        SelectionPolicy.from_mapping({"stop": "sometimes"})
+    with pytest.raises(UserError, match="rounds"):
+        SelectionPolicy.from_mapping({"rounds": [0, 2]})
+    with pytest.raises(UserError, match="stop_gain"):
+        SelectionPolicy.from_mapping({"stop_gain": -1})
+    with pytest.raises(UserError, match="step"):
+        SelectionPolicy.from_mapping({"step": -1})

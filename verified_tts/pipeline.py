@@ -392,7 +392,7 @@ class Synthesizer:
             still_active = []
             for utterance in active:
                 judgements = [c.judgement(self.policy) for c in have[utterance.key]]
-                if target < n and not should_stop(judgements):
+                if target < n and not should_stop(judgements, n, self.policy):
                     still_active.append(utterance)
                     continue
                 yield self._decide(

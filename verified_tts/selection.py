@@ -7,7 +7,9 @@ not apply. The ranking leans on the less noisy signals (the reference text's lik
 ASR model, speaker similarity) rather than on plain WER, which mostly rewards the ASR model's own
 transcription noise (see "Verifier noise" in DESIGN.md). Every function here is pure: the winner
 of the first k candidates is ``choose(judgements[:k])``, which is what makes one N=8 run hold
-every smaller arm of an A/B comparison.
+every smaller arm of an A/B comparison. The adaptive early stop is pure too: whether an utterance
+stops after k candidates depends only on their judgements, so an adaptive render can be replayed
+from a fixed-N run's scores (``benchmarks/adaptive_replay.py``).
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ __all__ = [
     "DEFAULT_GATES",
     "DEFAULT_WEIGHTS",
     "Gate",
+    "STOP_RULES",
     "Judgement",
     "SelectionPolicy",
     "choose",
+    "expected_gain",
     "judge",
     "round_targets",
     "should_stop",
@@ -93,6 +97,14 @@ class Judgement:
     passed_with_margin: bool
     failed: tuple[str, ...]  # metrics whose gate failed
     score: float
+    logprob: float | None = None  # asr_logprob: how far this candidate is from a perfect reading
+
+
+# "margin": stop once a candidate passed every gate with margin. "expected_gain": stop once the
+# best passing candidate's score is unlikely to be beaten by much by the candidates still to come
+# (see expected_gain); on a good voice most candidates pass with margin, and the gain is many
+# small improvements, which "margin" throws away.
+STOP_RULES = ("margin", "expected_gain")
 
 
 @dataclass(frozen=True)
@@ -102,7 +114,15 @@ class SelectionPolicy:
     gates: tuple[Gate, ...] = DEFAULT_GATES
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     adaptive: bool = True
-    first_round: int = 2
+    # Defaults measured on Piper joe-medium, Harvard sentences 1-100 (benchmarks/adaptive_replay.py,
+    # README "How a winner is chosen"): one candidate a round, stop on expected gain.
+    first_round: int = 1
+    step: int = 1  # candidates added per round; 0 = double each round
+    rounds: tuple[int, ...] = ()  # explicit round targets, overriding first_round and step
+    stop: str = "expected_gain"
+    stop_gain: float = 0.04  # expected_gain: stop when fewer score points are expected
+    prior_spread: float = 0.2  # expected_gain: prior spread of scores, per unit of -asr_logprob
+    prior_weight: float = 2.0  # expected_gain: how many candidates' worth the prior counts
 
     def identity(self) -> str:
         return stable_hash(
@@ -111,6 +131,12 @@ class SelectionPolicy:
                 "weights": dict(self.weights),
                 "adaptive": self.adaptive,
                 "first_round": self.first_round,
+                "step": self.step,
+                "rounds": list(self.rounds),
+                "stop": self.stop,
+                "stop_gain": self.stop_gain,
+                "prior_spread": self.prior_spread,
+                "prior_weight": self.prior_weight,
             }
         )
 
@@ -118,7 +144,17 @@ class SelectionPolicy:
     def from_mapping(cls, table: Mapping[str, Any], *, adaptive: bool = True) -> SelectionPolicy:
         """Build from the ``[selection]`` TOML table; gates given there replace the defaults
         of the same metric, and ``{}`` (an empty table) for a metric switches its gate off."""
-        known = {"gates", "weights", "first_round"}
+        known = {
+            "gates",
+            "weights",
+            "first_round",
+            "step",
+            "rounds",
+            "stop",
+            "stop_gain",
+            "prior_spread",
+            "prior_weight",
+        }
         unknown = sorted(set(table) - known)
         if unknown:
             raise UserError(
@@ -136,10 +172,40 @@ class SelectionPolicy:
             else:
                 gates.pop(metric, None)
         weights = {**DEFAULT_WEIGHTS, **{k: float(v) for k, v in table.get("weights", {}).items()}}
-        first_round = int(table.get("first_round", 2))
+        defaults = cls()
+        first_round = int(table.get("first_round", defaults.first_round))
         if first_round < 1:
             raise UserError("[selection] first_round must be at least 1")
-        return cls(tuple(gates.values()), weights, adaptive, first_round)
+        step = int(table.get("step", defaults.step))
+        if step < 0:
+            raise UserError("[selection] step must be 0 (double each round) or more")
+        rounds = table.get("rounds", defaults.rounds)
+        if not isinstance(rounds, (list, tuple)) or any(
+            not isinstance(r, int) or r < 1 for r in rounds
+        ):
+            raise UserError("[selection] rounds must be a list of candidate counts, e.g. [1, 2, 8]")
+        rounds = tuple(sorted(set(rounds)))
+        stop = str(table.get("stop", defaults.stop))
+        if stop not in STOP_RULES:
+            raise UserError(
+                f"[selection] stop = {stop!r} is not a rule: use {' or '.join(STOP_RULES)}"
+            )
+        numbers = {}
+        for name in ("stop_gain", "prior_spread", "prior_weight"):
+            value = float(table.get(name, getattr(defaults, name)))
+            if value < 0:
+                raise UserError(f"[selection] {name} must be zero or more")
+            numbers[name] = value
+        return cls(
+            gates=tuple(gates.values()),
+            weights=weights,
+            adaptive=adaptive,
+            first_round=first_round,
+            step=step,
+            rounds=rounds,
+            stop=stop,
+            **numbers,
+        )
 
 
 def judge(metrics: Mapping[str, float], policy: SelectionPolicy) -> Judgement:
@@ -158,7 +224,16 @@ def judge(metrics: Mapping[str, float], policy: SelectionPolicy) -> Judgement:
         for name, weight in policy.weights.items()
         if name in metrics and not math.isnan(float(metrics[name]))
     )
-    return Judgement(not failed, not failed and margin_ok, tuple(failed), score)
+    logprob = metrics.get("asr_logprob")
+    if logprob is not None and math.isnan(float(logprob)):
+        logprob = None
+    return Judgement(
+        not failed,
+        not failed and margin_ok,
+        tuple(failed),
+        score,
+        None if logprob is None else float(logprob),
+    )
 
 
 def choose(judgements: Sequence[Judgement]) -> tuple[int, bool]:
@@ -178,16 +253,68 @@ def choose(judgements: Sequence[Judgement]) -> tuple[int, bool]:
 
 
 def round_targets(n: int, policy: SelectionPolicy) -> tuple[int, ...]:
-    """How many candidates an utterance has after each round: (2, 4, 8) for N=8, or (N,)."""
-    if not policy.adaptive or n <= policy.first_round:
+    """How many candidates an utterance has after each round: ``rounds`` below N, then N; else
+    first_round, growing by ``step`` (doubling when 0) up to N: (1, 2, ..., 8) by default,
+    (2, 4, 8) for first_round 2, step 0; or (N,) when not adaptive."""
+    if not policy.adaptive:
         return (n,)
+    if policy.rounds:
+        return (*(r for r in policy.rounds if r < n), n)
     targets, size = [], policy.first_round
     while size < n:
         targets.append(size)
-        size *= 2
+        size = size + policy.step if policy.step > 0 else size * 2
     return (*targets, n)
 
 
-def should_stop(judgements: Sequence[Judgement]) -> bool:
-    """Adaptive early stop: some candidate passed every gate with margin."""
-    return any(j.passed_with_margin for j in judgements)
+def should_stop(
+    judgements: Sequence[Judgement], n: int | None = None, policy: SelectionPolicy | None = None
+) -> bool:
+    """Adaptive early stop after ``len(judgements)`` of ``n`` candidates. With the "margin" rule
+    (or no policy): some candidate passed every gate with margin. With "expected_gain": some
+    candidate passed every gate, and the best of them is unlikely to be beaten by more than
+    ``stop_gain`` score points by the remaining candidates (:func:`expected_gain`)."""
+    if policy is None or policy.stop == "margin":
+        return any(j.passed_with_margin for j in judgements)
+    passing = [j for j in judgements if j.passed]
+    if not passing:
+        return False
+    remaining = (n if n is not None else len(judgements)) - len(judgements)
+    return expected_gain(judgements, remaining, policy) < policy.stop_gain
+
+
+def expected_gain(
+    judgements: Sequence[Judgement], remaining: int, policy: SelectionPolicy
+) -> float:
+    """Expected improvement of the best passing score if ``remaining`` more candidates come.
+
+    Scores of one utterance's candidates are modelled as normal. Their spread is the spread seen
+    so far, shrunk towards a prior worth ``prior_weight`` candidates; the prior's spread is
+    ``prior_spread`` times the best candidate's distance from a perfect reading (-asr_logprob),
+    because a candidate the ASR model already reads almost certainly leaves little to gain, and
+    with one candidate there is no spread to see. The answer is E[max(0, best of the remaining
+    draws - best so far)], integrated numerically (pure and deterministic)."""
+    passing = [j for j in judgements if j.passed]
+    if remaining <= 0 or not passing:
+        return 0.0
+    best = max(passing, key=lambda j: j.score)
+    scores = [j.score for j in judgements]
+    mean = sum(scores) / len(scores)
+    headroom = max(0.0, -best.logprob) if best.logprob is not None else 1.0
+    prior = policy.prior_spread * headroom
+    squares = sum((s - mean) ** 2 for s in scores)
+    weight = len(scores) - 1 + policy.prior_weight
+    spread = math.sqrt((squares + policy.prior_weight * prior**2) / weight) if weight > 0 else 0.0
+    if spread <= 0.0:
+        return 0.0
+    # E[max(0, M - b)] = integral from b to infinity of P(M > x) dx, M the max of `remaining`
+    # normal draws; 400 steps up to 8 spreads above the larger of b and the mean
+    start, stop = best.score, max(best.score, mean) + 8.0 * spread
+    steps = 400
+    width = (stop - start) / steps
+    total = 0.0
+    for i in range(steps):
+        x = start + (i + 0.5) * width
+        below = 0.5 * (1.0 + math.erf((x - mean) / (spread * math.sqrt(2.0))))
+        total += 1.0 - below**remaining
+    return total * width
