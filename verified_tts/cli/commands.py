@@ -74,6 +74,14 @@ ConfigOption = Annotated[Path | None, typer.Option("--config", help="TOML config
 KeepOption = Annotated[
     str | None, typer.Option("--keep", help="Keep 'all' candidates' audio or 'winners' only.")
 ]
+SearchOption = Annotated[
+    str | None,
+    typer.Option("--search", help="best-of-n (default) or beam: verifier-guided partial search."),
+]
+BudgetOption = Annotated[
+    float | None,
+    typer.Option("--budget", help="Seconds of audio generated per utterance, at most."),
+]
 RayOption = Annotated[
     str | None,
     typer.Option("--ray", help="Run on a Ray cluster: HOST:PORT, or auto (local or the job's)."),
@@ -207,6 +215,8 @@ def render(
     adaptive: AdaptiveOption = None,
     config: ConfigOption = None,
     keep: KeepOption = None,
+    search: SearchOption = None,
+    budget: BudgetOption = None,
     ray: RayOption = None,
 ) -> None:
     """Render a Markdown book to chapter audio by best-of-N verifier-guided synthesis."""
@@ -224,6 +234,8 @@ def render(
         seed=seed,
         adaptive=adaptive,
         keep=keep,
+        search=search,
+        budget=budget,
     )
     out = out or Path("out") / book.stem
     reporter = _Reporter("rendering", settings.generator.name)
