@@ -200,7 +200,7 @@ class _Beam:
                    data.get("reason"))  # fmt: skip
 
 
-@dataclass
+@dataclass(eq=False)  # identity: one per utterance in a window
 class _State:
     utterance: Utterance
     request: SynthesisRequest  # the utterance's request (seed replaced per continuation)
