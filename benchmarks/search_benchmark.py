@@ -44,11 +44,23 @@ ENGINE = {
 }
 
 
+HARVARD = [  # list 1 of the Harvard sentences, when the shared data folder is not here
+    "The birch canoe slid on the smooth planks.",
+    "Glue the sheet to the dark blue background.",
+    "It's easy to tell the depth of a well.",
+    "These days a chicken leg is a rare dish.",
+    "Rice is often served in round bowls.",
+    "The juice of lemons makes fine punch.",
+]
+
+
 def _sentences(count: int) -> list[str]:
-    lines = (ROOT.parent / "shared" / "data" / "harvard-sentences.txt").read_text().splitlines()
-    if not lines:
-        raise SystemExit("harvard-sentences.txt not found")
-    return [line.strip() for line in lines if line.strip() and not line.startswith("#")][:count]
+    for folder in (ROOT / "shared" / "data", ROOT.parent / "shared" / "data"):
+        path = folder / "harvard-sentences.txt"
+        if path.is_file():
+            lines = [line.strip() for line in path.read_text().splitlines()]
+            return [line for line in lines if line and not line.startswith("#")][:count]
+    return HARVARD[:count]
 
 
 def _segments(texts: list[str]) -> list[Any]:
@@ -90,13 +102,19 @@ def _arm(synth: Any, segments: list[Any], store_dir: Path, n: int) -> dict[str, 
     }
 
 
-def run_layout(layout: str, models: dict[str, Path], args: argparse.Namespace) -> dict[str, Any]:
+def run_layout(
+    layout: str,
+    models: dict[str, Path],
+    args: argparse.Namespace,
+    engine: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Both arms on one layout; ``engine``: the generator table (default: the tiny CPU one)."""
     from verified_tts.config import build_config
     from verified_tts.pipeline import Synthesizer
     from verified_tts.search import SearchOptions
 
-    options = dict(ENGINE)
-    if layout != "orpheus":  # one token a frame at 50 Hz: the same ~1.7 s cap
+    options = dict(ENGINE if engine is None else engine)
+    if engine is None and layout != "orpheus":  # one token a frame at 50 Hz: the same cap
         options.update(max_tokens_max=85, max_tokens_min=40)
     table = {
         "generator": {
@@ -114,7 +132,7 @@ def run_layout(layout: str, models: dict[str, Path], args: argparse.Namespace) -
     base = build_config(table, candidates=args.n)
     synth = Synthesizer.load(base)
     segments = _segments(_sentences(args.sentences))
-    cap_s = options["max_tokens_max"] / synth.generator.layout.tokens_per_second
+    cap_s = synth.generator.options.max_tokens_max / synth.generator.layout.tokens_per_second
     budget = args.budget or round(args.n * cap_s, 2)  # best-of-N's N fits exactly
     out: dict[str, Any] = {"budget_s": budget, "candidate_cap_s": round(cap_s, 3)}
     with tempfile.TemporaryDirectory(prefix="vtts-search-") as tmp:

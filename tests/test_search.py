@@ -248,3 +248,30 @@ def test_branch_with_the_wrong_voice_is_pruned(loaded, tmp_path):
         assert kept["id"] == f"s1b0e{chosen}"
         assert kept["path"][0]["scores"]["speaker"] == pytest.approx(1.0, abs=1e-3)
         assert first["pruned"] == 1
+
+
+@on_engine
+def test_ab_arms_at_equal_budget_and_manifest_search_paths(loaded, tmp_path):
+    """`ab --arm best-of-n:2 --arm beam:1x2`: each arm renders under one budget; the beam arm's
+    manifest records every finished candidate's search path."""
+    import json
+
+    from verified_tts.workflows.ab_search import ab_search
+
+    book = tmp_path / "book.md"
+    book.write_text(f"# One\n\n{TEXT}\n", encoding="utf-8")
+    config = replace(_config(chunk_s=0.5), search=SearchOptions(chunk_s=0.5))
+    result = ab_search(
+        book, tmp_path / "ab", config, ["best-of-n:2", "beam:1x2"], synthesizer=loaded
+    )
+    data = json.loads(result.ab_json.read_text())
+    budget_tokens = data["budget_s_per_utterance"] * 24_000 / 2048 * 7
+    assert [a["arm"] for a in data["arms"]] == ["best-of-n:2", "beam:1x2"]
+    for arm in data["arms"]:
+        assert 0 < arm["tokens_generated"] <= arm["utterances"] * budget_tokens + 1e-6
+    manifest = json.loads((tmp_path / "ab" / "arms" / "beam-1x2" / "manifest.json").read_text())
+    for utterance in manifest["utterances"]:
+        for candidate in utterance["candidates"]:
+            search = candidate["info"]["search"]
+            assert search["path"] and search["path"][-1]["id"] == search["beam"]
+            assert search["parent"] == (search["path"][-2]["id"] if search["step"] > 1 else "root")
