@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import sys
@@ -133,7 +134,8 @@ def run_layout(
     synth = Synthesizer.load(base)
     segments = _segments(_sentences(args.sentences))
     cap_s = synth.generator.options.max_tokens_max / synth.generator.layout.tokens_per_second
-    budget = args.budget or round(args.n * cap_s, 2)  # best-of-N's N fits exactly
+    # best-of-N's N fits exactly (rounded up to the next 0.01 s, never below its need)
+    budget = args.budget or math.ceil(args.n * cap_s * 100) / 100
     out: dict[str, Any] = {"budget_s": budget, "candidate_cap_s": round(cap_s, 3)}
     with tempfile.TemporaryDirectory(prefix="vtts-search-") as tmp:
         bon = synth.variant(replace(base, search=SearchOptions(budget_s=budget)))

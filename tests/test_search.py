@@ -275,3 +275,40 @@ def test_ab_arms_at_equal_budget_and_manifest_search_paths(loaded, tmp_path):
             search = candidate["info"]["search"]
             assert search["path"] and search["path"][-1]["id"] == search["beam"]
             assert search["parent"] == (search["path"][-2]["id"] if search["step"] > 1 else "root")
+
+
+def test_arms_parse_and_paired_bootstrap():
+    from verified_tts.search import parse_arm
+    from verified_tts.workflows.ab_search import arm_config, paired_bootstrap
+
+    assert parse_arm("best-of-n:8") == ("best-of-n", 8, 1)
+    assert parse_arm("beam:2x4") == ("beam", 2, 4)
+    for bad in ("beam:2", "best-of-n:0", "greedy:3", "beam:ax4"):
+        with pytest.raises(UserError, match="--arm"):
+            parse_arm(bad)
+    config = build_config({"search": {"chunk_s": 0.5}})
+    beam = arm_config(config, "beam:3x2", 12.0).search
+    assert (beam.strategy, beam.width, beam.expansions, beam.chunk_s, beam.budget_s) == (
+        "beam",
+        3,
+        2,
+        0.5,
+        12.0,
+    )
+    bon = arm_config(config, "best-of-n:4", 12.0)
+    assert bon.candidates == 4 and not bon.selection.adaptive and bon.search.budget_s == 12.0
+    mean, low, high = paired_bootstrap([0.5, 0.4, 0.6, 0.5], [0.1, 0.2, 0.1, 0.0])
+    assert mean == pytest.approx(-0.4) and low <= mean <= high < 0
+
+
+def test_cli_beam_with_espeak_is_one_error_line(small_book: Path, tmp_path: Path):
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "verified_tts", "render", str(small_book)]
+    command += ["--search", "beam", "--out", str(tmp_path / "out")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "codec-LM generator" in errors[0]
+    assert "Traceback" not in done.stderr

@@ -200,6 +200,11 @@ class Synthesizer:
     def load(cls, config: RenderConfig) -> Synthesizer:
         """Load the generator and every verifier once (the slow part of start-up)."""
         generator = load_generator(config.generator)
+        if config.search.beam or config.search.budget_s is not None:
+            from verified_tts.generators.codec_lm_search import prefix_backend
+
+            if prefix_backend(generator) is None:  # before the verifiers load
+                raise _no_search(config, generator.name)
         verifiers = load_verifiers(config.verifiers)
         reference = None
         if config.generator.voice_ref:
@@ -430,12 +435,7 @@ class Synthesizer:
 
             backend = prefix_backend(self.generator)
             if backend is None:
-                what = "--search beam" if self.config.search.beam else "--budget"
-                raise UserError(
-                    f"{what} needs a codec-LM generator (orpheus, llasa or spark) whose tokens "
-                    f"can be continued; '{self.generator.name}' makes audio directly: use "
-                    "--search best-of-n without --budget with it"
-                )
+                raise _no_search(self.config, self.generator.name)
             self._search = BeamSearch(self, backend)
         return self._search
 
@@ -601,6 +601,15 @@ class Synthesizer:
                 )
             )
         return result
+
+
+def _no_search(config: RenderConfig, generator: str) -> UserError:
+    what = "--search beam" if config.search.beam else "--budget"
+    return UserError(
+        f"{what} needs a codec-LM generator (orpheus, llasa or spark) in this process, whose "
+        f"tokens can be continued; '{generator}' cannot: use --search best-of-n without --budget "
+        "with it (and without --ray)"
+    )
 
 
 def _windows(items: Sequence[Utterance], size: int) -> Iterator[Sequence[Utterance]]:

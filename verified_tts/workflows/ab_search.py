@@ -13,6 +13,7 @@ with a paired bootstrap interval of the per-utterance difference against the fir
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -114,8 +115,9 @@ def ab_search(
         largest = max((n for s, n, _ in parsed if s == "best-of-n"), default=None)
         if largest is not None:
             search = synthesizer._beam_search()
-            budget = largest * search.backend.generator.options.max_tokens_max
-            budget = round(budget * search.backend.seconds_per_token, 3)
+            tokens = largest * search.backend.generator.options.max_tokens_max
+            # rounded up to the millisecond, so the seconds never fall short of the tokens
+            budget = math.ceil(tokens * search.backend.seconds_per_token * 1000) / 1000
     out = Path(out_dir)
     rows: list[dict[str, Any]] = []
     for arm in arms:
