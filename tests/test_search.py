@@ -219,6 +219,9 @@ def test_same_seeds_same_beams_and_resume_after_interruption(loaded, tmp_path, m
     assert [c.info["token_digest"] for c in again.candidates] == digests
     assert again.winner == full.winner
     assert len(counted) == len(_steps(store, utterance.key)) - 2  # only the missing steps ran
+    # a third run takes the decision from the store: no search, the same winner
+    [third] = _synth(loaded).run([utterance], store)
+    assert third.reused and third.winner == full.winner
 
 
 @on_engine

@@ -279,10 +279,10 @@ class Synthesizer:
         bootstrap: dict[str | None, np.ndarray | None] = {}
         # A beam search samples no best-of-N candidate to bootstrap a reference from: its first
         # window is searched without one, later windows against the winners' centroid.
-        if self.voice_reference is None and not beam:
+        if self.voice_reference is None:
             for voice in dict.fromkeys(u.voice for u in utterances):
                 first = [u for u in utterances if u.voice == voice][: self.config.window]
-                bootstrap[voice] = self._bootstrap_reference(first, store)
+                bootstrap[voice] = None if beam else self._bootstrap_reference(first, store)
         windows = list(_windows(utterances, self.config.window))
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefetch") as prefetcher:
             upcoming: Future[None] | None = None
@@ -374,7 +374,13 @@ class Synthesizer:
         decision = store.get_decision(utterance.key, policy_id)
         if decision is None:
             return None
-        winner = store.get_candidate(candidate_key(utterance.key, decision.winner))
+        records = decision.record.get("candidates", [])
+        key = (  # a beam candidate's key is not candidate_key(): read it from the record
+            records[decision.winner]["key"]
+            if decision.winner < len(records)
+            else candidate_key(utterance.key, decision.winner)
+        )
+        winner = store.get_candidate(key)
         if winner is None or winner.audio is None:
             return None
         result = _result_from_decision(utterance, decision)
