@@ -172,8 +172,8 @@ def ab_search(
                 tokens_generated=tokens,
                 audio_s_generated=round(tokens / tps, 3),
                 wall_seconds=round(row["wall"], 3),
-                wer=_mean([w.metrics["wer"] for w in winners if "wer" in w.metrics]),
-                speaker=_mean([w.metrics["speaker"] for w in winners if "speaker" in w.metrics]),
+                wer=_mean([w.scores["wer"] for w in winners if "wer" in w.scores]),
+                speaker=_mean([w.scores["speaker"] for w in winners if "speaker" in w.scores]),
                 judge_wer=_mean(judge_wers),
                 judge_wer_vs_first=interval,
             )
