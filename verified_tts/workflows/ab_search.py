@@ -120,6 +120,13 @@ def ab_search(
             budget = math.ceil(tokens * search.backend.seconds_per_token * 1000) / 1000
     out = Path(out_dir)
     rows: list[dict[str, Any]] = []
+    started_once: list[bool] = []
+
+    def start(count: int) -> None:  # one progress total over every arm's utterances
+        if on_start and not started_once:
+            started_once.append(True)
+            on_start(count * len(arms))
+
     for arm in arms:
         settings = arm_config(config, arm, budget)
         started = time.perf_counter()
@@ -128,7 +135,7 @@ def ab_search(
             out / "arms" / arm.replace(":", "-"),
             settings,
             synthesizer=synthesizer.variant(settings),
-            on_start=on_start,
+            on_start=start,
             on_result=on_result,
         )
         rows.append({"arm": arm, "wall": time.perf_counter() - started})
