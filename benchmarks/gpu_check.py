@@ -12,6 +12,13 @@ with a KV cache, the ceiling a serving engine works under: Orpheus-3B (Llama, vo
 Spark-TTS 0.5B (Qwen2.5-0.5B, 166,000, 50/s). tokens/s divided by tokens per audio second is the
 number of real-time streams. Prints JSON and writes ``gpu_check.json`` to ``$OUT`` (or the current
 folder). ``--quick`` runs tiny shapes on any device, to test the script; ``--only`` picks layouts.
+
+``--search`` adds a search run (needs vLLM): beam search against best-of-N at equal budget on a
+few Harvard sentences through the real pipeline (``benchmarks/search_benchmark.py``): tokens and
+wall seconds per utterance, the overhead of decoding and scoring partial audio, the prefix-cache
+share. With real weights pass ``--search-model DIR --search-codec DIR`` (``--search-layout``
+orpheus, llasa or spark); with ``--quick`` it builds the tiny random models and runs on any
+device.
 """
 
 from __future__ import annotations
@@ -294,14 +301,59 @@ def llm_check(
     return out
 
 
+def search_check(args: argparse.Namespace) -> dict[str, Any]:
+    """Beam vs best-of-N at equal budget through the real pipeline (see the module doc)."""
+    import tempfile
+
+    try:
+        import vllm  # noqa: F401
+    except Exception as exc:
+        return {"skipped": f"vllm not importable: {type(exc).__name__}"}
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import search_benchmark
+
+    layout = args.search_layout
+    settings = argparse.Namespace(
+        n=8, width=2, expansions=4, chunk=1.0, budget=None, sentences=2 if args.quick else 8
+    )
+    started = time.perf_counter()
+    if args.quick or args.search_model is None:
+        if not args.quick:
+            return {"skipped": "no --search-model (real weights) and not --quick"}
+        from verified_tts.generators.tiny import build_all
+
+        with tempfile.TemporaryDirectory(prefix="vtts-tiny-") as tmp:
+            built = build_all(Path(tmp), only=(layout,))[layout]
+            settings.chunk = 0.5
+            result = search_benchmark.run_layout(layout, built, settings)
+    else:
+        # a GPU engine at its defaults; candidates up to 12 s of speech
+        engine = {"max_tokens_max": int(12 * {"orpheus": 82}.get(layout, 50)) // 7 * 7}
+        models = {"lm": args.search_model, "codec": args.search_codec}
+        result = search_benchmark.run_layout(layout, models, settings, engine)
+    return {
+        "layout": layout,
+        "settings": vars(settings),
+        **result,
+        "wall_s": round(time.perf_counter() - started, 1),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny shape, few steps: any device")
     parser.add_argument("--device", default=None, help="default: cuda if available, else cpu")
     parser.add_argument("--snac", type=Path, default=None, help="local SNAC 24 kHz folder")
     parser.add_argument("--only", default="orpheus,llasa,spark", help="comma-separated layouts")
+    parser.add_argument("--search", action="store_true", help="add a beam vs best-of-N run")
+    parser.add_argument("--search-layout", default="orpheus")
+    parser.add_argument("--search-model", type=Path, default=None, help="LM folder (real weights)")
+    parser.add_argument("--search-codec", type=Path, default=None, help="codec folder")
+    parser.add_argument("--search-only", action="store_true", help="skip the codec and LM checks")
     args = parser.parse_args()
     layouts = [name.strip() for name in args.only.split(",") if name.strip()]
+    if args.search_only:
+        layouts = []
 
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     report: dict[str, Any] = {
@@ -345,6 +397,8 @@ def main() -> int:
         report[layout] = section
         if device.type == "cuda":
             torch.cuda.empty_cache()
+    if args.search:
+        report["search"] = search_check(args)
     report["wall_s"] = round(time.perf_counter() - t0, 1)
 
     text = json.dumps(report, indent=2)

@@ -1,7 +1,8 @@
 """Render configuration: frozen dataclasses, read from an optional TOML file plus CLI overrides.
 
 The TOML file mirrors the dataclasses: top-level run settings (``candidates``, ``seed``,
-``adaptive``, ``keep``, ``max_chars``, ``window``), then ``[generator]`` (with a per-generator
+``adaptive``, ``keep``, ``max_chars``, ``window``), then ``[search]`` (best-of-N or beam search,
+:mod:`verified_tts.search`), ``[generator]`` (with a per-generator
 table such as ``[generator.orpheus]``), ``[verifiers.<name>]`` tables passed to each verifier's
 options, ``[selection]`` (gates and weights) and ``[assembly]`` (pauses and loudness). CLI options
 override the file; the file overrides the defaults. Unknown keys are errors, so a typo never
@@ -19,6 +20,7 @@ from typing import Any
 
 from verified_tts.errors import UserError
 from verified_tts.generators import DEFAULT_GENERATOR, GeneratorConfig, utterance_max_chars
+from verified_tts.search import SearchOptions
 from verified_tts.selection import SelectionPolicy
 from verified_tts.tables import check_keys
 from verified_tts.verification import parse_verifier_table
@@ -157,6 +159,7 @@ class RenderConfig:
     production: ProductionOptions = field(default_factory=ProductionOptions)
     ray: RayOptions = field(default_factory=RayOptions)
     dub: DubOptions = field(default_factory=DubOptions)
+    search: SearchOptions = field(default_factory=SearchOptions)
 
     def __post_init__(self) -> None:
         if self.candidates < 1:
@@ -208,7 +211,9 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     """Merge defaults <- TOML table <- CLI overrides (None means "not given")."""
     file = dict(file or {})
     top_level = {"candidates", "seed", "adaptive", "keep", "max_chars", "window", "prefetch"}
-    sections = {"generator", "verifiers", "selection", "assembly", "dub", "ray", "production"}
+    sections = {
+        "generator", "verifiers", "selection", "assembly", "dub", "ray", "production", "search"
+    }  # fmt: skip
     check_keys(file, top_level | sections, "config")
 
     generator_table = dict(file.get("generator", {}))
@@ -249,6 +254,13 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     ray_table = dict(file.get("ray", {}))
     check_keys(ray_table, {f.name for f in fields(RayOptions)}, "[ray]")
 
+    search_table = file.get("search", {})
+    if not isinstance(search_table, Mapping):
+        raise UserError("[search] must be a table: width, expansions, chunk_s, budget_s, ...")
+    search = SearchOptions.from_mapping(
+        search_table, strategy=overrides.get("search"), budget_s=overrides.get("budget")
+    )
+
     run = {k: file[k] for k in top_level if k in file}
     run.update({k: overrides[k] for k in top_level if overrides.get(k) is not None})
     adaptive = bool(run.pop("adaptive", True))
@@ -261,5 +273,6 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
         production=ProductionOptions(**production_table),
         ray=RayOptions(**ray_table),
         dub=DubOptions(**dub_table),
+        search=search,
         **run,
     )

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from verified_tts.config import RenderConfig
+from verified_tts.errors import UserError
 from verified_tts.generators import Generator, SynthesisRequest, load_generator
 from verified_tts.keys import candidate_key, candidate_seed, stable_hash, utterance_key
 from verified_tts.selection import (
@@ -106,6 +107,7 @@ class RunStats:
     utterances_reused: int = 0
     audio_seconds_generated: float = 0.0
     audio_seconds_verified: float = 0.0
+    tokens_generated: int = 0  # codec tokens the generator produced (0 for non-token models)
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
     def as_dict(self) -> dict[str, Any]:
@@ -115,6 +117,7 @@ class RunStats:
             "utterances_reused": self.utterances_reused,
             "audio_seconds_generated": round(self.audio_seconds_generated, 3),
             "audio_seconds_verified": round(self.audio_seconds_verified, 3),
+            "tokens_generated": self.tokens_generated,
             "seconds": {stage: round(s, 3) for stage, s in self.seconds.items()},
         }
 
@@ -125,6 +128,7 @@ class RunStats:
         self.utterances_reused += other.utterances_reused
         self.audio_seconds_generated += other.audio_seconds_generated
         self.audio_seconds_verified += other.audio_seconds_verified
+        self.tokens_generated += other.tokens_generated
         for stage, seconds in other.seconds.items():
             self.seconds[stage] += seconds
 
@@ -191,11 +195,17 @@ class Synthesizer:
         self.stats = RunStats()
         self._seen_here: set[str] = set()  # candidate keys counted in this run's stats
         self._sample_lock = threading.Lock()
+        self._search: Any = None  # the beam search, built on first use
 
     @classmethod
     def load(cls, config: RenderConfig) -> Synthesizer:
         """Load the generator and every verifier once (the slow part of start-up)."""
         generator = load_generator(config.generator)
+        if config.search.beam or config.search.budget_s is not None:
+            from verified_tts.generators.codec_lm_search import prefix_backend
+
+            if prefix_backend(generator) is None:  # before the verifiers load
+                raise _no_search(config, generator.name)
         verifiers = load_verifiers(config.verifiers)
         reference = None
         if config.generator.voice_ref:
@@ -236,9 +246,11 @@ class Synthesizer:
         )
 
     def policy_id(self, n: int) -> str:
-        """Decisions are reused only under the same N, policy and verifiers."""
+        """Decisions are reused only under the same N, policy, verifiers and search."""
+        search = self.config.search.identity()
         return stable_hash(
             {
+                **({"search": search} if search is not None else {}),
                 "n": n,
                 "policy": self.policy.identity(),
                 "verifiers": self.verifiers.identity(),
@@ -258,15 +270,20 @@ class Synthesizer:
         """Render every utterance (reusing stored decisions) and return results in input order."""
         n = n or self.config.candidates
         self._check_emotions(utterances)
+        beam = self.config.search.beam
+        if beam or self.config.search.budget_s is not None:
+            self._beam_search()  # fails before any work with a generator that has no tokens
         policy_id = self.policy_id(n)
         results: dict[str, UtteranceResult] = {}
         # One reference per voice, so a multi-voice dub does not average its voices together.
         winners: dict[str | None, list[np.ndarray]] = defaultdict(list)
         bootstrap: dict[str | None, np.ndarray | None] = {}
+        # A beam search samples no best-of-N candidate to bootstrap a reference from: its first
+        # window is searched without one, later windows against the winners' centroid.
         if self.voice_reference is None:
             for voice in dict.fromkeys(u.voice for u in utterances):
                 first = [u for u in utterances if u.voice == voice][: self.config.window]
-                bootstrap[voice] = self._bootstrap_reference(first, store)
+                bootstrap[voice] = None if beam else self._bootstrap_reference(first, store)
         windows = list(_windows(utterances, self.config.window))
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefetch") as prefetcher:
             upcoming: Future[None] | None = None
@@ -274,7 +291,7 @@ class Synthesizer:
                 if upcoming is not None:
                     upcoming.result()  # its candidates are stored before this window samples
                     upcoming = None
-                if self.config.prefetch and position + 1 < len(windows):
+                if self.config.prefetch and not beam and position + 1 < len(windows):
                     upcoming = prefetcher.submit(
                         self._prefetch, windows[position + 1], store, n, policy_id
                     )
@@ -358,7 +375,13 @@ class Synthesizer:
         decision = store.get_decision(utterance.key, policy_id)
         if decision is None:
             return None
-        winner = store.get_candidate(candidate_key(utterance.key, decision.winner))
+        records = decision.record.get("candidates", [])
+        key = (  # a beam candidate's key is not candidate_key(): read it from the record
+            records[decision.winner]["key"]
+            if decision.winner < len(records)
+            else candidate_key(utterance.key, decision.winner)
+        )
+        winner = store.get_candidate(key)
         if winner is None or winner.audio is None:
             return None
         result = _result_from_decision(utterance, decision)
@@ -377,13 +400,19 @@ class Synthesizer:
         policy_id: str,
         references: Mapping[str | None, np.ndarray | None],
     ) -> Iterator[UtteranceResult]:
+        if self.config.search.beam:
+            yield from self._beam_search().render_window(pending, store, policy_id, references)
+            return
+        limit = self._budget_limits(pending, n)
         have: dict[str, list[CandidateResult]] = {u.key: [] for u in pending}
         embeddings: dict[str, list[tuple[float, ...] | None]] = {u.key: [] for u in pending}
         active = list(pending)
         for target in round_targets(n, self.policy):
             if not active:
                 break
-            wanted = [(u, k) for u in active for k in range(len(have[u.key]), target)]
+            wanted = [
+                (u, k) for u in active for k in range(len(have[u.key]), min(target, limit[u.key]))
+            ]
             stored = self._sample(wanted, store)
             scored = self._verify(wanted, stored, store, references)
             for (utterance, _), (result, embedding) in zip(wanted, scored, strict=True):
@@ -392,7 +421,9 @@ class Synthesizer:
             still_active = []
             for utterance in active:
                 judgements = [c.judgement(self.policy) for c in have[utterance.key]]
-                if target < n and not should_stop(judgements, n, self.policy):
+                if target < limit[utterance.key] and not should_stop(
+                    judgements, limit[utterance.key], self.policy
+                ):
                     still_active.append(utterance)
                     continue
                 yield self._decide(
@@ -404,6 +435,31 @@ class Synthesizer:
                     policy_id,
                 )
             active = still_active
+
+    def _beam_search(self) -> Any:
+        """The beam search over this generator (one clear error for one that cannot)."""
+        if self._search is None:
+            from verified_tts.generators.codec_lm_search import prefix_backend
+            from verified_tts.search import BeamSearch
+
+            backend = prefix_backend(self.generator)
+            if backend is None:
+                raise _no_search(self.config, self.generator.name)
+            self._search = BeamSearch(self, backend)
+        return self._search
+
+    def _budget_limits(self, pending: Sequence[Utterance], n: int) -> dict[str, int]:
+        """Candidates per utterance: N, or with a budget as many as fit if each ran its whole
+        token allowance (so the budget is never passed; at least one)."""
+        if self.config.search.budget_s is None:
+            return {u.key: n for u in pending}
+        search = self._beam_search()
+        limits = {}
+        for u in pending:
+            request = SynthesisRequest(u.key, 0, 0, u.segment.spoken, u.voice, u.segment.emotion)
+            cap = search.backend.max_tokens(request)
+            limits[u.key] = max(1, min(n, (search.budget or 0) // cap))
+        return limits
 
     def _sample(
         self, wanted: Sequence[tuple[Utterance, int]], store: Store
@@ -460,6 +516,7 @@ class Synthesizer:
                     self.stats.candidates_generated += 1
                     self._seen_here.add(found[position].key)
                     self.stats.audio_seconds_generated += candidate.duration_s
+                    self.stats.tokens_generated += int(candidate.info.get("tokens", 0) or 0)
         return [found[position] for position in range(len(wanted))]
 
     def _verify(
@@ -554,6 +611,15 @@ class Synthesizer:
                 )
             )
         return result
+
+
+def _no_search(config: RenderConfig, generator: str) -> UserError:
+    what = "--search beam" if config.search.beam else "--budget"
+    return UserError(
+        f"{what} needs a codec-LM generator (orpheus, llasa or spark) in this process, whose "
+        f"tokens can be continued; '{generator}' cannot: use --search best-of-n without --budget "
+        "with it (and without --ray)"
+    )
 
 
 def _windows(items: Sequence[Utterance], size: int) -> Iterator[Sequence[Utterance]]:

@@ -2,7 +2,8 @@
 
 Every candidate's audio is written as soon as it is generated (to a temporary name, then renamed),
 and its row is committed after the file exists; an utterance's decision (its candidates' scores,
-the winner, the flag) is committed in one transaction once the selection policy is done with it.
+the winner, the flag) is committed in one transaction once the selection policy is done with it;
+a beam search commits its beams after every step.
 So a crash loses only work in flight, a rerun reuses every finished utterance and every generated
 candidate, and a changed sentence re-renders only itself (its key changes, nothing else does).
 """
@@ -44,6 +45,13 @@ CREATE TABLE IF NOT EXISTS decisions (
     flagged INTEGER NOT NULL,
     record TEXT NOT NULL,
     PRIMARY KEY (utterance, policy)
+);
+CREATE TABLE IF NOT EXISTS search_steps (
+    utterance TEXT NOT NULL,
+    search TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (utterance, search, step)
 );
 """
 
@@ -163,6 +171,24 @@ class Store:
                     json.dumps(decision.record),
                 ),
             )
+
+    # search steps (beam search state after each step, so a killed search resumes) -----------
+    def put_search_step(self, utterance: str, search: str, step: int, record: Any) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO search_steps VALUES (?, ?, ?, ?)",
+                (utterance, search, step, json.dumps(record)),
+            )
+
+    def last_search_step(self, utterance: str, search: str) -> tuple[int, Any] | None:
+        """The latest stored step of a search and its record, or None before the first."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT step, record FROM search_steps WHERE utterance = ? AND search = ? "
+                "ORDER BY step DESC LIMIT 1",
+                (utterance, search),
+            ).fetchone()
+        return None if row is None else (int(row[0]), json.loads(row[1]))
 
     def get_decision(self, utterance: str, policy: str) -> Decision | None:
         with self._lock:

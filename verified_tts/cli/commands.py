@@ -84,6 +84,14 @@ ConfigOption = Annotated[Path | None, typer.Option("--config", help="TOML config
 KeepOption = Annotated[
     str | None, typer.Option("--keep", help="Keep 'all' candidates' audio or 'winners' only.")
 ]
+SearchOption = Annotated[
+    str | None,
+    typer.Option("--search", help="best-of-n (default) or beam: verifier-guided partial search."),
+]
+BudgetOption = Annotated[
+    float | None,
+    typer.Option("--budget", help="Seconds of audio generated per utterance, at most."),
+]
 RayOption = Annotated[
     str | None,
     typer.Option("--ray", help="Run on a Ray cluster: HOST:PORT, or auto (local or the job's)."),
@@ -219,6 +227,8 @@ def render(
     adaptive: AdaptiveOption = None,
     config: ConfigOption = None,
     keep: KeepOption = None,
+    search: SearchOption = None,
+    budget: BudgetOption = None,
     ray: RayOption = None,
     output_format: Annotated[
         str | None,
@@ -278,6 +288,8 @@ def render(
             "keep_extras": keep_extras,
             "split_hours": split_hours,
         },
+        search=search,
+        budget=budget,
     )
     out = out or Path("out") / book.stem
     reporter = _Reporter("rendering", settings.generator.name)
@@ -442,6 +454,15 @@ def ab_command(
     voice_ref_text: VoiceRefTextOption = None,
     seed: SeedOption = None,
     config: ConfigOption = None,
+    arm: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--arm",
+            help="Compare search strategies at equal --budget instead of N: best-of-n:N or "
+            "beam:WxE; repeat it: --arm best-of-n:8 --arm beam:2x4.",
+        ),
+    ] = None,
+    budget: BudgetOption = None,
 ) -> None:
     """A/B: render once at the largest N (fixed N) and compare every --n arm from that run."""
     from verified_tts.workflows.ab import ab
@@ -455,7 +476,13 @@ def ab_command(
         voice_ref=voice_ref,
         voice_ref_text=voice_ref_text,
         seed=seed,
+        budget=budget,
     )
+    if arm:
+        if n:
+            raise UserError("--arm and --n are two kinds of A/B: give one of them")
+        _ab_arms(book, out, settings, arm, judge_asr)
+        return
     ns = sorted(set(n or [1, 8]))
     out = out or Path("out") / f"{book.stem}-ab"
     reporter = _Reporter(f"rendering at N={ns[-1]}", settings.generator.name)
@@ -486,6 +513,48 @@ def ab_command(
     if result.judge is None:
         console.print("no judge: add --judge-asr bundled:base to check the gain independently")
     console.print(f"ab.json: {result.ab_json}\nab.html: {result.ab_html}")
+
+
+def _ab_arms(book: Path, out: Path | None, settings, arms: list[str], judge_asr: str | None):
+    from verified_tts.workflows.ab_search import ab_search
+
+    out = out or Path("out") / f"{book.stem}-ab-search"
+    reporter = _Reporter("rendering the arms", settings.generator.name)
+    with _interruptible(reporter.progress):
+        result = ab_search(
+            book,
+            out,
+            settings,
+            arms,
+            judge_asr=judge_asr,
+            on_loading=reporter.on_loading,
+            on_start=reporter.on_start,
+            on_result=reporter.on_result,
+        )
+    table = Table(title=f"A/B of search arms in {result.out_dir}")
+    for column in (
+        "arm",
+        "verifier WER",
+        "judge WER",
+        "vs first",
+        "flagged",
+        "audio s gen",
+        "wall s",
+    ):
+        table.add_column(column, justify="right")
+    for a in result.arms:
+        interval = a.judge_wer_vs_first
+        table.add_row(
+            a.arm,
+            f"{a.wer:.3f}" if a.wer is not None else "-",
+            f"{a.judge_wer:.3f}" if a.judge_wer is not None else "-",
+            f"{interval[0]:+.3f} [{interval[1]:+.3f}, {interval[2]:+.3f}]" if interval else "-",
+            str(a.flagged),
+            f"{a.audio_s_generated:.1f}",
+            f"{a.wall_seconds:.1f}",
+        )
+    console.print(table)
+    console.print(f"ab.json: {result.ab_json}")
 
 
 @app.command("rerender")

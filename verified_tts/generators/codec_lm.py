@@ -196,6 +196,8 @@ class _Stats:
     wall_s: float = 0.0  # inside sample()
     engine_busy_s: float = 0.0  # wall time with at least one request in the engine
     decode_s: float = 0.0  # codec decode time summed over worker threads
+    prompt_tokens: int = 0  # prompt tokens of finished requests
+    cached_prompt_tokens: int = 0  # of those, served by the engine's prefix cache
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -286,6 +288,8 @@ class CodecLMGenerator:
                 "wall_s": s.wall_s,
                 "engine_busy_s": s.engine_busy_s,
                 "decode_s": s.decode_s,
+                "prompt_tokens": s.prompt_tokens,
+                "cached_prompt_tokens": s.cached_prompt_tokens,
             }
         out["engine_idle_share"] = 1.0 - out["engine_busy_s"] / out["wall_s"] if s.wall_s else 0.0
         return out
@@ -348,12 +352,16 @@ class CodecLMGenerator:
         return rid
 
     def drive(
-        self, jobs: Sequence[Job], on_finished: Callable[[list[tuple[int, Any]]], None]
+        self,
+        jobs: Sequence[Job],
+        on_finished: Callable[[list[tuple[int, Any]]], None],
+        cached: dict[int, int] | None = None,
     ) -> tuple[float | None, float]:
         """Run ``jobs`` through the engine in the bounded window.
 
         ``on_finished`` gets (job index, completion) pairs as requests finish, while the engine
-        keeps stepping. Returns (first request added, last finished) perf-counter times.
+        keeps stepping. ``cached``, when given, receives each job's prompt tokens that the
+        engine's prefix cache served. Returns (first request added, last finished) times.
         """
         engine = self.llm.llm_engine
         pending = deque(enumerate(jobs))
@@ -373,8 +381,15 @@ class CodecLMGenerator:
                 done: list[tuple[int, Any]] = []
                 for out in engine.step():
                     if out.finished and out.request_id in in_flight:
-                        done.append((in_flight.pop(out.request_id), out.outputs[0]))
+                        index = in_flight.pop(out.request_id)
+                        done.append((index, out.outputs[0]))
                         last_finished = time.perf_counter()
+                        hits = int(out.num_cached_tokens or 0)
+                        with self._stats.lock:
+                            self._stats.prompt_tokens += len(jobs[index].prompt)
+                            self._stats.cached_prompt_tokens += hits
+                        if cached is not None:
+                            cached[index] = hits
                 if done:
                     on_finished(done)
         except BaseException:

@@ -10,7 +10,9 @@ only when every remaining segment may be empty. The grammar is a plain JSON-able
 request in ``SamplingParams.extra_args[EXTRA_ARG]`` (the engine core runs in another process), so
 constrained and free requests share a batch. The processor follows each request's live output
 list (handed over by reference when the request joins the batch), advances a two-number state per
-new token, and masks rows with cached boolean masks: one gather and one fill per step.
+new token (from the spec's ``start`` when the request continues an earlier output, see
+:func:`resumed_grammar`), and masks rows with cached boolean masks: one gather and one fill per
+step.
 """
 
 from __future__ import annotations
@@ -27,7 +29,14 @@ from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDi
 if TYPE_CHECKING:
     from vllm.config import VllmConfig
 
-__all__ = ["EXTRA_ARG", "FQCN", "CodecGrammarLogitsProcessor", "Grammar", "grammar_of"]
+__all__ = [
+    "EXTRA_ARG",
+    "FQCN",
+    "CodecGrammarLogitsProcessor",
+    "Grammar",
+    "grammar_of",
+    "resumed_grammar",
+]
 
 EXTRA_ARG = "vtts_grammar"  # key in SamplingParams.extra_args holding the request's grammar
 FQCN = "verified_tts.generators.codec_lm_logits:CodecGrammarLogitsProcessor"
@@ -53,6 +62,7 @@ class Grammar:
 
     segments: tuple[_Segment, ...]
     stop: tuple[int, ...]
+    start: tuple[int, int] = (0, 0)  # (segment, count) a continued prefix resumes from
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any]) -> Grammar:
@@ -65,7 +75,18 @@ class Grammar:
             )
             for seg in spec["segments"]
         )
-        return cls(segments, tuple(int(s) for s in spec.get("stop", ())))
+        seg, count = spec.get("start", (0, 0))
+        return cls(segments, tuple(int(s) for s in spec.get("stop", ())), (int(seg), int(count)))
+
+    def resume(self, prefix: Sequence[int]) -> tuple[int, int] | None:
+        """The state after ``prefix`` (tokens already generated), or None outside the grammar."""
+        seg, count = self.start
+        for token in prefix:
+            state = self.advance(seg, count, int(token))
+            if state is None:
+                return None
+            seg, count = state
+        return seg, count
 
     def _can_leave(self, seg: int, count: int) -> bool:
         s = self.segments[seg]
@@ -134,6 +155,16 @@ class Grammar:
         return self._entries(seg, count)[1]
 
 
+def resumed_grammar(spec: Mapping[str, Any], prefix: Sequence[int]) -> dict[str, Any]:
+    """``spec`` for a request whose prompt ends with ``prefix`` (output of an earlier request):
+    the grammar starts where that output left it, so frame positions and segment limits stay
+    in step. ValueError for a prefix the grammar does not allow."""
+    state = Grammar.from_spec(spec).resume(prefix)
+    if state is None:
+        raise ValueError("the prefix is not a sentence start of the grammar")
+    return {**spec, "start": list(state)}
+
+
 def _inside(ranges: Sequence[tuple[int, int]], token: int) -> bool:
     return any(lo <= token < hi for lo, hi in ranges)
 
@@ -143,7 +174,8 @@ class _Row:
 
     def __init__(self, grammar: Grammar, key: str, output: list[int]) -> None:
         self.grammar, self.key, self.output = grammar, key, output
-        self.seen, self.seg, self.count, self.lost = 0, 0, 0, False
+        self.seen, self.lost = 0, False
+        self.seg, self.count = grammar.start
 
     def catch_up(self) -> None:
         while self.seen < len(self.output) and not self.lost:
