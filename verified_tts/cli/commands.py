@@ -181,6 +181,8 @@ def _interruptible(progress: Progress | None = None) -> Iterator[None]:
 
 
 def _print_summary(summary) -> None:  # summary: RenderSummary
+    for line in getattr(summary, "damaged", ()):
+        console.print(f"[yellow]damaged store entry:[/] {escape(line)}", highlight=False)
     table = Table(title=f"rendered into {summary.out_dir}", show_header=False)
     table.add_row("utterances", str(summary.utterances))
     table.add_row("flagged (no candidate passed the gates)", str(summary.flagged))
