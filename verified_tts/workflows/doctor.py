@@ -81,8 +81,10 @@ def check_store(out_dir: str | os.PathLike, *, repair: bool = False) -> DoctorRe
     out = Path(out_dir)
     root = out / STORE_DIR
     if not (root / INDEX_FILE).exists():
-        raise UserError(f"{out} holds no store ({root / INDEX_FILE} is missing): give the --out "
-                        "folder of a render or dub")
+        raise UserError(
+            f"{out} holds no store ({root / INDEX_FILE} is missing): give the --out "
+            "folder of a render or dub"
+        )
     problems: list[str] = []
     repairs: list[str] = []
     try:
@@ -102,8 +104,9 @@ def check_store(out_dir: str | os.PathLike, *, repair: bool = False) -> DoctorRe
         )
         db = _open_index(root)
     with db:
-        rows = db.execute("SELECT key, utterance, idx, sample_rate, duration_s, audio "
-                          "FROM candidates").fetchall()
+        rows = db.execute(
+            "SELECT key, utterance, idx, sample_rate, duration_s, audio FROM candidates"
+        ).fetchall()
         decisions = db.execute("SELECT utterance, policy, winner FROM decisions").fetchall()
         bad: set[str] = set()
         for key, _utterance, _idx, sample_rate, duration_s, audio in rows:
@@ -122,15 +125,19 @@ def check_store(out_dir: str | os.PathLike, *, repair: bool = False) -> DoctorRe
         for utterance, policy in stale:
             problems.append(f"decision for utterance {utterance}: its winner's audio is gone")
         known = {f"{key}.flac" for key, *_ in rows}
-        orphans = sorted(
-            p
-            for p in (root / "audio").glob("*.flac")
-            if p.name not in known and not p.name.startswith(".")
-        ) if (root / "audio").is_dir() else []
+        orphans = (
+            sorted(
+                p
+                for p in (root / "audio").glob("*.flac")
+                if p.name not in known and not p.name.startswith(".")
+            )
+            if (root / "audio").is_dir()
+            else []
+        )
         for path in orphans:
             problems.append(f"audio file {path.name} has no row in the index")
-        leftovers = _temporaries(root / "audio") + _temporaries(out) + _temporaries(
-            out / "chapters"
+        leftovers = (
+            _temporaries(root / "audio") + _temporaries(out) + _temporaries(out / "chapters")
         )
         for path in leftovers:
             problems.append(f"temporary file {path} left by an interrupted write")
@@ -142,14 +149,18 @@ def check_store(out_dir: str | os.PathLike, *, repair: bool = False) -> DoctorRe
                 db.execute("DELETE FROM candidates WHERE key = ?", (key,))
                 (root / "audio" / f"{key}.flac").unlink(missing_ok=True)
             if bad:
-                repairs.append(f"dropped {len(bad)} damaged candidate(s); the next render "
-                               "generates them again")
+                repairs.append(
+                    f"dropped {len(bad)} damaged candidate(s); the next render generates them again"
+                )
             for utterance, policy in stale:
-                db.execute("DELETE FROM decisions WHERE utterance = ? AND policy = ?",
-                           (utterance, policy))
+                db.execute(
+                    "DELETE FROM decisions WHERE utterance = ? AND policy = ?", (utterance, policy)
+                )
             if stale:
-                repairs.append(f"dropped {len(stale)} decision(s) whose winner is gone; the "
-                               "next render decides them again")
+                repairs.append(
+                    f"dropped {len(stale)} decision(s) whose winner is gone; the "
+                    "next render decides them again"
+                )
             for path in orphans + leftovers:
                 path.unlink(missing_ok=True)
             if orphans:
@@ -157,12 +168,17 @@ def check_store(out_dir: str | os.PathLike, *, repair: bool = False) -> DoctorRe
             if leftovers:
                 repairs.append(f"removed {len(leftovers)} temporary file(s)")
             if not manifest.exists():
-                repairs.append("the manifest cannot be repaired here: run the render again "
-                               "to finish it (the store resumes it)")
+                repairs.append(
+                    "the manifest cannot be repaired here: run the render again "
+                    "to finish it (the store resumes it)"
+                )
     db.close()
     return DoctorReport(
-        root, len(rows) - (len(bad) if repair else 0),
-        len(decisions) - (len(stale) if repair else 0), tuple(problems), tuple(repairs),
+        root,
+        len(rows) - (len(bad) if repair else 0),
+        len(decisions) - (len(stale) if repair else 0),
+        tuple(problems),
+        tuple(repairs),
     )
 
 
