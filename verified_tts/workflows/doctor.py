@@ -122,7 +122,7 @@ def check_store(out_dir: str | os.PathLike, *, repair: bool = False) -> DoctorRe
             for utterance, policy, winner in decisions
             if candidate_key(utterance, winner) not in present
         ]
-        for utterance, policy in stale:
+        for utterance, _policy in stale:
             problems.append(f"decision for utterance {utterance}: its winner's audio is gone")
         known = {f"{key}.flac" for key, *_ in rows}
         orphans = (
