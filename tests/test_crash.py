@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import signal
 
+import crashkit
 import pytest
 
-import crashkit
 from verified_tts.workflows.doctor import check_store
 
 ARGS = ["render", "{book}", "--out", "{out}", "--generator", "espeak", "-n", "3"]
