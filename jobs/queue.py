@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import shlex
 import shutil
 import time
@@ -50,6 +51,9 @@ class DuplicateJob(UserError):
 
 def _is_missing(error: Exception) -> bool:
     return "404" in str(error) or "does not exist" in str(error)
+
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
 class JobQueue:
@@ -98,6 +102,10 @@ class JobQueue:
         return JobRecords.open(self.directory)
 
     def _job_dir(self, job_id: str) -> Path:
+        # Ids are made by JobSpec.job_id; anything else (a record edited by hand, a hostile id)
+        # must not name a folder outside the queue's own.
+        if not _SAFE_ID.fullmatch(job_id):
+            raise UserError(f"'{job_id[:60]}' is not a job id (vtts-COMMAND-HASH): check the id")
         return self.directory / "jobs" / job_id
 
     # -- submitting -----------------------------------------------------------------------------
