@@ -4,20 +4,23 @@ Each winner's leading and trailing silence is trimmed (so the pauses are ours, n
 generator's), its loudness brought to one target (ITU-R BS.1770 via pyloudnorm, with a peak
 ceiling), and the clips are joined with pauses that grow from sentence to paragraph to chapter.
 Chapter files and the book are written as WAV and FLAC at the generator's sample rate, each under
-a temporary name and renamed into place.
+a temporary name and renamed into place. They are written as a stream, one clip at a time (a
+winner's audio may be given as a loader that is called when its turn comes), so memory does not
+grow with the length of the book.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from verified_tts.config import AssemblyOptions
-from verified_tts.output.atomic import write_audio_atomic
+from verified_tts.output.atomic import atomic_path
 
 __all__ = ["AssembledFile", "Placed", "assemble_book", "level_clip", "trim_silence"]
 
@@ -29,7 +32,7 @@ _KEEP_EDGE_S = 0.05  # keep a breath of the clip's own edge so onsets are not cl
 class Placed:
     """A winner ready for assembly: its audio, chapter and the pause that follows it."""
 
-    audio: np.ndarray
+    audio: np.ndarray | Callable[[], np.ndarray]  # the clip, or a loader called at its turn
     chapter: int
     chapter_title: str | None
     pause_after: str  # "sentence" | "paragraph" | "chapter" | "end"
@@ -88,49 +91,87 @@ def _silence(seconds: float, sample_rate: int) -> np.ndarray:
     return np.zeros(int(round(seconds * sample_rate)), dtype=np.float32)
 
 
-def _write(out_dir: Path, stem: str, audio: np.ndarray, sample_rate: int) -> tuple[str, str]:
-    wav, flac = f"{stem}.wav", f"{stem}.flac"
-    write_audio_atomic(out_dir / wav, audio, sample_rate, subtype="PCM_16")
-    write_audio_atomic(out_dir / flac, audio, sample_rate, subtype="PCM_16")
-    return wav, flac
+class _Sink:
+    """A WAV and a FLAC written side by side, block by block, each renamed into place when the
+    sink closes (a failure removes both temporary files)."""
+
+    def __init__(self, stack: ExitStack, out_dir: Path, stem: str, sample_rate: int) -> None:
+        import soundfile as sf
+
+        self.wav, self.flac, self.frames = f"{stem}.wav", f"{stem}.flac", 0
+        self.files = []
+        for name in (self.wav, self.flac):
+            temporary = stack.enter_context(atomic_path(out_dir / name))
+            handle = sf.SoundFile(
+                temporary,
+                "w",
+                samplerate=sample_rate,
+                channels=1,
+                subtype="PCM_16",
+                format=name.rsplit(".", 1)[1].upper(),
+            )
+            stack.callback(handle.close)  # closed before its atomic_path renames it
+            self.files.append(handle)
+
+    def write(self, audio: np.ndarray) -> None:
+        for handle in self.files:
+            handle.write(audio)
+        self.frames += len(audio)
+
+
+@contextmanager
+def _sink(out_dir: Path, stem: str, sample_rate: int) -> Iterator[_Sink]:
+    with ExitStack() as stack:
+        yield _Sink(stack, out_dir, stem, sample_rate)
+
+
+def _clip(item: Placed) -> np.ndarray:
+    return item.audio() if callable(item.audio) else item.audio
 
 
 def assemble_book(
     placed: Sequence[Placed], sample_rate: int, out_dir: Path, options: AssemblyOptions
 ) -> list[AssembledFile]:
-    """Write one file per chapter and one for the book; returns chapters first, book last."""
+    """Write one file per chapter and one for the book; returns chapters first, book last.
+
+    A chapter file is its lead-in, its clips with the pauses after them, and the tail; the book
+    is the chapters' lead-ins and clips with a chapter pause between chapters, and the tail."""
     pauses = {
         "sentence": options.sentence_pause,
         "paragraph": options.paragraph_pause,
         "chapter": options.chapter_pause,
         "end": 0.0,
     }
-    chapters: dict[int, list[np.ndarray]] = {}
-    titles: dict[int, str | None] = {}
-    for item in placed:
-        clip = level_clip(trim_silence(item.audio, sample_rate), sample_rate, options)
-        parts = chapters.setdefault(item.chapter, [_silence(options.lead_in, sample_rate)])
-        titles[item.chapter] = item.chapter_title
-        parts.append(clip)
-        if item.pause_after not in ("chapter", "end"):
-            parts.append(_silence(pauses[item.pause_after], sample_rate))
+    order = sorted(range(len(placed)), key=lambda i: placed[i].chapter)  # stable: book order
+    chapters: dict[int, list[Placed]] = {}
+    for i in order:
+        chapters.setdefault(placed[i].chapter, []).append(placed[i])
     written = []
-    book_parts: list[np.ndarray] = []
-    for position, (index, parts) in enumerate(sorted(chapters.items())):
-        chapter_audio = np.concatenate([*parts, _silence(options.tail, sample_rate)])
-        wav, flac = _write(
-            out_dir, f"chapters/{_slug(titles[index], index)}", chapter_audio, sample_rate
-        )
-        written.append(
-            AssembledFile(
-                index, titles[index], wav, flac, round(len(chapter_audio) / sample_rate, 3)
+    with _sink(out_dir, "book", sample_rate) as book:
+        for position, (index, items) in enumerate(chapters.items()):
+            title = items[-1].chapter_title
+            if position:
+                book.write(_silence(options.chapter_pause, sample_rate))
+            with _sink(out_dir, f"chapters/{_slug(title, index)}", sample_rate) as chapter:
+                lead_in = _silence(options.lead_in, sample_rate)
+                chapter.write(lead_in)
+                book.write(lead_in)
+                for item in items:
+                    clip = level_clip(trim_silence(_clip(item), sample_rate), sample_rate, options)
+                    chapter.write(clip)
+                    book.write(clip)
+                    if item.pause_after not in ("chapter", "end"):
+                        pause = _silence(pauses[item.pause_after], sample_rate)
+                        chapter.write(pause)
+                        book.write(pause)
+                chapter.write(_silence(options.tail, sample_rate))
+            written.append(
+                AssembledFile(
+                    index, title, chapter.wav, chapter.flac, round(chapter.frames / sample_rate, 3)
+                )
             )
-        )
-        if position:
-            book_parts.append(_silence(options.chapter_pause, sample_rate))
-        book_parts.append(np.concatenate(parts))
-    book_parts.append(_silence(options.tail, sample_rate))
-    book = np.concatenate(book_parts) if book_parts else np.zeros(0, dtype=np.float32)
-    wav, flac = _write(out_dir, "book", book, sample_rate)
-    written.append(AssembledFile(None, None, wav, flac, round(len(book) / sample_rate, 3)))
+        book.write(_silence(options.tail, sample_rate))
+    written.append(
+        AssembledFile(None, None, book.wav, book.flac, round(book.frames / sample_rate, 3))
+    )
     return written

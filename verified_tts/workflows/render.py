@@ -12,6 +12,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from verified_tts.config import RenderConfig
@@ -62,10 +63,11 @@ def prepare_output(out_dir: str | os.PathLike) -> Path:
 
 
 def place_winners(results: Sequence[UtteranceResult], book: Book, store: Store) -> list[Placed]:
-    """Each winner's audio from the store, with its chapter and the pause after it."""
+    """Each winner's audio from the store (loaded when assembly reaches it, so a long book is not
+    held in memory), with its chapter and the pause after it."""
     return [
         Placed(
-            audio=store.load_audio(store.get_candidate(r.winner_candidate.key)),
+            audio=partial(store.load_audio, store.get_candidate(r.winner_candidate.key)),
             chapter=r.utterance.segment.chapter,
             chapter_title=book.chapters[r.utterance.segment.chapter].title,
             pause_after=r.utterance.segment.pause_after,
