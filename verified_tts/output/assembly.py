@@ -114,9 +114,13 @@ class _Sink:
             self.files.append(handle)
 
     def write(self, audio: np.ndarray) -> None:
+        # One conversion to 16-bit for both files: libsndfile scales float to PCM differently for
+        # WAV and FLAC, which left the "lossless" FLAC one step off the WAV in a third of samples.
+        pcm = np.clip(np.rint(np.asarray(audio, dtype=np.float32) * 32768), -32768, 32767)
+        pcm = pcm.astype(np.int16)
         for handle in self.files:
-            handle.write(audio)
-        self.frames += len(audio)
+            handle.write(pcm)
+        self.frames += len(pcm)
 
 
 @contextmanager
