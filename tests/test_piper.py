@@ -232,3 +232,24 @@ def test_cli_render_speaks_with_the_bundled_voice(tmp_path):
     assert spoken and all(len(u["candidates"]) == 2 for u in spoken)
     # speech, not noise: Whisper tiny.en gets most words (it heard "can use lid" for "canoe slid")
     assert min(c["scores"]["wer"] for c in spoken[0]["candidates"]) < 0.5
+
+
+def test_lexicon_phonemes_replace_the_word_and_change_the_audio(joe):
+    """A lexicon entry's IPA stands where espeak-ng's phonemes of the word stood, nowhere else."""
+    mapper = joe.voice.mapper
+    plain = mapper.phonemize(TEXT)[0]
+    given = "kəˈnuːuː"  # canoe with a long tail: symbols the voice knows
+    lexicon = (("canoe", given),)
+    (replaced,), unmatched = mapper.phonemize_with(TEXT, lexicon)
+    assert unmatched == []
+    assert "".join(replaced) != "".join(plain)
+    assert given in "".join(replaced)
+    canoe = "".join(mapper.phonemize("canoe")[0]).rstrip(". ")
+    assert "".join(replaced) == "".join(plain).replace(canoe, given, 1)
+    # a word that is not in the text changes nothing and is reported
+    (same,), missing = mapper.phonemize_with(TEXT, (("kayak", "kaɪak"),))
+    assert same == plain and missing == ["kayak"]
+    first = joe.sample([SynthesisRequest("u", 0, 3, TEXT)])[0]
+    spoken = joe.sample([SynthesisRequest("u", 0, 3, TEXT, phonemes=lexicon)])[0]
+    assert digest(first.audio) != digest(spoken.audio)
+    assert "lexicon_unmatched" not in spoken.info

@@ -100,3 +100,14 @@ def test_resample_keeps_a_tone():
     spectrum = np.abs(np.fft.rfft(out))
     assert np.argmax(spectrum) == pytest.approx(220, abs=1)  # 1 Hz bins over one second
     assert np.array_equal(resample(audio, 22_050, 22_050), audio)
+
+
+def test_speech_ratio_ignores_edge_silence_and_counts_speech_only():
+    text = "abcdefghijklm"  # 13 letters: one second at the reading rate
+    speech = tone(1.0)
+    padded = np.concatenate([np.zeros(RATE), speech, np.zeros(RATE)]).astype(np.float32)
+    clips = [Clip(speech, RATE, text), Clip(padded, RATE, text)]
+    plain, quiet_edges = SignalVerifier().score(clips)
+    assert plain.metrics["speech_ratio"] == pytest.approx(1.0, abs=0.03)
+    assert quiet_edges.metrics["speech_ratio"] == pytest.approx(1.0, abs=0.03)
+    assert quiet_edges.metrics["duration_ratio"] == pytest.approx(3.0, abs=0.03)

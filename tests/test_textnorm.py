@@ -42,3 +42,15 @@ def test_empty_reference():
 def test_normalize_shape():
     assert normalize("  Hello,   WORLD!  ") == "hello world"
     assert normalize("") == ""
+
+
+def test_word_error_counts_separate_insertions_from_deletions():
+    from verifiers.textnorm import word_error_counts
+
+    text = "The birch canoe slid on the smooth planks."
+    repeated = word_error_counts(text, "The birch canoe the birch canoe slid on the smooth planks")
+    assert repeated == {"insertions": 3, "deletions": 0, "substitutions": 0}
+    skipped = word_error_counts(text, "The birch slid on the smooth planks")
+    assert skipped == {"insertions": 0, "deletions": 1, "substitutions": 0}
+    assert word_error_counts(text, "")["deletions"] == 8
+    assert word_error_counts("", "hello there")["insertions"] == 2

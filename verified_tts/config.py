@@ -32,6 +32,7 @@ else:  # pragma: no cover
 __all__ = [
     "AssemblyOptions",
     "DubOptions",
+    "ProductionOptions",
     "RayOptions",
     "RenderConfig",
     "build_config",
@@ -46,10 +47,41 @@ class AssemblyOptions:
     sentence_pause: float = 0.35
     paragraph_pause: float = 0.8
     chapter_pause: float = 2.0
-    lead_in: float = 0.5
-    tail: float = 1.0
-    loudness_lufs: float = -20.0  # inside ACX's -23..-18 dB RMS window for audiobooks
+    lead_in: float = 0.75  # room tone at a chapter's head: ACX asks for 0.5-1 s
+    tail: float = 2.0  # and 1-5 s at its tail
+    loudness_lufs: float = -20.0  # each clip's loudness before the chapter is mastered
     peak_dbfs: float = -3.0
+    master: bool = True  # master every chapter to ACX levels (RMS, peak, room tone)
+    rms_db: float = -20.0  # chapter RMS: the middle of ACX's -23..-18 dB
+    room_tone_db: float | None = -75.0  # low noise instead of digital silence; None: none
+
+
+@dataclass(frozen=True)
+class ProductionOptions:
+    """``[production]``: what is read from the input and what is delivered."""
+
+    formats: tuple[str, ...] = ("wav", "flac")  # any of wav, flac, m4b, mp3
+    chapters: str | None = None  # a selection such as "3-7" or "1,4-5" (1-based)
+    keep_extras: bool = False  # EPUB: also read front matter and notes
+    lexicon: str | None = None  # pronunciation lexicon (TOML)
+    credits: bool = False  # opening and closing credits as their own chapters
+    narrator: str | None = None
+    author: str | None = None  # overrides the EPUB's author (Markdown has none)
+    split_hours: float | None = None  # M4B parts of at most this many hours
+
+    def __post_init__(self) -> None:
+        from verified_tts.output.encode import FORMATS
+
+        formats = tuple(f.strip().lower() for f in self.formats if f.strip())
+        object.__setattr__(self, "formats", formats)
+        unknown = [f for f in formats if f not in FORMATS]
+        if unknown or not formats:
+            raise UserError(
+                f"unknown output format '{','.join(unknown)}': choose from {', '.join(FORMATS)} "
+                "(comma-separated, e.g. --format m4b,mp3)"
+            )
+        if self.split_hours is not None and self.split_hours <= 0:
+            raise UserError(f"--split-hours must be positive (got {self.split_hours})")
 
 
 @dataclass(frozen=True)
@@ -122,6 +154,7 @@ class RenderConfig:
     )
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     assembly: AssemblyOptions = field(default_factory=AssemblyOptions)
+    production: ProductionOptions = field(default_factory=ProductionOptions)
     ray: RayOptions = field(default_factory=RayOptions)
     dub: DubOptions = field(default_factory=DubOptions)
 
@@ -206,7 +239,7 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     """Merge defaults <- TOML table <- CLI overrides (None means "not given")."""
     file = dict(file or {})
     top_level = {"candidates", "seed", "adaptive", "keep", "max_chars", "window", "prefetch"}
-    sections = {"generator", "verifiers", "selection", "assembly", "dub", "ray"}
+    sections = {"generator", "verifiers", "selection", "assembly", "dub", "ray", "production"}
     check_keys(file, top_level | sections, "config")
 
     generator_table = _table(file, "generator", "[generator]")
@@ -241,6 +274,13 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     _check_types(dub_table, DubOptions, "[dub]")
     if not isinstance(dub_table.get("voices", {}), Mapping):
         raise UserError('[dub.voices] must be a table of NAME = "voice"')
+    production_table = dict(file.get("production", {}))
+    check_keys(production_table, {f.name for f in fields(ProductionOptions)}, "[production]")
+    production_table.update(
+        {k: v for k, v in dict(overrides.get("production") or {}).items() if v is not None}
+    )
+    if isinstance(production_table.get("formats"), str):
+        production_table["formats"] = production_table["formats"].split(",")
 
     ray_table = _table(file, "ray", "[ray]")
     check_keys(ray_table, {f.name for f in fields(RayOptions)}, "[ray]")
@@ -258,6 +298,7 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
         verifiers=verifiers,
         selection=selection,
         assembly=AssemblyOptions(**assembly_table),
+        production=ProductionOptions(**production_table),
         ray=RayOptions(**ray_table),
         dub=DubOptions(**dub_table),
         **run,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = ["candidate_key", "candidate_seed", "stable_hash", "utterance_key"]
@@ -33,11 +33,12 @@ def utterance_key(
     generator: Mapping[str, Any],
     base_seed: int = 0,
     target_duration_s: float | None = None,
+    phonemes: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The content address of one utterance under one generator configuration.
 
-    A dubbing slot (``target_duration_s``) enters the key only when there is one, so the same
-    line in two slots is judged twice and book keys do not depend on it.
+    A dubbing slot (``target_duration_s``) and lexicon phonemes enter the key only when there
+    are some, so the same line in two slots is judged twice and other keys do not depend on them.
     """
     content = {
         "spoken": spoken,
@@ -48,6 +49,8 @@ def utterance_key(
     }
     if target_duration_s is not None:
         content["target_duration_s"] = round(float(target_duration_s), 3)
+    if phonemes:  # lexicon phonemes change a phoneme generator's audio
+        content["phonemes"] = [list(pair) for pair in phonemes]
     return stable_hash(content)
 
 

@@ -161,6 +161,7 @@ def plan_utterances(
             generator=identity,
             base_seed=base_seed,
             target_duration_s=target,
+            phonemes=segment.phonemes,
         )
         planned.append(Utterance(key, segment, segment_voice, target))
     return planned
@@ -438,6 +439,7 @@ class Synthesizer:
                             text=utterance.segment.spoken,
                             voice=utterance.voice,
                             emotion=utterance.segment.emotion,
+                            phonemes=utterance.segment.phonemes,
                         ),
                     )
                 )

@@ -9,6 +9,8 @@ narration at 150-165 words per minute of 4.7 letters is 12-13; the embedded espe
 reads Harvard sentences 1-60 at a median of 13.3, range 9.9-18.2), counted on ``clip.spoken``
 (the expanded text the generator read, so "1999" counts as "nineteen ninety-nine") or on
 ``clip.text`` when that is empty.
+``speech_ratio`` is the same ratio for the speech alone (first to last voiced frame), which edge
+silences do not blur: a repeated phrase or appended babble lengthens it, a cut ending shortens it.
 Silence is framewise RMS below a dBFS threshold. Everything here is vectorised numpy per clip;
 the selection policy, not this module, decides which values are acceptable.
 """
@@ -75,7 +77,8 @@ class SignalVerifier:
         self.options = options or SignalOptions()
 
     def identity(self) -> Mapping[str, Any]:
-        return {"verifier": self.name, "version": 1, "options": asdict(self.options)}
+        # 2: speech_ratio
+        return {"verifier": self.name, "version": 2, "options": asdict(self.options)}
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
         return [self._score_one(clip) for clip in clips]
@@ -99,7 +102,7 @@ class SignalVerifier:
         voiced = np.flatnonzero(~silent)
         if voiced.size == 0:  # all silence: every second of it is both leading and trailing
             leading = trailing = duration
-            internal = 0.0
+            internal = speech = 0.0
         else:
             first, last = int(voiced[0]), int(voiced[-1])
             leading = first * frame_s
@@ -107,10 +110,12 @@ class SignalVerifier:
             trailing = max(0.0, duration - (last + 1) * frame_s)
             gaps = np.diff(voiced) - 1  # silent frames between consecutive voiced frames
             internal = float(gaps.max()) * frame_s if gaps.size else 0.0
+            speech = (last + 1 - first) * frame_s
 
         metrics = {
             "duration_s": float(duration),
             "duration_ratio": float(ratio),
+            "speech_ratio": float(speech / max(expected, frame / rate)),
             "clipping": float(np.mean(magnitude >= options.clip_level)) if audio.size else 0.0,
             "peak_dbfs": float(20.0 * np.log10(peak)) if peak > 0 else _FLOOR_DBFS,
             "leading_silence_s": float(leading),

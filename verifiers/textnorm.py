@@ -18,7 +18,7 @@ from typing import Any
 
 import jiwer
 
-__all__ = ["normalize", "word_error_rate"]
+__all__ = ["normalize", "word_error_counts", "word_error_rate"]
 
 # Abbreviations the front-end reads out in full: map both the written and the spoken form to
 # one token sequence, so that neither what the TTS said nor how Whisper spelled it is an error.
@@ -69,3 +69,19 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
     if not hyp:
         return 1.0  # every reference word deleted
     return float(jiwer.wer(ref, hyp))
+
+
+def word_error_counts(reference: str, hypothesis: str) -> dict[str, int]:
+    """Inserted, deleted and substituted words of the alignment of ``hypothesis`` to
+    ``reference`` (both normalised). Insertions say the audio holds words the text does not (a
+    repeat, babble); deletions say words are missing (a skip, a cut ending)."""
+    ref = normalize(reference)
+    hyp = normalize(hypothesis)
+    if not ref or not hyp:
+        return {"insertions": len(hyp.split()), "deletions": len(ref.split()), "substitutions": 0}
+    out = jiwer.process_words(ref, hyp)
+    return {
+        "insertions": int(out.insertions),
+        "deletions": int(out.deletions),
+        "substitutions": int(out.substitutions),
+    }

@@ -26,6 +26,7 @@ from rich.progress import (
 from rich.table import Table
 
 from verified_tts.cli.jobs import cluster_app, jobs_app
+from verified_tts.cli.production import register_production_commands
 from verified_tts.errors import UserError
 
 __all__ = ["app", "main"]
@@ -205,7 +206,9 @@ def _print_summary(summary) -> None:  # summary: RenderSummary
 
 @app.command()
 def render(
-    book: Annotated[Path, typer.Argument(help="Markdown book to render.", show_default=False)],
+    book: Annotated[
+        Path, typer.Argument(help="Markdown (.md) or EPUB (.epub) book.", show_default=False)
+    ],
     candidates: CandidatesOption = None,
     out: OutOption = None,
     generator: GeneratorOption = None,
@@ -219,8 +222,40 @@ def render(
     config: ConfigOption = None,
     keep: KeepOption = None,
     ray: RayOption = None,
+    output_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="wav, flac, m4b (AAC with chapters) or mp3 (ACX: 192 kbps CBR, one file per "
+            "chapter); comma-separated (default wav,flac).",
+        ),
+    ] = None,
+    chapters: Annotated[
+        str | None,
+        typer.Option(
+            "--chapters", help="Render only these chapters (1-based, as listed), e.g. 3-7."
+        ),
+    ] = None,
+    lexicon: Annotated[
+        Path | None, typer.Option("--lexicon", help="Pronunciation lexicon (TOML).")
+    ] = None,
+    credits: Annotated[
+        bool | None,
+        typer.Option("--credits/--no-credits", help="Opening and closing credits chapters."),
+    ] = None,
+    narrator: Annotated[
+        str | None, typer.Option("--narrator", help="Narrator's name (tags, credits).")
+    ] = None,
+    author: Annotated[str | None, typer.Option("--author", help="Author (tags, credits).")] = None,
+    keep_extras: Annotated[
+        bool | None,
+        typer.Option("--keep-extras/--skip-extras", help="EPUB: read front matter and notes."),
+    ] = None,
+    split_hours: Annotated[
+        float | None, typer.Option("--split-hours", help="M4B parts of at most H hours.")
+    ] = None,
 ) -> None:
-    """Render a Markdown book to chapter audio by best-of-N verifier-guided synthesis."""
+    """Render a Markdown or EPUB book to chapter audio by best-of-N verifier-guided synthesis."""
     from verified_tts.workflows.render import render as render_book
 
     settings = _config(
@@ -235,6 +270,16 @@ def render(
         seed=seed,
         adaptive=adaptive,
         keep=keep,
+        production={
+            "formats": output_format,
+            "chapters": chapters,
+            "lexicon": str(lexicon) if lexicon else None,
+            "credits": credits,
+            "narrator": narrator,
+            "author": author,
+            "keep_extras": keep_extras,
+            "split_hours": split_hours,
+        },
     )
     out = out or Path("out") / book.stem
     reporter = _Reporter("rendering", settings.generator.name)
@@ -250,6 +295,7 @@ def render(
         )
     _print_summary(summary)
     console.print(f"manifest: {summary.out_dir / 'manifest.json'}")
+    console.print(f"ACX check: {summary.out_dir / 'acx.json'}")
 
 
 def _voice_map(pairs: list[str] | None) -> dict[str, str]:
@@ -493,9 +539,93 @@ def rerender_command(
     console.print(f"report: {result.out_dir / 'report.html'}")
 
 
+@app.command("calibrate")
+def calibrate_command(
+    book: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Markdown book to calibrate on (default: built-in sentences).", show_default=False
+        ),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path(
+        "out/calibrate"
+    ),
+    sentences: Annotated[
+        int, typer.Option("--sentences", help="Sentences (utterances) to calibrate on.")
+    ] = 40,
+    candidates: Annotated[
+        int, typer.Option("-n", "--candidates", help="Clean candidates per sentence.")
+    ] = 8,
+    faults: Annotated[
+        str | None,
+        typer.Option(
+            "--faults",
+            help="Fault kinds, comma-separated (default: all): skip, "
+            "repeat, substitute, truncate, babble, silence, voice, clip.",
+        ),
+    ] = None,
+    false_alarm: Annotated[
+        float, typer.Option("--false-alarm", help="Target share of clean candidates rejected.")
+    ] = 0.05,
+    generator: GeneratorOption = None,
+    model: ModelOption = None,
+    codec: CodecOption = None,
+    voice: VoiceOption = None,
+    voice_ref: VoiceRefOption = None,
+    seed: SeedOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Measure what the verifiers catch on injected faults and recommend calibrated gates."""
+    from verified_tts.calibration.faults import FAULT_KINDS
+    from verified_tts.workflows.calibrate import CalibrateOptions, calibrate
+
+    options = CalibrateOptions(
+        sentences=sentences,
+        candidates=candidates,
+        kinds=faults if faults is not None else FAULT_KINDS,
+        false_alarm=false_alarm,
+    )
+    settings = _config(
+        config, generator=generator, model=model, codec=codec, voice=voice,
+        voice_ref=voice_ref, seed=seed,
+    )  # fmt: skip
+    with _interruptible():
+        result = calibrate(
+            book, out, settings, options, on_stage=lambda line: console.print(escape(line))
+        )
+    data = result.data
+    table = Table(title=f"calibration in {result.out_dir} ({data['seconds']['total']:.0f} s)")
+    for column in ("fault", "cases", "recall now", "recommended", "held out", "best metric"):
+        table.add_column(column, justify="right")
+    for fault in data["faults"]:
+        held = fault.get("held_out_recall")
+        table.add_row(
+            fault["kind"], str(fault["cases"]), f"{fault['recall']:.0%}",
+            f"{fault['recall_at_target']:.0%}", "-" if held is None else f"{held:.0%}",
+            str(fault["best_metric"]),
+        )  # fmt: skip
+    clean = data["clean"]
+    table.add_row(
+        "clean (false alarms)", str(clean["cases"]), f"{clean['false_alarm']:.0%}",
+        f"{clean['false_alarm_recommended']:.0%}", f"{clean['held_out_false_alarm']:.0%}", "",
+    )  # fmt: skip
+    console.print(table)
+    for point in data["selection"]:
+        if point["p"] == 0.3 and point["n"] == 4:
+            console.print(
+                f"p=0.3, N=4: {point['faulted_winners']:.1%} faulted winners ({point['gates']})"
+            )
+    console.print(
+        f"calibrate.json: {result.json_path}\ncalibrate.html: {result.html_path}\n"
+        f"gates.toml: {result.gates_path} (use: --config {result.gates_path})"
+    )
+
+
 # `cluster` and `jobs` live in verified_tts/cli_jobs.py; Ray is imported only when they run
 app.add_typer(cluster_app, name="cluster")
 app.add_typer(jobs_app, name="jobs")
+# `check` and `words` live in verified_tts/cli_production.py
+register_production_commands(app, console)
 
 
 @app.command("doctor")

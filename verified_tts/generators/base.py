@@ -28,6 +28,10 @@ class SynthesisRequest:
     text: str  # normalised text to speak
     voice: str | None = None
     emotion: str | None = None
+    # Lexicon phonemes: (word as it appears in ``text``, espeak-ng IPA). A generator that takes
+    # phonemes phonemizes ``text`` and puts these in place of each word's own phonemes; the
+    # others read ``text`` as it is.
+    phonemes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

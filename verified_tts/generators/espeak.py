@@ -146,10 +146,25 @@ class EspeakGenerator:
     def identity(self) -> Mapping[str, Any]:
         return {"generator": self.name, "model": self.model, "options": asdict(self.options)}
 
+    def _options_for(self, voice: str | None) -> EspeakOptions:
+        """A voice directive (``<!-- tts: voice=f3 -->``) names the variants to draw from."""
+        variants = tuple(v.strip() for v in voice.split(",")) if voice else self.options.variants
+        if variants == self.options.variants:
+            return self.options
+        known = self._library.variants()
+        missing = [v for v in variants if v not in known]
+        if missing:
+            raise UserError(
+                f"espeak-ng has no voice variant {', '.join(missing)}: use variants such as "
+                f"{', '.join(sorted(known)[:12])}"
+            )
+        return EspeakOptions(**{**asdict(self.options), "variants": variants})
+
     def sample(self, requests: Sequence[SynthesisRequest]) -> list[Candidate]:
         candidates = []
         for request in requests:
-            prosody = draw_prosody(request.seed, self.options)
+            options = self._options_for(request.voice)
+            prosody = draw_prosody(request.seed, options)
             audio = self._library.speak(request.text, self.options.language, prosody)
             candidates.append(
                 Candidate(

@@ -348,6 +348,17 @@ class PiperGenerator:
         """The id sequence of each sentence of ``text``."""
         return self.voice.mapper.sentence_ids(text, self._library)
 
+    def lexicon_phoneme_ids(
+        self, text: str, lexicon: Sequence[tuple[str, str]]
+    ) -> tuple[list[list[int]], list[str]]:
+        """:meth:`phoneme_ids` with each lexicon ``(word, IPA)`` spoken as given; also the
+        lexicon words whose phonemes were not found in the text (they keep espeak-ng's)."""
+        if not lexicon:
+            return self.phoneme_ids(text), []
+        mapper = self.voice.mapper
+        sentences, unmatched = mapper.phonemize_with(text, lexicon, self._library)
+        return [mapper.ids(sentence)[0] for sentence in sentences], unmatched
+
     def synthesize(self, ids: Sequence[int], seed: int, sentence: int, speaker: int) -> np.ndarray:
         """One sentence: one graph run with noise drawn from (seed, sentence)."""
         voice = self.voice
@@ -373,20 +384,23 @@ class PiperGenerator:
 
     def sample(self, requests: Sequence[SynthesisRequest]) -> list[Candidate]:
         pause = np.zeros(round(self.options.sentence_pause * self.sample_rate), dtype=np.float32)
-        phonemized: dict[str, list[list[int]]] = {}
+        phonemized: dict[tuple[str, tuple[tuple[str, str], ...]], list[list[int]]] = {}
+        unmatched: dict[tuple[str, tuple[tuple[str, str], ...]], list[str]] = {}
         jobs = []  # (request number, sentence number, ids, seed, speaker)
         for number, request in enumerate(requests):
-            if request.text not in phonemized:
-                phonemized[request.text] = self.phoneme_ids(request.text)
+            source = (request.text, tuple(request.phonemes))
+            if source not in phonemized:
+                phonemized[source], unmatched[source] = self.lexicon_phoneme_ids(*source)
             speaker = self.speaker_id(request.voice or self.speaker)
-            for index, ids in enumerate(phonemized[request.text]):
+            for index, ids in enumerate(phonemized[source]):
                 jobs.append((number, index, ids, request.seed, speaker))
         # onnxruntime releases the GIL while it runs: one thread per worker is real parallelism
         runs = self._pool.map(lambda job: self.synthesize(job[2], job[3], job[1], job[4]), jobs)
         audio_of = {(job[0], job[1]): audio for job, audio in zip(jobs, runs, strict=True)}
         candidates = []
         for number, request in enumerate(requests):
-            sentences = phonemized[request.text]
+            source = (request.text, tuple(request.phonemes))
+            sentences = phonemized[source]
             pieces: list[np.ndarray] = []
             for index in range(len(sentences)):
                 if index:
@@ -400,7 +414,12 @@ class PiperGenerator:
                     seed=request.seed,
                     audio=audio,
                     sample_rate=self.sample_rate,
-                    info={"sentences": len(sentences), "phoneme_ids": sum(map(len, sentences))},
+                    info={
+                        "sentences": len(sentences),
+                        "phoneme_ids": sum(map(len, sentences)),
+                        # lexicon words spoken as espeak-ng reads them (phonemes not found)
+                        **({"lexicon_unmatched": unmatched[source]} if unmatched[source] else {}),
+                    },
                 )
             )
         return candidates

@@ -9,101 +9,14 @@ changed in random order and lets the listener download the answers as JSON. The 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from verified_tts.output.atomic import write_text_atomic
-from verified_tts.output.html import escape, fmt, json_script, page, player
+from verified_tts.output.html import escape, fmt, json_script, line_chart, page, player
 
 __all__ = ["render_ab_html", "write_ab_report"]
-
-
-def _tick(value: float) -> str:
-    """An axis label short enough for the margin: 0.154, 12.5, 1,580."""
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
-
-
-def _line_chart(
-    title: str,
-    series: Sequence[tuple[str, str, Sequence[tuple[float, float | None]]]],
-    y_label: str,
-    *,
-    width: int = 460,
-    height: int = 280,
-) -> str:
-    """An inline SVG line chart, x on a log2 scale (N doubles per step); series are (label,
-    colour, points). Points with no value are skipped, so a missing judge draws no line."""
-    left, right, top, bottom = 64, 16, 56, 44
-    points = [(x, y) for _, _, pts in series for x, y in pts if y is not None]
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">'
-        f'<text x="{width / 2}" y="20" text-anchor="middle" font-weight="600">'
-        f"{escape(title)}</text>"
-    ]
-    if not points:
-        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle">no data</text>')
-        return "".join(parts) + "</svg>"
-    xs = sorted({x for x, _ in points})
-    lx = [math.log2(x) for x in xs]
-    x0, x1 = min(lx), max(lx)
-    y_max = max(y for _, y in points)
-    y_min = min(0.0, min(y for _, y in points))
-    y_max = y_max * 1.1 if y_max > 0 else 1.0
-
-    def sx(x: float) -> float:
-        span = x1 - x0
-        inner = width - left - right
-        return left + (inner / 2 if span == 0 else (math.log2(x) - x0) / span * inner)
-
-    def sy(y: float) -> float:
-        return top + (1 - (y - y_min) / (y_max - y_min)) * (height - top - bottom)
-
-    parts.append(
-        f'<line x1="{left}" y1="{sy(y_min)}" x2="{width - right}" y2="{sy(y_min)}" '
-        'stroke="#98a2b3"/>'
-        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{sy(y_min)}" stroke="#98a2b3"/>'
-    )
-    for tick in range(5):
-        value = y_min + (y_max - y_min) * tick / 4
-        parts.append(
-            f'<text x="{left - 6}" y="{sy(value) + 4}" text-anchor="end" font-size="11">'
-            f"{_tick(value)}</text>"
-            f'<line x1="{left}" y1="{sy(value)}" x2="{width - right}" y2="{sy(value)}" '
-            'stroke="#eceef2"/>'
-        )
-    for x in xs:
-        parts.append(
-            f'<text x="{sx(x)}" y="{height - bottom + 16}" text-anchor="middle" '
-            f'font-size="11">{x:g}</text>'
-        )
-    parts.append(
-        f'<text x="{(left + width - right) / 2}" y="{height - 8}" text-anchor="middle" '
-        'font-size="12">N (candidates per utterance)</text>'
-        f'<text x="14" y="{(top + height - bottom) / 2}" text-anchor="middle" font-size="12" '
-        f'transform="rotate(-90 14 {(top + height - bottom) / 2})">{escape(y_label)}</text>'
-    )
-    legend_x = left
-    for label, colour, pts in series:
-        drawn = [(sx(x), sy(y)) for x, y in pts if y is not None]
-        if not drawn:
-            continue
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in drawn)
-        parts.append(
-            f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>'
-            + "".join(
-                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}"/>' for x, y in drawn
-            )
-            # the legend sits in a row above the plot, where no line can cross it
-            + f'<rect x="{legend_x}" y="32" width="10" height="10" fill="{colour}"/>'
-            f'<text x="{legend_x + 14}" y="41" font-size="12">{escape(label)}</text>'
-        )
-        legend_x += 24 + 7 * len(label)
-    return "".join(parts) + "</svg>"
 
 
 _AB_SCRIPT = r"""
@@ -250,7 +163,7 @@ _ARM_COLUMNS = [
 
 def _ab_charts(arms: Sequence[Mapping[str, Any]]) -> str:
     """Quality and cost against N, side by side."""
-    quality = _line_chart(
+    quality = line_chart(
         "quality vs N (mean WER of winners, lower is better)",
         [
             ("verifier WER", "#1d4ed8", [(a["n"], a["wer"]) for a in arms]),
@@ -258,7 +171,7 @@ def _ab_charts(arms: Sequence[Mapping[str, Any]]) -> str:
         ],
         "mean WER",
     )
-    cost = _line_chart(
+    cost = line_chart(
         "cost vs N",
         [
             ("wall seconds (attributed)", "#7a5af8", [(a["n"], a["wall_seconds"]) for a in arms]),

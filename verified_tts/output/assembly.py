@@ -2,25 +2,27 @@
 
 Each winner's leading and trailing silence is trimmed (so the pauses are ours, not the
 generator's), its loudness brought to one target (ITU-R BS.1770 via pyloudnorm, with a peak
-ceiling), and the clips are joined with pauses that grow from sentence to paragraph to chapter.
-Chapter files and the book are written as WAV and FLAC at the generator's sample rate, each under
-a temporary name and renamed into place. They are written as a stream, one clip at a time (a
-winner's audio may be given as a loader that is called when its turn comes), so memory does not
-grow with the length of the book.
+ceiling), and the clips are joined with pauses that grow from sentence to paragraph, with room
+tone at each chapter's head and tail. Each chapter is then mastered to ACX levels
+(:mod:`verified_tts.output.acx`) and written at the generator's sample rate, one chapter at a time,
+each file under a temporary name and renamed into place; the book file is concatenated from the
+chapter files in blocks.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from verified_tts.config import AssemblyOptions
-from verified_tts.output.atomic import atomic_path
+from verified_tts.output.acx import master
+from verified_tts.output.atomic import write_audio_atomic
+from verified_tts.output.encode import grid_samples, write_pcm
 
 __all__ = ["AssembledFile", "Placed", "assemble_book", "level_clip", "trim_silence"]
 
@@ -30,20 +32,25 @@ _KEEP_EDGE_S = 0.05  # keep a breath of the clip's own edge so onsets are not cl
 
 @dataclass(frozen=True)
 class Placed:
-    """A winner ready for assembly: its audio, chapter and the pause that follows it."""
+    """A winner ready for assembly: its audio (or a function that loads it, so a long book is
+    read from the store one chapter at a time), chapter and the pause that follows it."""
 
-    audio: np.ndarray | Callable[[], np.ndarray]  # the clip, or a loader called at its turn
+    audio: np.ndarray | Callable[[], np.ndarray]
     chapter: int
     chapter_title: str | None
     pause_after: str  # "sentence" | "paragraph" | "chapter" | "end"
+    pause_before: float | None = None  # seconds: replaces the pause after the previous clip
+
+    def load(self) -> np.ndarray:
+        return self.audio() if callable(self.audio) else self.audio
 
 
 @dataclass(frozen=True)
 class AssembledFile:
     index: int | None  # chapter index, None for the whole book
     title: str | None
-    wav: str  # paths relative to the output folder
-    flac: str
+    wav: str | None  # paths relative to the output folder (None: format not asked for)
+    flac: str | None
     duration_s: float
 
 
@@ -91,91 +98,83 @@ def _silence(seconds: float, sample_rate: int) -> np.ndarray:
     return np.zeros(int(round(seconds * sample_rate)), dtype=np.float32)
 
 
-class _Sink:
-    """A WAV and a FLAC written side by side, block by block, each renamed into place when the
-    sink closes (a failure removes both temporary files)."""
-
-    def __init__(self, stack: ExitStack, out_dir: Path, stem: str, sample_rate: int) -> None:
-        import soundfile as sf
-
-        self.wav, self.flac, self.frames = f"{stem}.wav", f"{stem}.flac", 0
-        self.files = []
-        for name in (self.wav, self.flac):
-            temporary = stack.enter_context(atomic_path(out_dir / name))
-            handle = sf.SoundFile(
-                temporary,
-                "w",
-                samplerate=sample_rate,
-                channels=1,
-                subtype="PCM_16",
-                format=name.rsplit(".", 1)[1].upper(),
-            )
-            stack.callback(handle.close)  # closed before its atomic_path renames it
-            self.files.append(handle)
-
-    def write(self, audio: np.ndarray) -> None:
-        # One conversion to 16-bit for both files: libsndfile scales float to PCM differently for
-        # WAV and FLAC, which left the "lossless" FLAC one step off the WAV in a third of samples.
-        pcm = np.clip(np.rint(np.asarray(audio, dtype=np.float32) * 32768), -32768, 32767)
-        pcm = pcm.astype(np.int16)
-        for handle in self.files:
-            handle.write(pcm)
-        self.frames += len(pcm)
+def _chapters(placed: Iterable[Placed]) -> Iterator[tuple[int, str | None, list[Placed]]]:
+    """Consecutive runs of one chapter's winners, in book order."""
+    for index, group in itertools.groupby(placed, key=lambda item: item.chapter):
+        items = list(group)
+        yield index, items[0].chapter_title, items
 
 
-@contextmanager
-def _sink(out_dir: Path, stem: str, sample_rate: int) -> Iterator[_Sink]:
-    with ExitStack() as stack:
-        yield _Sink(stack, out_dir, stem, sample_rate)
-
-
-def _clip(item: Placed) -> np.ndarray:
-    return item.audio() if callable(item.audio) else item.audio
-
-
-def assemble_book(
-    placed: Sequence[Placed], sample_rate: int, out_dir: Path, options: AssemblyOptions
-) -> list[AssembledFile]:
-    """Write one file per chapter and one for the book; returns chapters first, book last.
-
-    A chapter file is its lead-in, its clips with the pauses after them, and the tail; the book
-    is the chapters' lead-ins and clips with a chapter pause between chapters, and the tail."""
+def _chapter_audio(
+    items: Sequence[Placed], sample_rate: int, options: AssemblyOptions
+) -> np.ndarray:
     pauses = {
         "sentence": options.sentence_pause,
         "paragraph": options.paragraph_pause,
-        "chapter": options.chapter_pause,
+        "chapter": 0.0,
         "end": 0.0,
     }
-    order = sorted(range(len(placed)), key=lambda i: placed[i].chapter)  # stable: book order
-    chapters: dict[int, list[Placed]] = {}
-    for i in order:
-        chapters.setdefault(placed[i].chapter, []).append(placed[i])
+    parts = [_silence(options.lead_in, sample_rate)]
+    for position, item in enumerate(items):
+        if position and item.pause_before is not None:
+            parts[-1] = _silence(item.pause_before, sample_rate)
+        parts.append(level_clip(trim_silence(item.load(), sample_rate), sample_rate, options))
+        parts.append(_silence(pauses.get(item.pause_after, 0.0), sample_rate))
+    parts[-1] = _silence(options.tail, sample_rate)
+    # Chapters lie on the MP4 chapter grid, so M4B chapter marks fall on exact samples.
+    length = sum(len(part) for part in parts)
+    audio = np.zeros(length + -length % grid_samples(sample_rate), dtype=np.float32)
+    position = 0
+    while parts:  # copy into one buffer, letting each part go: one copy of the chapter at most
+        part = parts.pop(0)
+        audio[position : position + len(part)] = part
+        position += len(part)
+    if options.master:
+        audio = master(
+            audio,
+            sample_rate,
+            rms_db=options.rms_db,
+            # headroom for lossy encoders: AAC at 128 kbps overshot by 0.9 dB on the demo
+            peak_db=options.peak_dbfs - 1.5,
+            room_tone_db=options.room_tone_db,
+            inplace=True,
+        )
+    return audio
+
+
+def assemble_book(
+    placed: Iterable[Placed],
+    sample_rate: int,
+    out_dir: Path,
+    options: AssemblyOptions,
+    *,
+    formats: Sequence[str] = ("wav", "flac"),
+) -> list[AssembledFile]:
+    """Write one file per chapter and one for the book; returns chapters first, book last.
+
+    Chapters are assembled and mastered one at a time and written to disk (always FLAC, the
+    master that M4B and MP3 are encoded from; WAV when asked for); the book file is then
+    concatenated from the chapter files in blocks, so no more than one chapter is in memory.
+    """
     written = []
-    with _sink(out_dir, "book", sample_rate) as book:
-        for position, (index, items) in enumerate(chapters.items()):
-            title = items[-1].chapter_title
-            if position:
-                book.write(_silence(options.chapter_pause, sample_rate))
-            with _sink(out_dir, f"chapters/{_slug(title, index)}", sample_rate) as chapter:
-                lead_in = _silence(options.lead_in, sample_rate)
-                chapter.write(lead_in)
-                book.write(lead_in)
-                for item in items:
-                    clip = level_clip(trim_silence(_clip(item), sample_rate), sample_rate, options)
-                    chapter.write(clip)
-                    book.write(clip)
-                    if item.pause_after not in ("chapter", "end"):
-                        pause = _silence(pauses[item.pause_after], sample_rate)
-                        chapter.write(pause)
-                        book.write(pause)
-                chapter.write(_silence(options.tail, sample_rate))
-            written.append(
-                AssembledFile(
-                    index, title, chapter.wav, chapter.flac, round(chapter.frames / sample_rate, 3)
-                )
-            )
-        book.write(_silence(options.tail, sample_rate))
-    written.append(
-        AssembledFile(None, None, book.wav, book.flac, round(book.frames / sample_rate, 3))
-    )
+    for index, title, items in _chapters(placed):
+        audio = _chapter_audio(items, sample_rate, options)
+        stem = f"chapters/{_slug(title, index)}"
+        wav = f"{stem}.wav" if "wav" in formats else None
+        flac = f"{stem}.flac"
+        # One conversion to 16-bit for every file: libsndfile scales float to PCM differently
+        # for WAV and FLAC, which left a chapter's WAV one step off its FLAC in a fifth of samples.
+        pcm = np.clip(np.rint(audio * np.float32(32768)), -32768, 32767).astype(np.int16)
+        for path in (wav, flac):
+            if path:
+                write_audio_atomic(out_dir / path, pcm, sample_rate, subtype="PCM_16")
+        written.append(AssembledFile(index, title, wav, flac, round(len(audio) / sample_rate, 3)))
+        del audio, pcm
+    book = {}
+    for kind in ("wav", "flac"):
+        if kind in formats and written:
+            write_pcm(out_dir / f"book.{kind}", [out_dir / f.flac for f in written])
+            book[kind] = f"book.{kind}"
+    seconds = round(sum(f.duration_s for f in written), 3)
+    written.append(AssembledFile(None, None, book.get("wav"), book.get("flac"), seconds))
     return written

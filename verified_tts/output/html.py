@@ -1,5 +1,5 @@
-"""The scaffolding both HTML reports share: one self-contained page, its CSS, escaping, numbers,
-audio players and embedded JSON.
+"""The scaffolding the HTML reports share: one self-contained page, its CSS, escaping, numbers,
+audio players, embedded JSON and inline SVG line charts.
 
 Pages are single files that open from disk with no network: CSS is inline, data travels as a JSON
 script element (escaped so it cannot end the element early), and every value that came from a
@@ -11,9 +11,10 @@ from __future__ import annotations
 import html
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["CSS", "escape", "fmt", "json_script", "page", "player"]
+__all__ = ["CSS", "escape", "fmt", "json_script", "line_chart", "page", "player"]
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2430;
@@ -79,3 +80,97 @@ def player(src: str | None, label: str = "") -> str:
         return '<span class="muted">audio not kept</span>'
     title = f' title="{escape(label)}"' if label else ""
     return f'<audio controls preload="none" src="{escape(src)}"{title}></audio>'
+
+
+def _tick(value: float) -> str:
+    """An axis label short enough for the margin: 0.154, 12.5, 1,580."""
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def line_chart(
+    title: str,
+    series: Sequence[tuple[str, str, Sequence[tuple[float, float | None]]]],
+    y_label: str,
+    *,
+    width: int = 460,
+    height: int = 280,
+    x_label: str = "N (candidates per utterance)",
+    x_log: bool = True,
+    markers: bool = True,
+) -> str:
+    """An inline SVG line chart, x on a log2 scale (N doubles per step) or, with ``x_log=False``,
+    a linear one (ROC curves); series are (label, colour, points). Points with no value are
+    skipped, so a missing judge draws no line."""
+    left, right, top, bottom = 64, 16, 56, 44
+    points = [(x, y) for _, _, pts in series for x, y in pts if y is not None]
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">'
+        f'<text x="{width / 2}" y="20" text-anchor="middle" font-weight="600">'
+        f"{escape(title)}</text>"
+    ]
+    if not points:
+        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle">no data</text>')
+        return "".join(parts) + "</svg>"
+    xs = sorted({x for x, _ in points})
+    scale = math.log2 if x_log else float
+    lx = [scale(x) for x in xs]
+    x0, x1 = min(lx), max(lx)
+    if not x_log:  # a few even ticks, not one per point
+        xs = [x0 + (x1 - x0) * i / 4 for i in range(5)] if x1 > x0 else [x0]
+    y_max = max(y for _, y in points)
+    y_min = min(0.0, min(y for _, y in points))
+    y_max = y_max * 1.1 if y_max > 0 else 1.0
+
+    def sx(x: float) -> float:
+        span = x1 - x0
+        inner = width - left - right
+        return left + (inner / 2 if span == 0 else (scale(x) - x0) / span * inner)
+
+    def sy(y: float) -> float:
+        return top + (1 - (y - y_min) / (y_max - y_min)) * (height - top - bottom)
+
+    parts.append(
+        f'<line x1="{left}" y1="{sy(y_min)}" x2="{width - right}" y2="{sy(y_min)}" '
+        'stroke="#98a2b3"/>'
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{sy(y_min)}" stroke="#98a2b3"/>'
+    )
+    for tick in range(5):
+        value = y_min + (y_max - y_min) * tick / 4
+        parts.append(
+            f'<text x="{left - 6}" y="{sy(value) + 4}" text-anchor="end" font-size="11">'
+            f"{_tick(value)}</text>"
+            f'<line x1="{left}" y1="{sy(value)}" x2="{width - right}" y2="{sy(value)}" '
+            'stroke="#eceef2"/>'
+        )
+    for x in xs:
+        parts.append(
+            f'<text x="{sx(x)}" y="{height - bottom + 16}" text-anchor="middle" '
+            f'font-size="11">{_tick(x)}</text>'
+        )
+    parts.append(
+        f'<text x="{(left + width - right) / 2}" y="{height - 8}" text-anchor="middle" '
+        f'font-size="12">{escape(x_label)}</text>'
+        f'<text x="14" y="{(top + height - bottom) / 2}" text-anchor="middle" font-size="12" '
+        f'transform="rotate(-90 14 {(top + height - bottom) / 2})">{escape(y_label)}</text>'
+    )
+    legend_x = left
+    for label, colour, pts in series:
+        drawn = [(sx(x), sy(y)) for x, y in pts if y is not None]
+        if not drawn:
+            continue
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in drawn)
+        parts.append(
+            f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>'
+            + "".join(
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}"/>'
+                for x, y in (drawn if markers else [])
+            )
+            # the legend sits in a row above the plot, where no line can cross it
+            + f'<rect x="{legend_x}" y="32" width="10" height="10" fill="{colour}"/>'
+            f'<text x="{legend_x + 14}" y="41" font-size="12">{escape(label)}</text>'
+        )
+        legend_x += 24 + 7 * len(label)
+    return "".join(parts) + "</svg>"

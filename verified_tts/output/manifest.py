@@ -25,8 +25,10 @@ from verified_tts.errors import UserError
 from verified_tts.output.atomic import write_json_atomic
 
 if TYPE_CHECKING:
+    from verified_tts.config import RenderConfig
     from verified_tts.output.assembly import AssembledFile
     from verified_tts.pipeline import CandidateResult, Synthesizer, UtteranceResult
+    from verified_tts.text.production import LoadedBook
 
 __all__ = [
     "MANIFEST_FILE",
@@ -41,6 +43,7 @@ __all__ = [
     "as_candidate",
     "as_manifest",
     "build_manifest",
+    "production_record",
     "read_manifest",
     "summarise",
     "write_manifest",
@@ -168,13 +171,16 @@ class UtteranceRecord:
     spoken: str | None = None
     voice: str | None = None
     emotion: str | None = None
+    lexicon: tuple[str, ...] = ()  # lexicon entries applied to this sentence (absent when none)
+    phonemes: tuple[tuple[str, str], ...] = ()  # (word, IPA) given to the generator (likewise)
     audio: str | None = None  # the winner's audio, relative to the output folder
     reused: bool = False
     rerendered: RerenderMark | None = None  # absent from JSON unless re-rendered
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     _KEYS = ("key", "chapter", "paragraph", "line", "kind", "text", "spoken", "voice", "emotion",
-             "audio", "winner", "flagged", "reused", "candidates", "rerendered")  # fmt: skip
+             "lexicon", "phonemes", "audio", "winner", "flagged", "reused", "candidates",
+             "rerendered")  # fmt: skip
 
     @property
     def winner_candidate(self) -> CandidateRecord:
@@ -193,6 +199,8 @@ class UtteranceRecord:
             spoken=segment.spoken,
             voice=result.utterance.voice,
             emotion=segment.emotion,
+            lexicon=tuple(segment.lexicon),
+            phonemes=tuple((word, ipa) for word, ipa in segment.phonemes),
             audio=_store_path(result.winner_candidate.audio),
             winner=result.winner,
             flagged=result.flagged,
@@ -213,6 +221,8 @@ class UtteranceRecord:
             spoken=data.get("spoken"),
             voice=data.get("voice"),
             emotion=data.get("emotion"),
+            lexicon=tuple(data.get("lexicon", ())),
+            phonemes=tuple((word, ipa) for word, ipa in data.get("phonemes", ())),
             audio=data.get("audio"),
             winner=data["winner"],
             flagged=data["flagged"],
@@ -233,6 +243,8 @@ class UtteranceRecord:
             "spoken": self.spoken,
             "voice": self.voice,
             "emotion": self.emotion,
+            **({"lexicon": list(self.lexicon)} if self.lexicon else {}),
+            **({"phonemes": [list(p) for p in self.phonemes]} if self.phonemes else {}),
             "audio": self.audio,
             "winner": self.winner,
             "flagged": self.flagged,
@@ -308,14 +320,16 @@ class Manifest:
     verifiers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     selection: Mapping[str, Any] = field(default_factory=dict)
     stats: Mapping[str, Any] = field(default_factory=dict)
+    production: Mapping[str, Any] | None = None  # what was read and delivered (absent for a dub)
+    delivery: Mapping[str, Any] | None = None  # the M4B/MP3 files and their ACX check
     chapters: tuple[ChapterRecord, ...] = ()
     book: BookRecord = field(default_factory=BookRecord)
     dub: str | None = None  # a dub's report file (``dub.json``); absent from JSON for a render
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     _KEYS = ("format", "input", "title", "generator", "model", "sample_rate", "n", "adaptive",
-             "seed", "voice", "voice_ref", "keep", "verifiers", "selection", "stats", "chapters",
-             "book", "utterances", "dub")  # fmt: skip
+             "seed", "voice", "voice_ref", "keep", "verifiers", "selection", "stats", "production",
+             "delivery", "chapters", "book", "utterances", "dub")  # fmt: skip
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Manifest:
@@ -335,6 +349,8 @@ class Manifest:
             verifiers=dict(data.get("verifiers", {})),
             selection=dict(data.get("selection", {})),
             stats=dict(data.get("stats", {})),
+            production=data.get("production"),
+            delivery=data.get("delivery"),
             chapters=tuple(ChapterRecord.from_json(c) for c in data.get("chapters", ())),
             book=BookRecord.from_json(data.get("book") or {}),
             utterances=tuple(UtteranceRecord.from_json(u) for u in data["utterances"]),
@@ -359,6 +375,8 @@ class Manifest:
             "verifiers": dict(self.verifiers),
             "selection": dict(self.selection),
             "stats": dict(self.stats),
+            **({"production": dict(self.production)} if self.production is not None else {}),
+            **({"delivery": dict(self.delivery)} if self.delivery is not None else {}),
             "chapters": [c.to_json() for c in self.chapters],
             "book": self.book.to_json(),
             "utterances": [u.to_json() for u in self.utterances],
@@ -429,6 +447,28 @@ def summarise(results: Sequence[UtteranceResult]) -> dict[str, Any]:
     }
 
 
+def production_record(config: RenderConfig, loaded: LoadedBook | None) -> dict[str, Any]:
+    """What was read (chapter selection, skipped parts, lexicon) and asked to be delivered."""
+    options = config.production
+    record: dict[str, Any] = {
+        "formats": list(options.formats),
+        "chapters": options.chapters,
+        "keep_extras": options.keep_extras,
+        "credits": options.credits,
+        "narrator": options.narrator,
+        "author": options.author,
+        "split_hours": options.split_hours,
+        "lexicon": options.lexicon,
+    }
+    if loaded is not None:
+        record["book_author"] = loaded.book.author
+        record["language"] = loaded.book.language
+        record["skipped"] = list(loaded.skipped)
+        if loaded.lexicon is not None:
+            record["lexicon_entries"] = [e.as_dict() for e in loaded.lexicon.entries]
+    return record
+
+
 def build_manifest(
     *,
     synthesizer: Synthesizer,
@@ -438,6 +478,8 @@ def build_manifest(
     files: Sequence[AssembledFile],
     n: int,
     wall_seconds: float,
+    loaded: LoadedBook | None = None,
+    delivery: Mapping[str, Any] | None = None,
 ) -> Manifest:
     """The manifest of a run that produced ``results`` and assembled ``files``."""
     config = synthesizer.config
@@ -462,6 +504,8 @@ def build_manifest(
             "weights": dict(config.selection.weights),
         },
         stats={**stats, **summarise(results), "wall_seconds": round(wall_seconds, 3)},
+        production=production_record(config, loaded),
+        delivery=dict(delivery or {}),
         chapters=tuple(
             ChapterRecord(f.index, f.title, f.wav, f.flac, f.duration_s)
             for f in files

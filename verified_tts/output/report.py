@@ -106,6 +106,38 @@ def _chapter_table(manifest: Manifest) -> str:
     )
 
 
+def _acx_section(manifest: Manifest) -> str:
+    """Each checked file's ACX figures and verdict (from ``delivery.acx``), and the M4B parts."""
+    delivery = manifest.delivery or {}
+    acx = delivery.get("acx")
+    if not acx:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(f['path'])}</td><td class='num'>{fmt(f['rms_db'], 1)}</td>"
+        f"<td class='num'>{fmt(f['peak_db'], 1)}</td>"
+        f"<td class='num'>{fmt(f['noise_floor_db'], 1)}</td>"
+        f"<td class='num'>{fmt(f['head_s'], 2)}</td><td class='num'>{fmt(f['tail_s'], 2)}</td>"
+        f"<td class='num'>{fmt(f['duration_s'] / 60, 1)}</td>"
+        f"<td>{'pass' if f['passed'] else 'FAIL: ' + escape('; '.join(f['failures']))}</td></tr>"
+        for f in acx.get("files", [])
+    )
+    parts = "".join(
+        f"<li>{escape(part['path'])}: {len(part['chapters'])} chapters, "
+        f"{fmt(part['duration_s'] / 60, 1)} min</li>"
+        for part in delivery.get("m4b", [])
+    )
+    verdict = "every file passes" if acx.get("passed") else "some files fail"
+    return (
+        f"<h2>ACX check ({verdict})</h2>"
+        "<p class='muted'>RMS -23..-18 dB, peak &le; -3 dB, noise floor &le; -60 dB, room tone "
+        "0.5-1 s at the head and 1-5 s at the tail, at most 120 min; MP3 192 kbps CBR 44.1 kHz"
+        "</p><table><thead><tr><th>file</th><th class='num'>RMS dB</th>"
+        "<th class='num'>peak dB</th><th class='num'>floor dB</th><th class='num'>head s</th>"
+        "<th class='num'>tail s</th><th class='num'>min</th><th>verdict</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>" + (f"<p>M4B:</p><ul>{parts}</ul>" if parts else "")
+    )
+
+
 def render_report_html(manifest: Manifest | Mapping[str, Any], out_hint: str = "OUT_DIR") -> str:
     """The render report as one HTML string (see the module docstring)."""
     manifest = as_manifest(manifest)
@@ -129,7 +161,8 @@ def render_report_html(manifest: Manifest | Mapping[str, Any], out_hint: str = "
             or '<p class="muted">none: every utterance has a candidate that passed the gates</p>'
         )
         + f"<h2>Chapters</h2>{_chapter_table(manifest)}"
-        f"<h2>All other utterances ({len(rest)})</h2>"
+        + _acx_section(manifest)
+        + f"<h2>All other utterances ({len(rest)})</h2>"
         + "".join(
             f"<details><summary>{escape(u.text)}</summary>{_utterance_card(u, out_hint)}</details>"
             for u in rest

@@ -13,17 +13,26 @@ plus where it came from and which pause follows it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 from verified_tts.errors import UserError
-from verified_tts.text.markdown_book import Block, parse_markdown
+from verified_tts.text.markdown_book import Block, Document, parse_markdown
 from verified_tts.text.normalize import normalize_text
 from verified_tts.text.sentences import split_long, split_sentences
 from verified_tts.text.textfile import read_text_file
 
-__all__ = ["Book", "Chapter", "PauseKind", "Segment", "load_book", "parse_book"]
+__all__ = [
+    "Book",
+    "Chapter",
+    "PauseKind",
+    "Segment",
+    "book_from_document",
+    "load_book",
+    "parse_book",
+]
 
 PauseKind = Literal["sentence", "paragraph", "chapter", "end"]
 
@@ -42,6 +51,10 @@ class Segment:
     pause_after: PauseKind  # which pause follows this segment ("end" for the book's last)
     emotion: str | None = None
     voice: str | None = None
+    pause_before: float | None = None  # seconds, from a pause directive: replaces the pause
+    # (word as spoken, phonemes) for generators that take phonemes; from the lexicon
+    phonemes: tuple[tuple[str, str], ...] = ()
+    lexicon: tuple[str, ...] = ()  # lexicon entries applied to ``spoken``
 
 
 @dataclass(frozen=True)
@@ -59,6 +72,9 @@ class Book:
 
     title: str | None
     chapters: tuple[Chapter, ...]
+    author: str | None = None
+    language: str | None = None
+    cover: bytes | None = field(default=None, repr=False)
 
     @property
     def segments(self) -> tuple[Segment, ...]:
@@ -74,6 +90,13 @@ def _spoken_length(text: str) -> int:
     return len(normalize_text(text))
 
 
+def _spell(spoken: str, words: tuple[str, ...]) -> str:
+    """Spell each listed word letter by letter ("FBI" -> "F B I")."""
+    for word in words:
+        spoken = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", " ".join(word), spoken)
+    return spoken
+
+
 def _block_pieces(block: Block, max_chars: int) -> list[tuple[str, str, int]]:
     """(text, spoken, line) for each speakable chunk of a block, in order."""
     pieces = []
@@ -84,7 +107,7 @@ def _block_pieces(block: Block, max_chars: int) -> list[tuple[str, str, int]]:
         for chunk in split_long(sentence, max_chars, length=_spoken_length):
             offset = block.text.find(chunk, cursor)
             cursor = offset + len(chunk) if offset >= 0 else cursor
-            spoken = normalize_text(chunk)
+            spoken = _spell(normalize_text(chunk), block.spell)
             if _speakable(spoken):
                 pieces.append((chunk, spoken, block.line_at(max(offset, 0))))
     return pieces
@@ -106,7 +129,11 @@ def parse_book(source: str, *, max_chars: int = 250) -> Book:
     """
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, got {max_chars}")
-    document = parse_markdown(source)
+    return book_from_document(parse_markdown(source), max_chars=max_chars)
+
+
+def book_from_document(document: Document, *, max_chars: int = 250) -> Book:
+    """Sentences, spoken forms and pauses for a parsed document (Markdown or EPUB)."""
     chapters: list[Chapter] = []
     for section in document.sections:
         blocks = [(block, _block_pieces(block, max_chars)) for block in section.blocks]
@@ -130,6 +157,7 @@ def parse_book(source: str, *, max_chars: int = 250) -> Book:
                         pause_after=_pause(last_in_block, last_in_chapter),
                         emotion=block.emotion,
                         voice=block.voice,
+                        pause_before=block.pause_before if sentence == 0 else None,
                     )
                 )
         chapters.append(Chapter(len(chapters), section.title, tuple(segments)))

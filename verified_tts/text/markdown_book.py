@@ -8,7 +8,9 @@ block; a single leading H1 is the book's title and opens chapter 0, which also h
 comes before the first real chapter; deeper headings are read as section titles inside their
 chapter. Lines of a paragraph that open with a quote mark or a dash are dialogue and become
 blocks of their own. ``<!-- tts: emotion=sad voice=tara -->`` comments set the emotion and
-voice of the blocks that follow, until changed or until the chapter ends. Every block keeps
+voice of the blocks that follow, until changed or until the chapter ends; ``spell=FBI,NASA``
+has the listed words spelled letter by letter in the same way, and ``pause=1.5`` sets the pause
+(seconds) before the next block. Every block keeps
 the 1-based source line of each of its lines.
 """
 
@@ -37,7 +39,8 @@ __all__ = [
 
 BlockKind = Literal["heading", "paragraph", "dialogue"]
 
-DIRECTIVE_KEYS = ("emotion", "voice")
+DIRECTIVE_KEYS = ("emotion", "voice", "spell", "pause")
+_MAX_PAUSE_S = 30.0
 
 # Opening marks of a dialogue line: straight, curly and guillemet quotes, em/horizontal dash,
 # and the typewriter "--" some plain-text editions use for a dash.
@@ -59,6 +62,8 @@ class Block:
     line_starts: tuple[tuple[int, int], ...] = ()
     emotion: str | None = None
     voice: str | None = None
+    spell: tuple[str, ...] = ()  # words spelled letter by letter
+    pause_before: float | None = None  # seconds of pause before this block (a pause directive)
 
     def line_at(self, offset: int) -> int:
         """The 1-based source line of the character at ``offset`` in ``text``."""
@@ -107,9 +112,21 @@ def parse_directives(html: str, line: int) -> list[Directive]:
                     f"line {at}: cannot read '{item}' in the tts directive; write "
                     f"<!-- tts: emotion=NAME voice=NAME --> (NAME=none clears it)"
                 )
+            if key == "pause" and not _pause_ok(value):
+                raise UserError(
+                    f"line {at}: pause={value} is not a number of seconds between 0 and "
+                    f"{_MAX_PAUSE_S:g}; write e.g. <!-- tts: pause=1.5 -->"
+                )
             settings[key] = None if value.lower() == "none" else value
         directives.append(settings)
     return directives
+
+
+def _pause_ok(value: str) -> bool:
+    try:
+        return 0 <= float(value) <= _MAX_PAUSE_S
+    except ValueError:
+        return False
 
 
 @dataclass
@@ -201,8 +218,13 @@ class _Builder:
         # Directive settings met since the last block: they survive into a new chapter, so a
         # directive written just above a heading applies to that chapter.
         self.pending: Directive = {}
+        self.pause: float | None = None
 
     def directive(self, settings: Directive) -> None:
+        settings = dict(settings)
+        if "pause" in settings:  # applies once, to the next block only
+            pause = settings.pop("pause")
+            self.pause = float(pause) if pause is not None else None
         self.state.update(settings)
         self.pending.update(settings)
 
@@ -223,9 +245,12 @@ class _Builder:
                 line_starts=starts,
                 emotion=self.state.get("emotion"),
                 voice=self.state.get("voice"),
+                spell=tuple(w for w in (self.state.get("spell") or "").split(",") if w),
+                pause_before=self.pause,
             )
         )
         self.pending = {}
+        self.pause = None
 
     def close(self) -> None:
         if self.blocks or self.title:

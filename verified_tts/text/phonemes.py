@@ -160,6 +160,36 @@ def phonemize_espeak(
     return [sentence for sentence in sentences if sentence]
 
 
+def _word_only(phones: Sequence[str]) -> list[str]:
+    """A word's phonemes without the clause's closing punctuation and space."""
+    phones = list(phones)
+    while phones and (phones[-1] == " " or phones[-1] in _TERMINATORS.values()):
+        phones.pop()
+    return phones
+
+
+def _replace_word(
+    phones: list[str], target: Sequence[str], given: Sequence[str]
+) -> tuple[list[str], int]:
+    """``phones`` with each whole-word run equal to ``target`` replaced by ``given``."""
+    if not target:
+        return phones, 0
+    out: list[str] = []
+    hits, i, n = 0, 0, len(target)
+    while i < len(phones):
+        before_ok = i == 0 or phones[i - 1] == " "
+        after = phones[i + n] if i + n < len(phones) else None
+        after_ok = after is None or after == " " or after in _TERMINATORS.values()
+        if before_ok and after_ok and phones[i : i + n] == list(target):
+            out.extend(given)
+            hits += 1
+            i += n
+        else:
+            out.append(phones[i])
+            i += 1
+    return out, hits
+
+
 def _merge_clusters(phones: list[str], clusters: frozenset[tuple[str, ...]]) -> list[str]:
     """Merge runs of codepoints that the voice treats as one phoneme (longest match first)."""
     if not clusters:
@@ -206,6 +236,32 @@ class PhonemeMapper:
             phones = list(unicodedata.normalize("NFD", text))
             return [phones] if phones else []
         return phonemize_espeak(text, self.espeak_voice, self.vowel_clusters, library)
+
+    def phonemize_with(
+        self,
+        text: str,
+        replacements: Sequence[tuple[str, str]],
+        library: EspeakLibrary | None = None,
+    ) -> tuple[list[list[str]], list[str]]:
+        """Text to phonemes with each ``(word, IPA)`` of a lexicon spoken as given.
+
+        The word is phonemized alone and its phonemes are replaced, wherever they stand as a
+        whole word in the text's phonemes, by the lexicon's IPA. Returns the sentences and the
+        words whose phonemes were not found (context changed them), which keep espeak-ng's.
+        """
+        sentences = self.phonemize(text, library)
+        unmatched = []
+        for word, ipa in replacements:
+            heard = self.phonemize(word, library)
+            target = _word_only(heard[0]) if heard else []
+            given = _merge_clusters(list(unicodedata.normalize("NFD", ipa)), self.vowel_clusters)
+            found = False
+            for number, sentence in enumerate(sentences):
+                sentences[number], hits = _replace_word(sentence, target, given)
+                found = found or hits > 0
+            if not found:
+                unmatched.append(word)
+        return sentences, unmatched
 
     def ids(self, phonemes: Sequence[str]) -> tuple[list[int], list[str]]:
         """Phonemes to ids (BOS, phoneme+PAD each, EOS); also the phonemes the map lacks.

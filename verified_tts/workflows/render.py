@@ -1,30 +1,45 @@
-"""``render``: a Markdown book in, chapter audio, the book file and ``manifest.json`` out.
+"""``render``: a Markdown or EPUB book in, chapter audio, the book file and ``manifest.json`` out.
 
-This is the library function behind ``verified-tts render``: read and segment the book, load the
-generator and verifiers once, run best-of-N over the store in the output folder (resuming whatever
-an earlier run finished), assemble the winners, and write the manifest atomically. It returns a
-:class:`RenderSummary` that the CLI prints.
+This is the library function behind ``verified-tts render``: read and segment the book (chapter
+selection, credits and lexicon included), load the generator and verifiers once, run best-of-N
+over the store in the output folder (resuming whatever an earlier run finished), assemble and
+master the winners chapter by chapter, encode the deliverables (M4B, MP3) and check them against
+ACX (``acx.json``), and write the manifest atomically. It returns a :class:`RenderSummary` that
+the CLI prints.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
+from typing import Any
 
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
-from verified_tts.output.assembly import Placed, assemble_book
+from verified_tts.output.assembly import AssembledFile, Placed, assemble_book
+from verified_tts.output.atomic import write_json_atomic
+from verified_tts.output.deliver import deliver
+from verified_tts.output.encode import BookTags
 from verified_tts.output.manifest import STORE_DIR, build_manifest, summarise, write_manifest
 from verified_tts.output.report import write_render_report
 from verified_tts.pipeline import Synthesizer, UtteranceResult
 from verified_tts.store import Store
-from verified_tts.text.book import Book, load_book
+from verified_tts.text.book import Book
+from verified_tts.text.production import load_input
 
-__all__ = ["STORE_DIR", "RenderSummary", "place_winners", "prepare_output", "render"]
+__all__ = [
+    "STORE_DIR",
+    "RenderSummary",
+    "book_tags",
+    "finish_output",
+    "place_winners",
+    "prepare_output",
+    "render",
+]
 
 
 @dataclass(frozen=True)
@@ -63,17 +78,45 @@ def prepare_output(out_dir: str | os.PathLike) -> Path:
 
 
 def place_winners(results: Sequence[UtteranceResult], book: Book, store: Store) -> list[Placed]:
-    """Each winner's audio from the store (loaded when assembly reaches it, so a long book is not
-    held in memory), with its chapter and the pause after it."""
-    return [
-        Placed(
-            audio=partial(store.load_audio, store.get_candidate(r.winner_candidate.key)),
-            chapter=r.utterance.segment.chapter,
-            chapter_title=book.chapters[r.utterance.segment.chapter].title,
-            pause_after=r.utterance.segment.pause_after,
+    """Each winner with its chapter and the pauses around it; the audio is read from the store
+    when assembly reaches it, so only one chapter's audio is ever loaded."""
+    titles = {chapter.index: chapter.title for chapter in book.chapters}
+    placed = []
+    for r in results:
+        stored = store.get_candidate(r.winner_candidate.key)
+        placed.append(
+            Placed(
+                audio=functools.partial(store.load_audio, stored),
+                chapter=r.utterance.segment.chapter,
+                chapter_title=titles[r.utterance.segment.chapter],
+                pause_after=r.utterance.segment.pause_after,
+                pause_before=r.utterance.segment.pause_before,
+            )
         )
-        for r in results
-    ]
+    return placed
+
+
+def book_tags(book: Book, config: RenderConfig) -> BookTags:
+    """Tags for the deliverables: the book's own, or what the production options say."""
+    return BookTags(
+        title=book.title,
+        author=config.production.author or book.author,
+        narrator=config.production.narrator,
+        language=book.language,
+        cover=book.cover,
+    )
+
+
+def finish_output(
+    out: Path, placed: Sequence[Placed], book: Book, config: RenderConfig, sample_rate: int
+) -> tuple[list[AssembledFile], dict[str, Any]]:
+    """Assemble and master the chapters, write the deliverables and ``acx.json``."""
+    files = assemble_book(
+        placed, sample_rate, out, config.assembly, formats=config.production.formats
+    )
+    delivery = deliver(files, out, config.production, book_tags(book, config))
+    write_json_atomic(out / "acx.json", delivery["acx"])
+    return files, delivery
 
 
 def render(
@@ -88,7 +131,8 @@ def render(
 ) -> RenderSummary:
     """Render ``book_path`` into ``out_dir``; resumable, see the module docstring."""
     started = time.perf_counter()
-    book: Book = load_book(book_path, max_chars=config.utterance_chars())
+    loaded = load_input(book_path, config.production, max_chars=config.utterance_chars())
+    book: Book = loaded.book
     out = prepare_output(out_dir)
     if synthesizer is None:
         if on_loading:
@@ -104,7 +148,7 @@ def render(
         assemble_started = time.perf_counter()
         placed = place_winners(results, book, store)
         damaged = tuple(store.damaged)
-    files = assemble_book(placed, synthesizer.generator.sample_rate, out, config.assembly)
+    files, delivery = finish_output(out, placed, book, config, synthesizer.generator.sample_rate)
     synthesizer.stats.seconds["assemble"] += time.perf_counter() - assemble_started
     manifest = build_manifest(
         synthesizer=synthesizer,
@@ -114,6 +158,8 @@ def render(
         files=files,
         n=config.candidates,
         wall_seconds=time.perf_counter() - started,
+        loaded=loaded,
+        delivery=delivery,
     )
     write_manifest(out, manifest)
     write_render_report(out, manifest)  # report.html: flagged utterances first, every candidate

@@ -29,7 +29,6 @@ import numpy as np
 
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
-from verified_tts.output.assembly import assemble_book
 from verified_tts.output.manifest import (
     STORE_DIR,
     Manifest,
@@ -43,8 +42,8 @@ from verified_tts.output.manifest import (
 from verified_tts.output.report import write_render_report
 from verified_tts.pipeline import Synthesizer, Utterance, UtteranceResult
 from verified_tts.store import Store
-from verified_tts.text.book import Book, load_book
-from verified_tts.workflows.render import place_winners
+from verified_tts.text.production import LoadedBook, load_input
+from verified_tts.workflows.render import finish_output, place_winners
 
 __all__ = ["RerenderResult", "config_from_manifest", "find_utterance", "rerender"]
 
@@ -79,6 +78,11 @@ def find_utterance(manifest: Manifest | Mapping[str, Any], key: str) -> str:
     raise UserError(f"key prefix '{key}' matches {len(matches)} utterances: give more characters")
 
 
+_PRODUCTION_KEYS = {
+    "formats", "chapters", "keep_extras", "credits", "narrator", "author", "split_hours", "lexicon"
+}  # fmt: skip
+
+
 def config_from_manifest(
     manifest: Manifest | Mapping[str, Any], **overrides: Any
 ) -> dict[str, Any]:
@@ -90,6 +94,12 @@ def config_from_manifest(
         "voice": manifest.voice,
         "voice_ref": manifest.voice_ref,
         "seed": manifest.seed,
+        # what was read and delivered (format, chapter selection, credits, lexicon)
+        "production": {
+            key: value
+            for key, value in (manifest.production or {}).items()
+            if key in _PRODUCTION_KEYS
+        },
     }
     return {**recorded, **{k: v for k, v in overrides.items() if v is not None}}
 
@@ -126,7 +136,8 @@ def rerender(
         synthesizer = Synthesizer.load(original)
     base = synthesizer.variant(original)
     _check_same_render(manifest, base)
-    book, utterances = _replan(manifest, base, key)
+    loaded, utterances = _replan(manifest, base, key)
+    book = loaded.book
     earlier = {u.key: u.rerendered for u in manifest.utterances if u.rerendered}
     # utterances re-rendered earlier keep their larger N; this one gets n
     wanted = {k: mark.n for k, mark in earlier.items() if k != key}
@@ -141,7 +152,7 @@ def rerender(
             for r in results
         ]
         placed = place_winners(results, book, store)
-    files = assemble_book(placed, base.generator.sample_rate, out, original.assembly)
+    files, delivery = finish_output(out, placed, book, original, base.generator.sample_rate)
     for run in runs:
         base.stats.merge(run.stats)
     updated = build_manifest(
@@ -152,6 +163,8 @@ def rerender(
         files=files,
         n=int(manifest.n),
         wall_seconds=time.perf_counter() - started,
+        loaded=loaded,
+        delivery=delivery,
     )
     updated = _mark_rerendered(updated, key, RerenderMark(n, old.winner, old.flagged), earlier)
     write_manifest(out, updated)
@@ -175,7 +188,7 @@ def _original_config(
     return config.variant(candidates=int(manifest.n), adaptive=adaptive)
 
 
-def _replan(manifest: Manifest, base: Synthesizer, key: str) -> tuple[Book, list[Utterance]]:
+def _replan(manifest: Manifest, base: Synthesizer, key: str) -> tuple[LoadedBook, list[Utterance]]:
     """Read the render's book again and plan it; the utterance ``key`` must still be in it."""
     source = manifest.input
     if not Path(source).is_file():
@@ -183,14 +196,14 @@ def _replan(manifest: Manifest, base: Synthesizer, key: str) -> tuple[Book, list
             f"the book {source} that this render read is gone: rerender re-plans the book, put "
             "it back at that path"
         )
-    book = load_book(source, max_chars=base.config.utterance_chars())
-    utterances = base.plan(book.segments)
+    loaded = load_input(source, base.config.production, max_chars=base.config.utterance_chars())
+    utterances = base.plan(loaded.book.segments)
     if not any(u.key == key for u in utterances):
         raise UserError(
             f"utterance {key} is not in {source} under these settings: the book was edited since "
             "the render, or the generator/voice/seed differ (pass the render's --config)"
         )
-    return book, utterances
+    return loaded, utterances
 
 
 def _rerun_targets(

@@ -1,0 +1,514 @@
+"""Verification speed: per-clip against packed Whisper scoring, at equal selection quality.
+
+Generates N candidates for Harvard sentences (../shared/data/harvard-sentences.txt) with the chosen
+generator, scores every candidate once with the signal and speaker verifiers, then with each WER
+verifier setting below, one ``score`` call per window of utterances with all N candidates in it
+(what a fixed-N render hands the verifier). For every setting it reports clips per second (wall
+and CPU), where the time goes (Whisper encode / generate / align), the winners of the real
+selection policy (N=2, 4, 8 fixed and N=8 adaptive replayed on the same scores) and how often
+they agree with the per-clip baseline. Whisper base (``bundled:base``, never used by the
+verifiers) judges candidate 0 and every setting's N=8 winner: the A/B gain (judge WER of
+candidate 0 minus that of the winner) with a paired bootstrap 95 % interval, per setting and as
+the paired difference to the baseline. Finally it renders the first sentences at N=1 and N=8
+adaptive with packing off and on (fresh stores), for the real-time factor, the stage seconds
+and the winners an adaptive render picks both ways. Writes benchmarks/results/verify_speed.json.
+
+Usage: python benchmarks/verify_speed.py [--generator espeak] [--first 600] [--sentences 64]
+       [--n 8] [--settings baseline packed ...] [--render-sentences 32] [--skip-render]
+       [--skip-judge]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from verified_tts.errors import UserError
+
+ROOT = Path(__file__).resolve().parent.parent
+HARVARD = ROOT.parent / "shared" / "data" / "harvard-sentences.txt"
+
+# name -> [verifiers.wer] options; "baseline" is today's default (per clip, beam 5, int8)
+SETTINGS: Mapping[str, Mapping[str, Any]] = {
+    "baseline": {},
+    "packed": {"packing": True},
+    "packed-greedy": {"packing": True, "beam_size": 1},
+    "greedy": {"beam_size": 1},
+    "packed-int16": {"packing": True, "compute_type": "int16"},
+    "packed-float32": {"packing": True, "compute_type": "float32"},
+    "baseline-float32": {"compute_type": "float32"},  # how often do winners flip from numerics?
+    "baseline-1-thread": {"cpu_threads": 1},
+    "packed-1-thread": {"packing": True, "cpu_threads": 1},
+}
+
+
+class _TimedModel:
+    """Wraps the CTranslate2 Whisper model to sum the seconds of each call by method."""
+
+    def __init__(self, model: Any, seconds: dict[str, float]) -> None:
+        self._model, self._seconds = model, seconds
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._model, name)
+        if name not in ("encode", "generate", "align"):
+            return attribute
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return attribute(*args, **kwargs)
+            finally:
+                self._seconds[name] = self._seconds.get(name, 0.0) + time.perf_counter() - started
+
+        return timed
+
+
+def sentences(first: int, count: int) -> list[str]:
+    lines = HARVARD.read_text(encoding="utf-8").splitlines()
+    return lines[first : first + count]
+
+
+def generate(generator_name: str, texts: Sequence[str], n: int) -> list[list[Any]]:
+    from verified_tts.generators import GeneratorConfig, load_generator
+    from verified_tts.generators.base import SynthesisRequest
+    from verified_tts.keys import candidate_seed
+
+    generator = load_generator(GeneratorConfig(name=generator_name))
+    requests = [
+        SynthesisRequest(f"u{i}", k, candidate_seed(f"verify-speed:{text}", k), text)
+        for i, text in enumerate(texts)
+        for k in range(n)
+    ]
+    out = generator.sample(requests)
+    return [out[i * n : (i + 1) * n] for i in range(len(texts))]
+
+
+def base_metrics(texts: Sequence[str], candidates: Sequence[Sequence[Any]], window: int) -> dict:
+    """Signal and speaker metrics of every candidate (the same for every WER setting)."""
+    from verifiers import Clip, SignalVerifier, load_speaker_verifier
+
+    speaker = load_speaker_verifier()
+    first = [
+        Clip(c[0].audio, c[0].sample_rate, t)
+        for t, c in zip(texts[:window], candidates[:window], strict=True)
+    ]
+    reference = np.mean(speaker.embed(first), axis=0)
+    reference = reference / np.linalg.norm(reference)
+    signal = SignalVerifier()
+    metrics: list[list[dict[str, float]]] = []
+    started = time.perf_counter()
+    speaker_seconds = 0.0
+    for text, group in zip(texts, candidates, strict=True):
+        clips = [
+            Clip(c.audio, c.sample_rate, text, spoken=text, speaker_reference=reference)
+            for c in group
+        ]
+        t0 = time.perf_counter()
+        spoken = speaker.score(clips)
+        speaker_seconds += time.perf_counter() - t0
+        rows = [
+            {**s.metrics, **p.metrics} for s, p in zip(signal.score(clips), spoken, strict=True)
+        ]
+        metrics.append(rows)
+    return {
+        "metrics": metrics,
+        "seconds": time.perf_counter() - started,
+        "speaker_seconds": speaker_seconds,
+        "reference": reference,
+    }
+
+
+def cached_score_setting(
+    key: Mapping[str, Any],
+    name: str,
+    options: Mapping[str, Any],
+    texts: Sequence[str],
+    candidates: Sequence[Sequence[Any]],
+    window: int,
+) -> dict:
+    """:func:`score_setting`, kept in benchmarks/work/verify_speed so a rerun that adds a setting
+    does not pay again for the others. The key holds the inputs and the verifier's source code;
+    a cached entry keeps the timings of the run that measured it and says so."""
+    import hashlib
+
+    sources = [ROOT / "verifiers" / f for f in ("wer.py", "wer_packed.py", "wer_packing.py",
+                                                 "textnorm.py")]  # fmt: skip
+    digest = hashlib.sha256(
+        json.dumps({**key, "count": len(texts), "options": dict(options)}, sort_keys=True).encode()
+        + b"".join(path.read_bytes() for path in sources)
+    ).hexdigest()[:16]
+    path = ROOT / "benchmarks" / "work" / "verify_speed" / f"{name}-{digest}.json"
+    if path.is_file():
+        return {**json.loads(path.read_text()), "cached": True}
+    scored = score_setting(name, options, texts, candidates, window)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(scored))
+    return scored
+
+
+def score_setting(
+    name: str,
+    options: Mapping[str, Any],
+    texts: Sequence[str],
+    candidates: Sequence[Sequence[Any]],
+    window: int,
+) -> dict:
+    """Score all candidates with one WER setting, one call per window of utterances."""
+    from verifiers import Clip, WerOptions, load_wer_verifier
+
+    verifier = load_wer_verifier(WerOptions(**options))
+    seconds: dict[str, float] = {}
+    calls = []
+    for start in range(0, len(texts), window):
+        calls.append(
+            [
+                Clip(c.audio, c.sample_rate, text)
+                for text, group in zip(
+                    texts[start : start + window], candidates[start : start + window], strict=True
+                )
+                for c in group
+            ]
+        )
+    verifier.score(calls[0][: min(len(calls[0]), 16)])  # warm-up: first-call allocations
+    verifier._model = _TimedModel(verifier._model, seconds)
+    scores = []
+    wall, cpu = time.perf_counter(), time.process_time()
+    for clips in calls:
+        scores.extend(verifier.score(clips))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    n = len(candidates[0])
+    clips_total = len(scores)
+    audio = sum(len(c.audio) / c.sample_rate for group in candidates for c in group)
+    return {
+        "setting": name,
+        "options": dict(options),
+        "identity": dict(verifier.identity()),
+        "clips": clips_total,
+        "wall_seconds": round(wall, 2),
+        "cpu_seconds": round(cpu, 2),
+        "clips_per_second": round(clips_total / wall, 3),
+        "clips_per_cpu_second": round(clips_total / cpu, 3),
+        "audio_seconds_per_second": round(audio / wall, 2),
+        "whisper_seconds": {k: round(v, 2) for k, v in seconds.items()},
+        "other_seconds": round(wall - sum(seconds.values()), 2),
+        "mean_wer": round(statistics.fmean(s.metrics["wer"] for s in scores), 4),
+        "mean_asr_logprob": round(
+            statistics.fmean(s.metrics.get("asr_logprob", float("nan")) for s in scores), 4
+        ),
+        "_scores": [[dict(scores[i * n + k].metrics) for k in range(n)] for i in range(len(texts))],
+        "_transcripts": [
+            [str(scores[i * n + k].detail.get("transcript", "")) for k in range(n)]
+            for i in range(len(texts))
+        ],
+    }
+
+
+def winners(metrics: Sequence[Sequence[Mapping[str, float]]], n: int) -> dict[str, list[int]]:
+    """The real selection policy's winners: fixed N=2,4,..,n and adaptive N=n (rounds 2, 4, 8:
+    stop after a round once a candidate passed every gate with margin)."""
+    from verified_tts.selection import SelectionPolicy, choose, judge, round_targets, should_stop
+
+    policy = SelectionPolicy()
+    out: dict[str, list[int]] = {}
+    judged = [[judge(m, policy) for m in row] for row in metrics]
+    k = 2
+    while k <= n:
+        out[f"n{k}"] = [choose(row[:k])[0] for row in judged]
+        k *= 2
+    adaptive, used = [], []
+    for row in judged:
+        for target in round_targets(n, policy):
+            if target == n or should_stop(row[:target]):
+                adaptive.append(choose(row[:target])[0])
+                used.append(target)
+                break
+    out[f"n{n}_adaptive"] = adaptive
+    out["_adaptive_candidates"] = used
+    return out
+
+
+def paired(gains: Sequence[float], resamples: int = 5000) -> dict:
+    """Mean of paired per-utterance differences with a seeded 95 % bootstrap interval."""
+    rng = random.Random(0)
+    means = sorted(statistics.fmean(rng.choice(gains) for _ in gains) for _ in range(resamples))
+    return {
+        "mean": round(statistics.fmean(gains), 4),
+        "ci95": [round(means[int(0.025 * resamples)], 4), round(means[int(0.975 * resamples)], 4)],
+        "better": sum(g > 0 for g in gains),
+        "worse": sum(g < 0 for g in gains),
+        "same": sum(g == 0 for g in gains),
+    }
+
+
+def judge_gains(
+    texts: Sequence[str],
+    candidates: Sequence[Sequence[Any]],
+    picks: Mapping[str, Mapping[str, list[int]]],
+    judge_name: str,
+) -> dict:
+    """Judge WER of candidate 0 and of each setting's winners; gains with paired intervals."""
+    from verified_tts.workflows.judge import load_judge
+    from verifiers import Clip
+
+    judge = load_judge(judge_name)
+    wanted = sorted(
+        {(i, 0) for i in range(len(texts))}
+        | {
+            (i, w)
+            for arms in picks.values()
+            for arm, ws in arms.items()
+            if not arm.startswith("_")
+            for i, w in enumerate(ws)
+        }  # fmt: skip
+    )
+    started = time.perf_counter()
+    judged: dict[tuple[int, int], float] = {}
+    for start in range(0, len(wanted), 16):
+        batch = wanted[start : start + 16]
+        clips = [
+            Clip(candidates[i][k].audio, candidates[i][k].sample_rate, texts[i]) for i, k in batch
+        ]
+        for key, (wer, _) in zip(batch, judge.transcribe(clips), strict=True):
+            judged[key] = wer
+    result: dict[str, Any] = {
+        "judge": dict(judge.identity()),
+        "clips_judged": len(wanted),
+        "seconds": round(time.perf_counter() - started, 2),
+        "candidate0_judge_wer": round(
+            statistics.fmean(judged[(i, 0)] for i in range(len(texts))), 4
+        ),
+        "settings": {},
+    }
+    base = picks.get("baseline")
+    for name, arms in picks.items():
+        per_arm = {}
+        for arm, ws in arms.items():
+            if arm.startswith("_") or arm == "n2":
+                continue
+            gains = [judged[(i, 0)] - judged[(i, w)] for i, w in enumerate(ws)]
+            entry = {
+                "judge_wer": round(statistics.fmean(judged[(i, w)] for i, w in enumerate(ws)), 4),
+                "gain_over_candidate0": paired(gains),
+            }
+            if base is not None and name != "baseline":
+                # paired difference of the two settings' winners: > 0 means this setting's
+                # winners are better by the judge than the baseline's
+                entry["gain_over_baseline"] = paired(
+                    [
+                        judged[(i, b)] - judged[(i, w)]
+                        for i, (w, b) in enumerate(zip(ws, base[arm], strict=True))
+                    ]  # fmt: skip
+                )
+            per_arm[arm] = entry
+        result["settings"][name] = per_arm
+    return result
+
+
+def render_runs(generator: str, texts: Sequence[str], work: Path) -> list[dict]:
+    """Render the sentences at N=1 and N=8 adaptive, packing off and on, each in a fresh store."""
+    from verified_tts.config import build_config
+    from verified_tts.workflows.render import render
+
+    book = work / "book.md"
+    book.write_text("# Harvard sentences\n\n" + "\n\n".join(texts) + "\n", encoding="utf-8")
+    runs = []
+    for packing in (False, True):
+        for n, adaptive in ((1, False), (8, True)):
+            name = f"n{n}{'-adaptive' if adaptive else ''}{'-packed' if packing else ''}"
+            config = build_config(
+                {"generator": {"name": generator}, "verifiers": {"wer": {"packing": packing}}},
+                candidates=n,
+                adaptive=adaptive,
+            )
+            started = time.perf_counter()
+            render(book, work / name, config)
+            wall = time.perf_counter() - started
+            manifest = json.loads((work / name / "manifest.json").read_text())
+            load = manifest["stats"]["seconds"].get("load", 0.0)
+            speech = sum(u["candidates"][u["winner"]]["duration_s"] for u in manifest["utterances"])
+            runs.append(
+                {
+                    "run": name,
+                    "n": n,
+                    "adaptive": adaptive,
+                    "packing": packing,
+                    "wall_seconds": round(wall, 2),
+                    "load_seconds": round(load, 2),
+                    "speech_seconds": round(speech, 2),
+                    "real_time_factor": round((wall - load) / speech, 4),
+                    "candidates_generated": manifest["stats"]["candidates_generated"],
+                    "seconds_per_stage": manifest["stats"]["seconds"],
+                    "_winners": [u["winner"] for u in manifest["utterances"]],
+                }
+            )
+    by_name = {r["run"]: r for r in runs}
+    a, b = by_name["n8-adaptive"]["_winners"], by_name["n8-adaptive-packed"]["_winners"]
+    for run in runs:
+        run.pop("_winners")
+    return [*runs, {"adaptive_render_winner_agreement": round(
+        sum(x == y for x, y in zip(a, b, strict=True)) / len(a), 4)}]  # fmt: skip
+
+
+def speaker_beside_whisper(texts: Sequence[str], candidates: Sequence[Sequence[Any]]) -> dict:
+    """Speaker embedding of the first window's candidates after Whisper (packed) or beside it in
+    a second thread: does running them together save wall time on these cores?"""
+    from verifiers import Clip, WerOptions, load_speaker_verifier, load_wer_verifier
+
+    wer = load_wer_verifier(WerOptions(packing=True))
+    speaker = load_speaker_verifier()
+    clips = [Clip(c.audio, c.sample_rate, t) for t, g in zip(texts, candidates, strict=True)
+             for c in g]  # fmt: skip
+    wer.score(clips[:8])
+    speaker.embed(clips[:8])
+    started = time.perf_counter()
+    wer.score(clips)
+    speaker.embed(clips)
+    serial = time.perf_counter() - started
+    started = time.perf_counter()
+    thread = threading.Thread(target=speaker.embed, args=(clips,))
+    thread.start()
+    wer.score(clips)
+    thread.join()
+    beside = time.perf_counter() - started
+    return {"clips": len(clips), "serial_seconds": round(serial, 2),
+            "beside_seconds": round(beside, 2)}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--generator", default="espeak")
+    parser.add_argument("--first", type=int, default=600, help="first Harvard line (0-based)")
+    parser.add_argument("--sentences", type=int, default=64)
+    parser.add_argument("--n", type=int, default=8)
+    parser.add_argument("--window", type=int, default=16, help="utterances per score call")
+    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    parser.add_argument(
+        "--subset-settings",
+        nargs="*",
+        default=["packed-float32", "baseline-1-thread", "packed-1-thread"],
+        help="settings timed on the first window only (speed, not selection)",
+    )
+    parser.add_argument("--judge", default="bundled:base")
+    parser.add_argument("--skip-judge", action="store_true")
+    parser.add_argument("--render-sentences", type=int, default=32)
+    parser.add_argument("--skip-render", action="store_true")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/verify_speed.json")
+    args = parser.parse_args()
+
+    texts = sentences(args.first, args.sentences)
+    started = time.perf_counter()
+    candidates = generate(args.generator, texts, args.n)
+    generate_seconds = time.perf_counter() - started
+    base = base_metrics(texts, candidates, args.window)
+    results: dict[str, Any] = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average_at_start": os.getloadavg(),
+        },  # fmt: skip
+        "generator": args.generator,
+        "harvard_lines": [args.first, args.first + args.sentences],
+        "n": args.n,
+        "window": args.window,
+        "candidates": args.sentences * args.n,
+        "generate_seconds": round(generate_seconds, 2),
+        "signal_and_speaker_seconds": round(base["seconds"], 2),
+        "speaker_seconds": round(base["speaker_seconds"], 2),
+        "settings": [],
+    }
+    picks: dict[str, dict[str, list[int]]] = {}
+    subset = set(args.subset_settings)
+
+    def save() -> None:  # after every step, so a failure late in the run keeps the figures
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
+
+    for name in args.settings:
+        full = name not in subset
+        count = len(texts) if full else args.window
+        try:
+            key = {"generator": args.generator, "first": args.first, "n": args.n,
+                   "window": args.window}  # fmt: skip
+            scored = cached_score_setting(
+                key, name, SETTINGS[name], texts[:count], candidates[:count], args.window
+            )
+        except UserError as error:  # e.g. int16 on a CPU without int16 kernels
+            results["settings"].append({"setting": name, "options": SETTINGS[name],
+                                        "error": str(error)})  # fmt: skip
+            print(f"{name}: {error}", flush=True)
+            continue
+        scored["sentences"] = count
+        if full:
+            merged = [
+                [{**b, **w} for b, w in zip(brow, wrow, strict=True)]
+                for brow, wrow in zip(base["metrics"], scored["_scores"], strict=True)
+            ]
+            picks[name] = winners(merged, args.n)
+            scored["mean_candidates_adaptive"] = round(
+                statistics.fmean(picks[name]["_adaptive_candidates"]), 3
+            )
+        scored.pop("_scores")
+        scored.pop("_transcripts")
+        results["settings"].append(scored)
+        print(json.dumps(scored), flush=True)
+        save()
+    baseline = next((s for s in results["settings"] if s["setting"] == "baseline"), None)
+    if baseline:
+        for scored in results["settings"]:
+            if "error" in scored:
+                continue
+            scored["speedup_vs_baseline"] = round(
+                scored["clips_per_second"] / baseline["clips_per_second"], 3
+            )
+            scored["cpu_speedup_vs_baseline"] = round(
+                scored["clips_per_cpu_second"] / baseline["clips_per_cpu_second"], 3
+            )
+    if "baseline" in picks:
+        results["winner_agreement_vs_baseline"] = {
+            name: {
+                arm: round(
+                    sum(a == b for a, b in zip(ws, picks["baseline"][arm], strict=True)) / len(ws),
+                    4,
+                )
+                for arm, ws in arms.items()
+                if not arm.startswith("_")
+            }
+            for name, arms in picks.items()
+            if name != "baseline"
+        }
+        print(json.dumps(results["winner_agreement_vs_baseline"]), flush=True)
+        save()
+    if not args.skip_judge:
+        results["judge"] = judge_gains(texts, candidates, picks, args.judge)
+        print(json.dumps(results["judge"]), flush=True)
+        save()
+    results["speaker_beside_whisper"] = speaker_beside_whisper(
+        texts[: args.window], candidates[: args.window]
+    )
+    save()
+    if not args.skip_render:
+        with tempfile.TemporaryDirectory() as work:
+            results["renders"] = render_runs(
+                args.generator, texts[: args.render_sentences], Path(work)
+            )
+        results["render_sentences"] = args.render_sentences
+    results["wall_seconds"] = round(time.perf_counter() - started, 1)
+    results["load_average_at_end"] = os.getloadavg()
+    save()
+    print(json.dumps({k: v for k, v in results.items() if k != "settings"}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

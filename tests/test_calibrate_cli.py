@@ -1,0 +1,86 @@
+"""``verified-tts calibrate`` end to end on the embedded espeak generator, and its bad inputs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.conftest import CLI, ROOT
+from tests.test_cli_errors import assert_clean_error
+from verified_tts.config import build_config, read_config_file
+from verified_tts.selection import SelectionPolicy
+from verified_tts.workflows.calibrate import CalibrateOptions, reanalyse
+
+
+def run_cli(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)  # fmt: skip
+
+
+def test_bad_inputs_get_one_line(tmp_path):
+    assert_clean_error(run_cli("calibrate", "--faults", "skip,wobble"), "wobble", "choose from")
+    assert_clean_error(run_cli("calibrate", "--false-alarm", "0"), "--false-alarm", "between 0")
+    assert_clean_error(run_cli("calibrate", "--false-alarm", "1.5"), "--false-alarm")
+    empty = tmp_path / "empty.md"
+    empty.write_text("")
+    assert_clean_error(run_cli("calibrate", str(empty)), "empty")
+    code = tmp_path / "code.md"
+    code.write_text("```\nprint('hi')\n```\n")
+    assert_clean_error(run_cli("calibrate", str(code)), "code.md", "nothing to read")
+    headings = tmp_path / "headings.md"
+    headings.write_text("# Title\n\n## One\n\nHi.\n")
+    assert_clean_error(run_cli("calibrate", str(headings)), "headings.md", "fewer than 2")
+    assert_clean_error(run_cli("calibrate", str(tmp_path / "missing.md")), "does not exist")
+
+
+@pytest.mark.slow
+def test_calibrate_small_run_writes_json_html_and_usable_gates(tmp_path):
+    out = tmp_path / "cal"
+    result = run_cli(
+        "calibrate", "--generator", "espeak", "--sentences", "3", "-n", "4",
+        "--faults", "skip,repeat,truncate,silence,voice", "--out", str(out), timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    data = json.loads((out / "calibrate.json").read_text())
+    assert data["generator"]["name"] == "espeak" and data["utterances"] == 3
+    assert data["false_alarm_target"] == 0.05
+    assert data["clean"]["cases"] == 12 and 0.0 <= data["clean"]["false_alarm"] <= 1.0
+    kinds = [f["kind"] for f in data["faults"]]
+    assert kinds == ["skip", "repeat", "truncate", "silence", "voice"]
+    for fault in data["faults"]:
+        assert fault["cases"] == 3
+        assert {"recall", "recall_at_target", "auc", "best_metric"} <= set(fault)
+        assert 0.0 <= fault["recall_at_target"] <= 1.0
+    # faults the signal check sees by construction: a cut ending and 1.5 s+ of silence
+    by_kind = {f["kind"]: f for f in data["faults"]}
+    assert by_kind["silence"]["recall"] == 1.0  # current gate: max_internal_silence_s <= 1.5
+    assert by_kind["truncate"]["auc"] > 0.9
+    points = {(s["p"], s["n"], s["gates"]) for s in data["selection"]}
+    assert {(p, n, g) for p in (0.1, 0.3, 0.5) for n in (1, 2, 4)
+            for g in ("current", "recommended")} == points  # fmt: skip
+    for s in data["selection"]:
+        if s["n"] == 1:  # one candidate is the winner whatever the gates say
+            assert s["faulted_winners"] == pytest.approx(s["p"], abs=0.1)
+    # the new metrics are measured
+    names = {m["metric"] for m in data["metrics"]}
+    assert {"asr_insertions", "speech_ratio", "speaker", "max_internal_silence_s"} <= names
+    html = (out / "calibrate.html").read_text()
+    assert "<svg" in html and "ROC: skip" in html and "<audio" in html
+    for example in data["examples"]:
+        assert (out / example["audio"]).is_file() and (out / example["clean_audio"]).is_file()
+    # the scored cases are kept: the same analysis comes back from them alone
+    kinds = tuple(f["kind"] for f in data["faults"])
+    again = reanalyse(data, SelectionPolicy(), CalibrateOptions(kinds=kinds, candidates=4))
+    for before, after in zip(data["faults"], again["faults"], strict=True):
+        assert before["recall"] == after["recall"]
+        assert before["recall_at_target"] == after["recall_at_target"]
+    assert again["selection"] == data["selection"]
+    # gates.toml is a config that render accepts, and it carries the recommended gates
+    config = build_config(read_config_file(out / "gates.toml"))
+    recommended = {g["metric"]: g for g in data["gates"]["recommended"]}
+    assert {g.metric for g in config.selection.gates} == set(recommended)
+    for gate in config.selection.gates:
+        assert gate.min == recommended[gate.metric]["min"]
+        assert gate.max == recommended[gate.metric]["max"]

@@ -1,0 +1,60 @@
+"""Deliverables after assembly: M4B parts and ACX MP3 files from the mastered chapters, checked.
+
+:func:`deliver` encodes what ``[production] formats`` asks for from the chapter masters that
+assembly wrote (FLAC, one per chapter): ``book.m4b`` (or ``book-partN.m4b`` with ``split_hours``)
+with chapter marks, tags and cover, and ``mp3/NN-title.mp3``, one per chapter. It then runs the
+ACX check on the files a producer uploads (the MP3s when made, else the chapter masters) and
+returns everything as plain data for ``manifest.json``, ``acx.json`` and ``report.html``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from verified_tts.config import ProductionOptions
+from verified_tts.output.acx import AcxLimits, check, measure
+from verified_tts.output.assembly import AssembledFile
+from verified_tts.output.encode import BookTags, ChapterSource, split_parts, write_m4b, write_mp3
+
+__all__ = ["deliver"]
+
+
+def deliver(
+    files: Sequence[AssembledFile], out_dir: Path, options: ProductionOptions, tags: BookTags
+) -> dict[str, Any]:
+    """Write the M4B/MP3 deliverables and check them; returns the manifest's ``delivery``."""
+    chapters = [f for f in files if f.index is not None and f.flac]
+    m4b: list[dict[str, Any]] = []
+    mp3: list[dict[str, Any]] = []
+    if "m4b" in options.formats and chapters:
+        parts = split_parts([f.duration_s for f in chapters], options.split_hours)
+        for number, indices in enumerate(parts, 1):
+            name = "book.m4b" if len(parts) == 1 else f"book-part{number}.m4b"
+            marks = write_m4b(
+                out_dir / name,
+                [
+                    ChapterSource(chapters[i].title, out_dir / str(chapters[i].flac))
+                    for i in indices
+                ],
+                tags,
+                part=f"Part {number}" if len(parts) > 1 else None,
+            )
+            seconds = round(sum(chapters[i].duration_s for i in indices), 3)
+            m4b.append({"path": name, "duration_s": seconds, "chapters": marks})
+    if "mp3" in options.formats:
+        for track, chapter in enumerate(chapters, 1):
+            name = f"mp3/{Path(str(chapter.flac)).stem}.mp3"
+            write_mp3(out_dir / name, out_dir / str(chapter.flac), tags, title=chapter.title,
+                      track=track)  # fmt: skip
+            mp3.append({"index": chapter.index, "title": chapter.title, "path": name})
+    checked = [m["path"] for m in mp3] or [str(f.flac) for f in chapters]
+    results = [check(measure(out_dir / path)) for path in checked]
+    acx = {
+        "limits": asdict(AcxLimits()),
+        "passed": all(r.passed for r in results),
+        "files": [{**r.as_dict(), "path": path} for r, path in zip(results, checked, strict=True)],
+    }
+    return {"m4b": m4b, "mp3": mp3, "acx": acx}

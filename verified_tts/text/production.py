@@ -1,0 +1,118 @@
+"""From an input file to the book a production renders: format, chapter selection, credits, lexicon.
+
+:func:`load_input` reads Markdown or EPUB (by suffix), keeps the chapters a ``--chapters``
+selection names (1-based, as the book lists them; the chapters keep their numbers, so their files
+do too), adds opening and closing credits (title, author, narrator; each line its own utterance,
+each credit its own chapter and so its own file, as ACX asks) and applies the pronunciation
+lexicon to every spoken text, credits included.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from verified_tts.config import ProductionOptions
+from verified_tts.errors import UserError
+from verified_tts.text.book import Book, Chapter, Segment, load_book
+from verified_tts.text.lexicon import Lexicon, apply_lexicon, load_lexicon
+
+__all__ = ["LoadedBook", "load_input", "select_chapters"]
+
+OPENING_CREDITS = "Opening Credits"
+CLOSING_CREDITS = "Closing Credits"
+
+
+@dataclass(frozen=True)
+class LoadedBook:
+    book: Book
+    skipped: tuple[str, ...]  # what the EPUB reader left out
+    lexicon: Lexicon | None
+
+
+def select_chapters(book: Book, spec: str | None) -> Book:
+    """Keep the chapters ``spec`` names ("3-7", "1,4-5"); numbers are 1-based positions."""
+    if not spec:
+        return book
+    count = len(book.chapters)
+    wanted: set[int] = set()
+    for part in spec.split(","):
+        match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+        if not match:
+            raise UserError(f"--chapters '{spec}': write numbers and ranges, e.g. 3-7 or 1,4-5")
+        first, last = int(match.group(1)), int(match.group(2) or match.group(1))
+        if not 1 <= first <= last <= count:
+            raise UserError(
+                f"--chapters '{spec}': the book has chapters 1-{count}; {part.strip()} is not "
+                "inside that range"
+            )
+        wanted.update(range(first, last + 1))
+    kept = tuple(c for position, c in enumerate(book.chapters, 1) if position in wanted)
+    return _with_end(replace(book, chapters=kept))
+
+
+def _with_end(book: Book) -> Book:
+    """The last segment of the book ends it; other chapters end with a chapter pause."""
+    chapters = []
+    for position, chapter in enumerate(book.chapters):
+        last = "end" if position == len(book.chapters) - 1 else "chapter"
+        segments = chapter.segments[:-1] + (replace(chapter.segments[-1], pause_after=last),)
+        chapters.append(Chapter(chapter.index, chapter.title, segments))
+    return replace(book, chapters=tuple(chapters))
+
+
+def _credit(index: int, title: str, lines: list[str]) -> Chapter:
+    segments = tuple(
+        Segment(
+            chapter=index,
+            paragraph=position,
+            sentence=0,
+            text=line,
+            spoken=line,
+            kind="paragraph",
+            line=0,
+            pause_after="paragraph" if position < len(lines) - 1 else "chapter",
+        )
+        for position, line in enumerate(lines)
+    )
+    return Chapter(index, title, segments)
+
+
+def add_credits(book: Book, *, title: str, author: str | None, narrator: str | None) -> Book:
+    """Opening credits before the first chapter and closing credits after the last."""
+    who = [f"Written by {author}."] if author else []
+    who += [f"Narrated by {narrator}."] if narrator else []
+    first = min(c.index for c in book.chapters)
+    last = max(c.index for c in book.chapters)
+    opening = _credit(first - 1, OPENING_CREDITS, [f"{title}.", *who])
+    closing = _credit(last + 1, CLOSING_CREDITS, [f"This has been {title}.", *who, "The end."])
+    return _with_end(replace(book, chapters=(opening, *book.chapters, closing)))
+
+
+def load_input(
+    path: str | os.PathLike, options: ProductionOptions, *, max_chars: int = 250
+) -> LoadedBook:
+    """Read, select, credit and respell the book at ``path``; see the module docstring."""
+    path = Path(path)
+    skipped: tuple[str, ...] = ()
+    if path.suffix.lower() == ".epub":
+        from verified_tts.text.epub import load_epub
+
+        loaded = load_epub(path, max_chars=max_chars, keep_extras=options.keep_extras)
+        book, skipped = loaded.book, loaded.skipped
+    else:
+        book = load_book(path, max_chars=max_chars)
+    if options.author:
+        book = replace(book, author=options.author)
+    book = select_chapters(book, options.chapters)
+    if options.credits:
+        book = add_credits(
+            book,
+            title=book.title or path.stem.replace("_", " "),
+            author=book.author,
+            narrator=options.narrator,
+        )
+    lexicon = load_lexicon(options.lexicon) if options.lexicon else None
+    return LoadedBook(apply_lexicon(book, lexicon), skipped, lexicon)

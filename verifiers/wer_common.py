@@ -1,0 +1,42 @@
+"""What the per-clip and the packed WER scorers share: Whisper's audio framing and text metrics.
+
+Whisper hears 16 kHz audio in 30 s windows of 3000 mel frames (hop 160, FFT 400) and its decoder
+has 448 positions; both scorers (:mod:`verifiers.wer` one clip per window, :mod:`verifiers.
+wer_packed` several clips per window) frame audio and floor probabilities the same way, and
+report the same transcript metrics, from here.
+"""
+
+from __future__ import annotations
+
+from verifiers.textnorm import word_error_counts, word_error_rate
+
+__all__ = [
+    "CPU_BATCH",
+    "HOP",
+    "MAX_DECODER_TOKENS",
+    "MIN_PROB",
+    "N_FFT",
+    "SAMPLE_RATE",
+    "WINDOW_FRAMES",
+    "WINDOW_SAMPLES",
+    "transcript_metrics",
+]
+
+SAMPLE_RATE = 16_000
+N_FFT = 400
+HOP = 160
+WINDOW_SAMPLES = 30 * SAMPLE_RATE  # Whisper's receptive field: 30 s, 3000 mel frames
+WINDOW_FRAMES = WINDOW_SAMPLES // HOP
+CPU_BATCH = 2  # measured: on CPU larger encoder batches cost more per clip (docstring)
+MAX_DECODER_TOKENS = 448  # Whisper's decoder positions
+MIN_PROB = 1e-10  # floor before log: a probability that underflowed to 0 stays finite
+
+
+def transcript_metrics(text: str, transcript: str) -> dict[str, float]:
+    """WER of ``transcript`` against ``text`` and its insertions and deletions, in words."""
+    counts = word_error_counts(text, transcript)
+    return {
+        "wer": word_error_rate(text, transcript),
+        "asr_insertions": float(counts["insertions"]),
+        "asr_deletions": float(counts["deletions"]),
+    }
