@@ -102,8 +102,13 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
 
 
 def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
-    """JSON with two-space indent, UTF-8 as is, and a final newline."""
-    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    """JSON with two-space indent, UTF-8 as is, and a final newline.
+
+    Streamed into the file: ``json.dumps`` with an indent joins a list of every token, which
+    for a 1,000-utterance manifest (24 MB of JSON) held 133 MiB at once."""
+    with atomic_path(path) as temporary, open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
 
 
 def write_audio_atomic(
