@@ -324,7 +324,6 @@ def main() -> None:
     parser.add_argument("--fuzz-examples", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=50)
     options = parser.parse_args()
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     for section in options.only.split(","):
         started = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix=f"vtts-{section}-") as folder:
@@ -338,6 +337,8 @@ def main() -> None:
             else:
                 figures = SECTIONS[section](work)
         figures["wall_seconds"] = round(time.perf_counter() - started, 1)
+        # read just before writing: sections may run in separate processes at once
+        results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
         results[section] = figures
         results["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
         write_json_atomic(RESULTS, results)
