@@ -177,7 +177,9 @@ def damage(work: Path) -> dict:
             "damaged store entry" in line for line in (run.stdout + run.stderr).splitlines()
         ) or int("error:" in text)
         entry["regenerated"] = len(crashkit.committed(work / f"{name}.log"))
-        entry["identical_after"] = run.returncode == 0 and crashkit.fingerprint(target) == expected
+        got = crashkit.fingerprint(target) if run.returncode == 0 else {}
+        entry["identical_after"] = got == expected
+        entry["differing"] = sorted(k for k in expected if got.get(k) != expected[k])
         entry["store_healthy_after"] = check_store(target).healthy
         cases[name] = entry
 
