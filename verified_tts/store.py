@@ -203,10 +203,13 @@ class Store:
         if row is None:
             return None
         stored = StoredCandidate(*row[:7], info=json.loads(row[7]))
-        if stored.audio is None or key in self._checked:
+        if stored.audio is None:
+            return stored
+        path = self.root / stored.audio
+        if key in self._checked and path.exists():  # decoded in full once; still there
             return stored
         expected = round(stored.duration_s * stored.sample_rate)
-        problem = audio_problem(self.root / stored.audio, expected)
+        problem = audio_problem(path, expected)
         if problem is not None:
             self.damaged.append(f"candidate {key}: {problem}; generated again")
             self.forget(key)
