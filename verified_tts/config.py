@@ -207,6 +207,37 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         raise UserError(f"config file {path} is not valid TOML: {error}") from error
 
 
+_SIMPLE = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
+
+
+def _check_types(table: Mapping[str, Any], cls: type, where: str) -> None:
+    """Values of ``table`` against ``cls``'s plain annotations (int, float, str, bool, ``| None``),
+    so a TOML value of the wrong kind is one line here rather than a TypeError deep inside."""
+    annotations = {f.name: str(f.type) for f in fields(cls)}
+    for key, value in table.items():
+        kinds = [k.strip() for k in annotations.get(key, "").split("|")]
+        if not kinds or any(k not in _SIMPLE and k != "None" for k in kinds):
+            continue  # not a plain annotation: its own parser checks it
+        if value is None and "None" in kinds:
+            continue
+        allowed = tuple(t for k in kinds if k in _SIMPLE for t in _SIMPLE[k])
+        is_bool = isinstance(value, bool)
+        if not isinstance(value, allowed) or (is_bool and bool not in allowed):
+            wanted = " or ".join(k for k in kinds if k != "None")
+            raise UserError(f"{where} {key} must be {wanted}, not {value!r:.40}")
+
+
+def _table(parent: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
+    """``parent[key]`` as a dict (empty when absent); anything but a table is one line."""
+    value = parent.get(key, {})
+    if not isinstance(value, Mapping):
+        raise UserError(
+            f"{where} must be a table ([{where.strip('[]')}] with key = value lines), "
+            f"not {type(value).__name__} {value!r:.40}"
+        )
+    return dict(value)
+
+
 def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> RenderConfig:
     """Merge defaults <- TOML table <- CLI overrides (None means "not given")."""
     file = dict(file or {})
@@ -216,12 +247,15 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     }  # fmt: skip
     check_keys(file, top_level | sections, "config")
 
-    generator_table = dict(file.get("generator", {}))
+    generator_table = _table(file, "generator", "[generator]")
     generator_keys = {f.name for f in fields(GeneratorConfig)} - {"options"}
     name = overrides.get("generator") or generator_table.get("name", DEFAULT_GENERATOR)
-    options = generator_table.get(name, {})
+    if not isinstance(name, str):
+        raise UserError(f"[generator] name must be a generator's name in quotes, not {name!r:.40}")
+    options = _table(generator_table, name, f"[generator.{name}]")
     plain = {k: v for k, v in generator_table.items() if not isinstance(v, Mapping)}
     check_keys(plain, generator_keys, "[generator]")
+    _check_types(plain, GeneratorConfig, "[generator]")
     generator = GeneratorConfig(**{**plain, "name": name, "options": options})
     generator_overrides = {
         key: overrides[key]
@@ -230,17 +264,19 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     }
     generator = replace(generator, **generator_overrides)
 
-    verifier_tables = dict(file.get("verifiers", {}))
+    verifier_tables = _table(file, "verifiers", "[verifiers]")
     check_keys(verifier_tables, set(VERIFIERS), "[verifiers]")
-    verifiers = {name: dict(verifier_tables.get(name, {})) for name in VERIFIERS}
+    verifiers = {name: _table(verifier_tables, name, f"[verifiers.{name}]") for name in VERIFIERS}
     for name, table in verifiers.items():  # typos fail here, before any model loads
         parse_verifier_table(name, table)
 
-    assembly_table = dict(file.get("assembly", {}))
+    assembly_table = _table(file, "assembly", "[assembly]")
     check_keys(assembly_table, {f.name for f in fields(AssemblyOptions)}, "[assembly]")
+    _check_types(assembly_table, AssemblyOptions, "[assembly]")
 
-    dub_table = dict(file.get("dub", {}))
+    dub_table = _table(file, "dub", "[dub]")
     check_keys(dub_table, {f.name for f in fields(DubOptions)}, "[dub]")
+    _check_types(dub_table, DubOptions, "[dub]")
     if not isinstance(dub_table.get("voices", {}), Mapping):
         raise UserError('[dub.voices] must be a table of NAME = "voice"')
     production_table = dict(file.get("production", {}))
@@ -251,8 +287,9 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     if isinstance(production_table.get("formats"), str):
         production_table["formats"] = production_table["formats"].split(",")
 
-    ray_table = dict(file.get("ray", {}))
+    ray_table = _table(file, "ray", "[ray]")
     check_keys(ray_table, {f.name for f in fields(RayOptions)}, "[ray]")
+    _check_types(ray_table, RayOptions, "[ray]")
 
     search_table = file.get("search", {})
     if not isinstance(search_table, Mapping):
@@ -262,9 +299,12 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     )
 
     run = {k: file[k] for k in top_level if k in file}
+    _check_types(run, RenderConfig, "config")
     run.update({k: overrides[k] for k in top_level if overrides.get(k) is not None})
     adaptive = bool(run.pop("adaptive", True))
-    selection = SelectionPolicy.from_mapping(file.get("selection", {}), adaptive=adaptive)
+    selection = SelectionPolicy.from_mapping(
+        _table(file, "selection", "[selection]"), adaptive=adaptive
+    )
     return RenderConfig(
         generator=generator,
         verifiers=verifiers,

@@ -6,6 +6,12 @@ the winner, the flag) is committed in one transaction once the selection policy 
 a beam search commits its beams after every step.
 So a crash loses only work in flight, a rerun reuses every finished utterance and every generated
 candidate, and a changed sentence re-renders only itself (its key changes, nothing else does).
+
+Stored audio is never trusted blindly: the first time a run asks for a candidate, its file is
+decoded in full and checked against the length the index recorded; a missing, truncated or
+undecodable file is reported once (in :attr:`Store.damaged`), its row is dropped and the candidate
+is generated again. SQLite failures (a damaged or locked index, a full disk) become one
+:class:`~verified_tts.errors.UserError` line that says what to do.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,9 +29,12 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
+from verified_tts.errors import UserError
 from verified_tts.output.atomic import write_audio_atomic
 
-__all__ = ["Decision", "Store", "StoredCandidate"]
+__all__ = ["Decision", "Store", "StoredCandidate", "audio_problem", "index_error"]
+
+INDEX_FILE = "index.sqlite"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS candidates (
@@ -77,18 +87,76 @@ class Decision:
     record: Mapping[str, Any]  # candidates' scores and verdicts, as the manifest shows them
 
 
+def index_error(root: Path, error: sqlite3.Error) -> UserError:
+    """The one line for an SQLite failure of the store index under ``root``."""
+    index = root / INDEX_FILE
+    text = str(error)
+    if "locked" in text or "busy" in text:
+        return UserError(
+            f"the store index {index} is locked by another process (another render into the "
+            "same folder?): wait for it to finish, or choose another --out"
+        )
+    if "full" in text:
+        return UserError(
+            f"no space left on the device holding {index}: free some space and run the same "
+            "command again (finished candidates are kept)"
+        )
+    if isinstance(error, sqlite3.OperationalError) and "unable to open" in text:
+        return UserError(f"cannot open the store index {index} ({text}): check its permissions")
+    return UserError(
+        f"the store index {index} is damaged ({text}): run `verified-tts doctor "
+        f"{root.parent}` to set it aside and rebuild it"
+    )
+
+
+def audio_problem(path: Path, expected_frames: int | None = None) -> str | None:
+    """Why the audio file at ``path`` cannot be trusted, or None when it decodes in full."""
+    if not path.exists():
+        return "its audio file is missing"
+    try:
+        with sf.SoundFile(path) as handle:
+            frames = len(handle.read(dtype="int16"))
+    except (sf.LibsndfileError, RuntimeError, OSError) as error:
+        return f"its audio file does not decode ({error})"
+    if expected_frames is not None and frames != expected_frames:
+        return f"its audio file is truncated ({frames} of {expected_frames} samples)"
+    return None
+
+
 class Store:
     """The store under ``root`` (``root/index.sqlite`` and ``root/audio/``)."""
 
     def __init__(self, root: str | os.PathLike) -> None:
         self.root = Path(root)
-        (self.root / "audio").mkdir(parents=True, exist_ok=True)
+        self.damaged: list[str] = []  # one line per damaged entry found (and dropped) this run
+        self._checked: set[str] = set()  # keys whose audio decoded in full this run
+        try:
+            (self.root / "audio").mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UserError(
+                f"cannot create the store folder {self.root} ({error.strerror}): "
+                "choose a writable --out folder"
+            ) from error
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.root / "index.sqlite", check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
-        self._db.commit()
+        with self._sqlite():
+            self._db = sqlite3.connect(
+                self.root / INDEX_FILE, check_same_thread=False, timeout=10.0
+            )
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(_SCHEMA)
+                self._db.commit()
+            except BaseException:
+                self._db.close()
+                raise
+
+    @contextmanager
+    def _sqlite(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise index_error(self.root, error) from error
 
     def close(self) -> None:
         with self._lock:
@@ -117,7 +185,7 @@ class Store:
         stored = StoredCandidate(
             key, utterance, index, seed, sample_rate, len(audio) / sample_rate, relative, dict(info)
         )
-        with self._lock, self._db:
+        with self._sqlite(), self._lock, self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -131,28 +199,55 @@ class Store:
                     json.dumps(stored.info),
                 ),
             )
+        self._checked.add(key)
         return stored
 
     def get_candidate(self, key: str) -> StoredCandidate | None:
-        with self._lock:
+        """The stored candidate, or None when it was never stored or its audio is damaged (then
+        the row is dropped, the damage noted in :attr:`damaged`, and the caller generates it
+        again)."""
+        with self._sqlite(), self._lock:
             row = self._db.execute("SELECT * FROM candidates WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         stored = StoredCandidate(*row[:7], info=json.loads(row[7]))
-        if stored.audio is not None and not (self.root / stored.audio).exists():
-            return None  # the index outlived its file (deleted by hand): treat as not generated
+        if stored.audio is None:
+            return stored
+        path = self.root / stored.audio
+        if key in self._checked and path.exists():  # decoded in full once; still there
+            return stored
+        expected = round(stored.duration_s * stored.sample_rate)
+        problem = audio_problem(path, expected)
+        if problem is not None:
+            self.damaged.append(f"candidate {key}: {problem}; generated again")
+            self.forget(key)
+            return None
+        self._checked.add(key)
         return stored
+
+    def forget(self, key: str) -> None:
+        """Drop a candidate's row and file (damaged: it must be generated again)."""
+        with self._sqlite(), self._lock, self._db:
+            self._db.execute("DELETE FROM candidates WHERE key = ?", (key,))
+        (self.root / "audio" / f"{key}.flac").unlink(missing_ok=True)
+        self._checked.discard(key)
 
     def load_audio(self, stored: StoredCandidate) -> np.ndarray:
         if stored.audio is None:
             raise FileNotFoundError(f"candidate {stored.key} was not kept (winners-only store)")
-        audio, _ = sf.read(self.root / stored.audio, dtype="float32", always_2d=False)
+        try:
+            audio, _ = sf.read(self.root / stored.audio, dtype="float32", always_2d=False)
+        except (sf.LibsndfileError, RuntimeError, OSError) as error:
+            raise UserError(
+                f"the stored audio {self.root / stored.audio} became unreadable during the run "
+                f"({error}): run the same command again to generate it anew"
+            ) from error
         return audio
 
     def drop_audio(self, keys: Iterable[str]) -> None:
         """Delete the audio of candidates that are not kept (winners-only mode)."""
         keys = list(keys)
-        with self._lock, self._db:
+        with self._sqlite(), self._lock, self._db:
             for key in keys:
                 self._db.execute("UPDATE candidates SET audio = NULL WHERE key = ?", (key,))
         for key in keys:
@@ -160,7 +255,7 @@ class Store:
 
     # decisions --------------------------------------------------------------------------------
     def put_decision(self, decision: Decision) -> None:
-        with self._lock, self._db:
+        with self._sqlite(), self._lock, self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?)",
                 (
@@ -191,7 +286,7 @@ class Store:
         return None if row is None else (int(row[0]), json.loads(row[1]))
 
     def get_decision(self, utterance: str, policy: str) -> Decision | None:
-        with self._lock:
+        with self._sqlite(), self._lock:
             row = self._db.execute(
                 "SELECT * FROM decisions WHERE utterance = ? AND policy = ?", (utterance, policy)
             ).fetchone()

@@ -190,6 +190,8 @@ def _interruptible(progress: Progress | None = None) -> Iterator[None]:
 
 
 def _print_summary(summary) -> None:  # summary: RenderSummary
+    for line in getattr(summary, "damaged", ()):
+        console.print(f"[yellow]damaged store entry:[/] {escape(line)}", highlight=False)
     table = Table(title=f"rendered into {summary.out_dir}", show_header=False)
     table.add_row("utterances", str(summary.utterances))
     table.add_row("flagged (no candidate passed the gates)", str(summary.flagged))
@@ -693,6 +695,32 @@ app.add_typer(cluster_app, name="cluster")
 app.add_typer(jobs_app, name="jobs")
 # `check` and `words` live in verified_tts/cli_production.py
 register_production_commands(app, console)
+
+
+@app.command("doctor")
+def doctor_command(
+    out_dir: Annotated[
+        Path, typer.Argument(help="Output folder of a render or dub.", show_default=False)
+    ],
+    check_only: Annotated[
+        bool, typer.Option("--check-only", help="Report problems without repairing them.")
+    ] = False,
+) -> None:
+    """Check an output folder's store and repair what can be repaired, saying what it did."""
+    from verified_tts.workflows.doctor import doctor
+
+    report = doctor(out_dir, repair=not check_only)
+    console.print(
+        f"store {report.store}: {report.candidates} candidates, {report.decisions} decisions"
+    )
+    for problem in report.problems:
+        console.print(f"[yellow]problem:[/] {escape(problem)}", highlight=False)
+    for repair in report.repairs:
+        console.print(f"[green]repaired:[/] {escape(repair)}", highlight=False)
+    if report.healthy:
+        console.print("[green]no problems found[/]")
+    elif check_only:
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -227,12 +227,24 @@ def _submit(
         )
 
     def human() -> None:
+        if record.attempts > 1:  # the same spec SUCCEEDED before and its output was deleted
+            console.print(f"job {record.id} {escape(record.message)}")
         console.print(
             f"submitted job [bold]{record.id}[/] ({record.state}); output in {record.output}\n"
             f"follow it: verified-tts jobs logs {record.id} --follow"
         )
 
-    _emit(as_json, {"id": record.id, "state": record.state, "output": record.output}, human)
+    _emit(
+        as_json,
+        {
+            "id": record.id,
+            "state": record.state,
+            "output": record.output,
+            "attempts": record.attempts,
+            "message": record.message,
+        },
+        human,
+    )
 
 
 OutOption = Annotated[
@@ -383,5 +395,6 @@ def jobs_resume(
         payload,
         lambda: console.print(
             f"job {record.id} resubmitted (attempt {record.attempts}, {record.state})"
+            + ("" if record.message == "resumed" else f": {escape(record.message)}")
         ),
     )

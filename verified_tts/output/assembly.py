@@ -162,11 +162,14 @@ def assemble_book(
         stem = f"chapters/{_slug(title, index)}"
         wav = f"{stem}.wav" if "wav" in formats else None
         flac = f"{stem}.flac"
+        # One conversion to 16-bit for every file: libsndfile scales float to PCM differently
+        # for WAV and FLAC, which left a chapter's WAV one step off its FLAC in a fifth of samples.
+        pcm = np.clip(np.rint(audio * np.float32(32768)), -32768, 32767).astype(np.int16)
         for path in (wav, flac):
             if path:
-                write_audio_atomic(out_dir / path, audio, sample_rate, subtype="PCM_16")
+                write_audio_atomic(out_dir / path, pcm, sample_rate, subtype="PCM_16")
         written.append(AssembledFile(index, title, wav, flac, round(len(audio) / sample_rate, 3)))
-        del audio
+        del audio, pcm
     book = {}
     for kind in ("wav", "flac"):
         if kind in formats and written:

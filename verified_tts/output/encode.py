@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -24,6 +21,8 @@ from typing import Any
 
 import numpy as np
 import soundfile as sf
+
+from verified_tts.output.atomic import atomic_path
 
 __all__ = [
     "DELIVERY_RATE",
@@ -69,21 +68,6 @@ def grid_samples(sample_rate: int, delivery_rate: int = DELIVERY_RATE) -> int:
     return step * sample_rate // 1000
 
 
-@contextmanager
-def _atomic(path: Path) -> Iterator[Path]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(
-        prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent
-    )
-    os.close(handle)
-    try:
-        yield Path(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def _blocks(paths: Sequence[Path]) -> Iterator[tuple[np.ndarray, int]]:
     for path in paths:
         with sf.SoundFile(path) as source:
@@ -97,7 +81,7 @@ def write_pcm(path: Path, sources: Sequence[Path], subtype: str = "PCM_16") -> i
     rate = sf.info(str(sources[0])).samplerate
     frames = 0
     with (
-        _atomic(path) as temporary,
+        atomic_path(path) as temporary,
         sf.SoundFile(
             temporary,
             "w",
@@ -107,11 +91,17 @@ def write_pcm(path: Path, sources: Sequence[Path], subtype: str = "PCM_16") -> i
             format=path.suffix[1:].upper(),
         ) as sink,
     ):
-        for chunk, chunk_rate in _blocks(sources):
-            if chunk_rate != rate:
-                raise ValueError(f"{path}: sources at {chunk_rate} and {rate} Hz")
-            sink.write(chunk)
-            frames += len(chunk)
+        for source_path in sources:
+            # 16-bit samples copied as they are: through float, libsndfile's WAV and FLAC
+            # conversions differ and book.wav drifted one step from the chapter files.
+            with sf.SoundFile(source_path) as source:
+                if source.samplerate != rate:
+                    raise ValueError(f"{path}: sources at {source.samplerate} and {rate} Hz")
+                block = int(_BLOCK_S * rate)
+                for chunk in source.blocks(blocksize=block, dtype="int16", always_2d=True):
+                    mono = chunk[:, 0] if chunk.shape[1] == 1 else chunk.mean(axis=1)
+                    sink.write(np.asarray(mono, dtype=np.int16))
+                    frames += len(chunk)
     return frames
 
 
@@ -208,7 +198,7 @@ def write_m4b(
             }
         )
         offset += info.frames
-    with _atomic(path) as temporary:
+    with atomic_path(path) as temporary:
         container = av.open(str(temporary), "w", format="mp4")
         try:
             stream = container.add_stream("aac", rate=delivery_rate, layout="mono")
@@ -250,7 +240,7 @@ def write_mp3(
     """One ACX MP3: constant 192 kbps, 44.1 kHz, mono, ID3 tags."""
     import av
 
-    with _atomic(path) as temporary:
+    with atomic_path(path) as temporary:
         container = av.open(str(temporary), "w", format="mp3")
         try:
             stream = container.add_stream("libmp3lame", rate=delivery_rate, layout="mono")

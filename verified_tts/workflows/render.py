@@ -56,6 +56,7 @@ class RenderSummary:
     candidates_reused: int
     seconds: dict[str, float]
     unavailable: dict[str, str]  # verifier -> why it did not score
+    damaged: tuple[str, ...] = ()  # store entries found damaged, dropped and generated again
 
 
 def prepare_output(out_dir: str | os.PathLike) -> Path:
@@ -146,6 +147,7 @@ def render(
         results = synthesizer.run(utterances, store, on_result=on_result)
         assemble_started = time.perf_counter()
         placed = place_winners(results, book, store)
+        damaged = tuple(store.damaged)
     files, delivery = finish_output(out, placed, book, config, synthesizer.generator.sample_rate)
     synthesizer.stats.seconds["assemble"] += time.perf_counter() - assemble_started
     manifest = build_manifest(
@@ -177,4 +179,5 @@ def render(
             for name, s in synthesizer.verifiers.status.items()
             if not s["available"]
         },
+        damaged=damaged,
     )

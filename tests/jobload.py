@@ -1,0 +1,130 @@
+"""Submit many small jobs to one loopback cluster from several processes at once and account for
+every one; shared by tests/test_jobs_load.py (5 jobs) and benchmarks/reliability.py (50).
+
+Each job is a render of its own two-sentence book or a dub of its own two-cue SRT (espeak, N=2),
+so every job has its own id. Submitters are separate ``verified-tts jobs submit`` processes, all
+writing to the same job records. Afterwards every job must be in a final state, each once in
+the records, and Ray must hold exactly one submission per attempt (none run twice).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
+SENTENCES = [
+    "The birch canoe slid on the smooth planks.",
+    "Glue the sheet to the dark blue background.",
+    "It's easy to tell the depth of a well.",
+    "These days a chicken leg is a rare dish.",
+    "Rice is often served in round bowls.",
+    "The juice of lemons makes fine punch.",
+]
+
+
+def make_inputs(folder: Path, count: int) -> list[tuple[str, Path, Path]]:
+    """(command, input, out) for ``count`` distinct jobs, one in three a dub."""
+    folder.mkdir(parents=True, exist_ok=True)
+    jobs = []
+    for i in range(count):
+        a, b = SENTENCES[i % 6], SENTENCES[(i + 1) % 6]
+        if i % 3 == 2:
+            path = folder / f"dub-{i}.srt"
+            path.write_text(
+                f"1\n00:00:00,000 --> 00:00:03,500\n{a} Take {i}.\n\n"
+                f"2\n00:00:04,000 --> 00:00:07,500\n{b}\n",
+                encoding="utf-8",
+            )
+            jobs.append(("dub", path, folder / f"out-{i}"))
+        else:
+            path = folder / f"book-{i}.md"
+            path.write_text(f"# Book {i}\n\n{a} {b}\n", encoding="utf-8")
+            jobs.append(("render", path, folder / f"out-{i}"))
+    return jobs
+
+
+def cli(state_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "verified_tts", *args, "--json", "--state-dir", str(state_dir)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+def submit_all(state_dir: Path, jobs, processes: int) -> list[dict]:
+    """Submit every job, ``processes`` submitter processes at a time; the JSON each printed."""
+
+    def submit(job) -> dict:
+        command, path, out = job
+        done = cli(
+            state_dir,
+            "jobs",
+            "submit",
+            command,
+            str(path),
+            "--out",
+            str(out),
+            "--generator",
+            "espeak",
+            "-n",
+            "2",
+        )
+        lines = done.stdout.strip().splitlines()
+        return {
+            "rc": done.returncode,
+            **(json.loads(lines[-1]) if lines else {"error": done.stderr}),
+        }
+
+    with ThreadPoolExecutor(processes) as pool:  # each call is its own OS process
+        return list(pool.map(submit, jobs))
+
+
+def wait_all(state_dir: Path, ids: list[str], poll_s: float = 2.0) -> dict[str, dict]:
+    """Poll until every job is final (no deadline: the caller's timeout decides)."""
+    final: dict[str, dict] = {}
+    while len(final) < len(ids):
+        listed = json.loads(cli(state_dir, "jobs", "list").stdout.strip().splitlines()[-1])
+        for job in listed:
+            if job["id"] in ids and job["state"] in TERMINAL:
+                final[job["id"]] = job
+        if len(final) < len(ids):
+            time.sleep(poll_s)
+    return final
+
+
+def ray_submissions(dashboard: str) -> dict[str, int]:
+    """Submissions Ray holds per verified-tts job id."""
+    from ray.job_submission import JobSubmissionClient
+
+    counts: dict[str, int] = {}
+    for details in JobSubmissionClient(dashboard).list_jobs():
+        job = (details.metadata or {}).get("verified_tts_job")
+        if job:
+            counts[job] = counts.get(job, 0) + 1
+    return counts
+
+
+def account(state_dir: Path, dashboard: str, submitted: list[dict]) -> dict:
+    ids = [s["id"] for s in submitted if s.get("rc") == 0]
+    final = wait_all(state_dir, ids)
+    listed = json.loads(cli(state_dir, "jobs", "list").stdout.strip().splitlines()[-1])
+    in_records = [j["id"] for j in listed if j["id"] in ids]
+    submissions = ray_submissions(dashboard)
+    failed = {i: final[i].get("message", "") for i in ids if final[i]["state"] != "SUCCEEDED"}
+    return {
+        "jobs_submitted": len(submitted),
+        "submissions_refused": len(submitted) - len(ids),
+        "succeeded": sum(final[i]["state"] == "SUCCEEDED" for i in ids),
+        "failed": len(failed),
+        "failed_messages": failed,
+        "lost": len(set(ids) - set(in_records)),
+        "duplicated_in_records": len(in_records) - len(set(in_records)),
+        "run_twice": sum(submissions.get(i, 0) != final[i].get("attempts", 1) for i in ids),
+    }

@@ -1,0 +1,84 @@
+"""End-to-end checks that fail when adaptive early stopping or prefetching silently does nothing:
+a render at N=8 must stop early where a candidate passed (and take all 8 with adaptivity off), and
+with prefetch on, the next window's first round must be generated on the prefetch thread and then
+used, not generated again."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from verified_tts.selection import judge, should_stop
+from verified_tts.workflows.render import render
+
+FIVE = (
+    "# Five\n\nThe birch canoe slid on the smooth planks. Rice is often served in round "
+    "bowls. The juice of lemons makes fine punch. The box was thrown beside the parked truck. "
+    "Four hours of steady work faced us.\n"
+)
+
+
+def read_manifest(out):
+    return json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+
+
+class RecordingGenerator:
+    """The real generator, noting which thread asked for how many candidates."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.calls: list[tuple[str, int]] = []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def sample(self, requests):
+        self.calls.append((threading.current_thread().name, len(requests)))
+        return self.inner.sample(requests)
+
+
+def test_adaptive_render_stops_early_where_a_candidate_passed(
+    small_book, tmp_path, synthesizer_factory
+):
+    adaptive = synthesizer_factory(candidates=8)
+    render(small_book, tmp_path / "adaptive", adaptive.config, synthesizer=adaptive)
+    manifest = read_manifest(tmp_path / "adaptive")
+    counts = [len(u["candidates"]) for u in manifest["utterances"]]
+    assert min(counts) < 8, "adaptive sampling took all 8 candidates for every utterance"
+    for utterance, count in zip(manifest["utterances"], counts, strict=True):
+        judgements = [judge(c["scores"], adaptive.policy) for c in utterance["candidates"]]
+        if count < 8:  # stopped early: only because the policy said so
+            assert should_stop(judgements), utterance["text"]
+    assert manifest["stats"]["candidates_generated"] == sum(counts)
+
+    full = synthesizer_factory(candidates=8, adaptive=False)
+    render(small_book, tmp_path / "full", full.config, synthesizer=full)
+    manifest = read_manifest(tmp_path / "full")
+    assert {len(u["candidates"]) for u in manifest["utterances"]} == {8}
+    assert manifest["stats"]["candidates_generated"] == 8 * len(manifest["utterances"])
+
+
+def test_prefetch_generates_the_next_window_on_its_thread_and_the_window_uses_it(
+    tmp_path, synthesizer_factory
+):
+    book = tmp_path / "five.md"
+    book.write_text(FIVE, encoding="utf-8")
+    generated_on = {}
+    for prefetch in (False, True):
+        synthesizer = synthesizer_factory(candidates=4, window=2, prefetch=prefetch)
+        recorder = RecordingGenerator(synthesizer.generator)
+        synthesizer.generator = recorder
+        render(book, tmp_path / str(prefetch), synthesizer.config, synthesizer=synthesizer)
+        manifest = read_manifest(tmp_path / str(prefetch))
+        by_thread: dict[str, int] = {}
+        for thread, count in recorder.calls:
+            kind = "prefetch" if thread.startswith("prefetch") else "main"
+            by_thread[kind] = by_thread.get(kind, 0) + count
+        generated_on[prefetch] = by_thread
+        # nothing generated twice: every candidate in the manifest was made exactly once
+        total = sum(len(u["candidates"]) for u in manifest["utterances"])
+        assert sum(by_thread.values()) == total == manifest["stats"]["candidates_generated"]
+    assert "prefetch" not in generated_on[False]
+    assert generated_on[True].get("prefetch", 0) >= 2, generated_on
+    # the main thread then needed fewer: prefetched candidates were used, not made again
+    assert generated_on[True]["main"] < generated_on[False]["main"]

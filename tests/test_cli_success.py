@@ -1,0 +1,80 @@
+"""The success paths of the commands a user types, end to end in a subprocess with espeak: `ab`
+writes its report, `rerender` puts one utterance back with more candidates, and `render` with a
+valid `--voice-ref` scores every candidate against that reference."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import soundfile as sf
+
+CLI = [sys.executable, "-m", "verified_tts"]
+ESPEAK = ["--generator", "espeak"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    done = subprocess.run([*CLI, *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    return done
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cli")
+    book = folder / "book.md"
+    book.write_text(
+        "# Two\n\nThe birch canoe slid on the smooth planks. Rice is often served in round "
+        "bowls.\n",
+        encoding="utf-8",
+    )
+    run("render", str(book), "--out", str(folder / "out"), *ESPEAK, "-n", "2")
+    return book, folder / "out"
+
+
+@pytest.mark.slow
+def test_rerender_puts_one_utterance_back_with_more_candidates(rendered):
+    _, out = rendered
+    before = json.loads((out / "manifest.json").read_text())
+    target = next(u for u in before["utterances"] if u["kind"] != "heading")
+    done = run("rerender", str(out), "-u", target["key"][:8], "-n", "4", *ESPEAK)
+    after = json.loads((out / "manifest.json").read_text())
+    again = next(u for u in after["utterances"] if u["key"] == target["key"])
+    assert len(again["candidates"]) == 4
+    assert [c["seed"] for c in again["candidates"][:2]] == [c["seed"] for c in target["candidates"]]
+    others = [u for u in after["utterances"] if u["key"] != target["key"]]
+    assert [(u["key"], u["winner"]) for u in others] == [
+        (u["key"], u["winner"]) for u in before["utterances"] if u["key"] != target["key"]
+    ]
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_ab_writes_its_report_with_both_arms(rendered, tmp_path):
+    book, _ = rendered
+    out = tmp_path / "ab"
+    run("ab", str(book), "--n", "1", "--n", "2", "--out", str(out), *ESPEAK)
+    report = json.loads((out / "ab.json").read_text())
+    text = json.dumps(report)
+    assert (out / "ab.html").is_file()
+    assert '"n": 1' in text and '"n": 2' in text
+
+
+@pytest.mark.slow
+def test_render_with_a_valid_voice_reference_scores_against_it(rendered, tmp_path):
+    book, out = rendered
+    reference = tmp_path / "reference.wav"
+    audio, rate = sf.read(out / "book.wav")
+    sf.write(reference, audio, rate)
+    with_ref = tmp_path / "with-ref"
+    run("render", str(book), "--out", str(with_ref), *ESPEAK, "-n", "2", "--voice-ref",
+        str(reference))  # fmt: skip
+    manifest = json.loads((with_ref / "manifest.json").read_text())
+    assert manifest["voice_ref"] and manifest["voice_ref"].endswith("reference.wav")
+    speaker = [c["scores"]["speaker"] for u in manifest["utterances"] for c in u["candidates"]]
+    assert speaker and all(0.0 < s <= 1.0 for s in speaker)
+    # its own voice: the reference is the same espeak voice, so similarity is high
+    assert sum(speaker) / len(speaker) > 0.6
