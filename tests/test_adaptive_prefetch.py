@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 
-from verified_tts.selection import judge, should_stop
+from verified_tts.selection import judge, round_targets, should_stop
 from verified_tts.workflows.render import render
 
 FIVE = (
@@ -47,8 +47,10 @@ def test_adaptive_render_stops_early_where_a_candidate_passed(
     assert min(counts) < 8, "adaptive sampling took all 8 candidates for every utterance"
     for utterance, count in zip(manifest["utterances"], counts, strict=True):
         judgements = [judge(c["scores"], adaptive.policy) for c in utterance["candidates"]]
-        if count < 8:  # stopped early: only because the policy said so
-            assert should_stop(judgements), utterance["text"]
+        if count < 8:  # stopped early: only because the policy said so, and not sooner
+            assert should_stop(judgements, 8, adaptive.policy), utterance["text"]
+            for earlier in (t for t in round_targets(8, adaptive.policy) if t < count):
+                assert not should_stop(judgements[:earlier], 8, adaptive.policy)
     assert manifest["stats"]["candidates_generated"] == sum(counts)
 
     full = synthesizer_factory(candidates=8, adaptive=False)
