@@ -34,6 +34,10 @@ class LoadedVerifiers:
     def identity(self) -> str:
         return stable_hash({v.name: dict(v.identity()) for v in self.active})
 
+    def unavailable(self) -> dict[str, str]:
+        """Verifier name -> why it did not score (switched off, or nothing to run)."""
+        return {name: s["reason"] for name, s in self.status.items() if not s["available"]}
+
     def get(self, name: str) -> Verifier | None:
         return next((v for v in self.active if v.name == name), None)
 

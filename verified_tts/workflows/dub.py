@@ -377,11 +377,7 @@ def _summary(
         candidates_generated=synth.stats.candidates_generated,
         candidates_reused=synth.stats.candidates_reused,
         seconds=manifest.stats["seconds"],
-        unavailable={
-            verifier: status["reason"]
-            for verifier, status in synth.verifiers.status.items()
-            if not status["available"]
-        },
+        unavailable=synth.verifiers.unavailable(),
         warnings=tuple(warnings),
         track=out / "track.wav",
         mix=mix_path,

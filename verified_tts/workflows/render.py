@@ -174,10 +174,6 @@ def render(
         candidates_generated=synthesizer.stats.candidates_generated,
         candidates_reused=synthesizer.stats.candidates_reused,
         seconds=manifest.stats["seconds"],
-        unavailable={
-            name: s["reason"]
-            for name, s in synthesizer.verifiers.status.items()
-            if not s["available"]
-        },
+        unavailable=synthesizer.verifiers.unavailable(),
         damaged=damaged,
     )
