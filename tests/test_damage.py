@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import crashkit
 import pytest
 
 from verified_tts.errors import UserError
@@ -58,6 +59,8 @@ def test_truncated_and_missing_winners_are_reported_and_generated_again(
     assert any("missing" in line for line in summary.damaged)
     assert summary.candidates_generated == 2  # exactly the two damaged ones, nothing else
     assert _digests(damaged) == _digests(finished)
+    # and every score: a candidate scored on its own scores as it did beside the others
+    assert crashkit.fingerprint(damaged) == crashkit.fingerprint(finished)
     assert check_store(damaged).healthy
 
 
@@ -66,7 +69,8 @@ def test_doctor_reports_and_repairs_what_it_did(finished, tmp_path):
     shutil.copytree(finished, damaged)
     victim = _winner_files(damaged)[0]
     victim.write_bytes(victim.read_bytes()[:200])
-    (damaged / "store" / "audio" / ".left.flac").write_bytes(b"half")
+    # a killed writer's temporary file, named as mkstemp names them
+    (damaged / "store" / "audio" / ".u0001-000.k2x9_q7a.flac").write_bytes(b"half")
     checked = subprocess.run(
         [*CLI, "doctor", str(damaged), "--check-only"], capture_output=True, text=True
     )

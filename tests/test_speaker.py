@@ -68,6 +68,17 @@ def test_batched_embedding_equals_embed_utterance(verifier, male, female):
         assert np.linalg.norm(embedding) == pytest.approx(1.0, abs=1e-5)
 
 
+def test_a_clip_embeds_the_same_alone_or_beside_others(verifier, male, female):
+    # A regenerated store entry is scored on its own; an uninterrupted render scored it beside
+    # the other candidates. Both must give the same bits, or a resumed render differs. The
+    # batches span more than one forward chunk (about 4 partials a clip).
+    clips = [*male, *female, *male, *female]
+    together = verifier.embed(clips)
+    for index, clip in enumerate(clips[:3]):
+        assert np.array_equal(verifier.embed([clip])[0], together[index])
+    assert np.array_equal(verifier.embed(clips[2:])[0], together[2])
+
+
 def test_same_voice_is_more_similar_than_another(verifier, male, female):
     reference = verifier.embed([male[0]])[0]
     candidates = [

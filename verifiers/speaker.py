@@ -59,6 +59,7 @@ class SpeakerOptions:
 
 
 _THREADS_LOCK = threading.Lock()
+_CHUNK = 16  # partials per forward pass of the VoiceEncoder; see _Resemblyzer._forward_chunk
 
 
 @contextmanager
@@ -141,7 +142,12 @@ class _Resemblyzer:
             owners.extend([index] * len(mel_slices))
         stacked = torch.from_numpy(np.stack(partials)).to(self.encoder.device)
         with torch.no_grad(), _one_cpu_thread(self.encoder.device.type == "cpu"):
-            embeds = self.encoder(stacked).cpu().numpy()
+            embeds = np.concatenate(
+                [
+                    self._forward_chunk(stacked[start : start + _CHUNK])
+                    for start in range(0, len(stacked), _CHUNK)
+                ]
+            )
         # A silent partial makes the encoder divide 0 by 0: count it as no voice at all, so a
         # silent clip gets the zero vector and a similarity of 0 with any reference.
         embeds = np.nan_to_num(embeds, nan=0.0)
@@ -150,6 +156,24 @@ class _Resemblyzer:
         np.add.at(sums, owner_ids, embeds)
         means = sums / np.bincount(owner_ids, minlength=len(wavs))[:, None]
         return _unit(means)
+
+    def _forward_chunk(self, partials: Any) -> np.ndarray:
+        """Embeddings of up to ``_CHUNK`` partials, always computed as a batch of ``_CHUNK``.
+
+        The LSTM's matrix products round differently for different batch sizes (up to 2e-7 on
+        one clip), so a clip scored beside other clips would get another score than the same clip
+        scored alone, e.g. when a damaged store entry is regenerated on its own, and a resumed
+        render would not reproduce an uninterrupted one. A fixed batch size, the tail filled
+        with copies of the first partial, makes every partial's embedding independent of its
+        neighbours (bit for bit; tests/test_speaker.py).
+        """
+        import torch
+
+        count = len(partials)
+        if count < _CHUNK:
+            filler = partials[:1].expand(_CHUNK - count, *partials.shape[1:])
+            partials = torch.cat([partials, filler])
+        return self.encoder(partials)[:count].cpu().numpy()
 
 
 class _Ecapa:
