@@ -62,4 +62,5 @@ def test_sigkill_in_store_write_assembly_and_report_then_resume_is_identical(sma
     assert len(keys) == len(set(keys)), "a committed candidate was generated again"
     assert len(keys) == candidates
     assert crashkit.fingerprint(out) == expected
-    assert integrity_problems(out) == []
+    # the killed writes' temporary files too are gone once a run finishes
+    assert integrity_problems(out, allowed=()) == []

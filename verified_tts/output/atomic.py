@@ -14,8 +14,9 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ from verified_tts.errors import UserError
 
 __all__ = [
     "atomic_path",
+    "interrupted_writes",
+    "remove_interrupted_writes",
     "write_audio_atomic",
     "write_bytes_atomic",
     "write_json_atomic",
@@ -44,6 +47,8 @@ def _umask() -> int:
 
 
 _FILE_MODE = 0o666 & ~_umask()
+# mkstemp's names below: "." + the target's stem + "." + 8 random characters + the suffix
+_TEMPORARY_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}(\.[A-Za-z0-9]+)?$")
 
 
 def _disk_full(error: BaseException, folder: Path) -> bool:
@@ -82,6 +87,35 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         if full:
             raise _full_error(target) from error
         raise
+
+
+def interrupted_writes(folder: str | os.PathLike[str]) -> list[Path]:
+    """Temporary files of this writer in ``folder``: only a killed writer leaves them behind."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if _TEMPORARY_NAME.match(p.name) and p.is_file())
+
+
+def remove_interrupted_writes(
+    folders: Iterable[str | os.PathLike[str]], *, older_than: float
+) -> int:
+    """Remove temporary files last modified before ``older_than`` (a ``time.time()``).
+
+    Called when a run has finished its outputs: a temporary file older than the run's start
+    belongs to a run that was killed mid-write (a write takes seconds, not the whole run), and a
+    killed write of a whole-book WAV would otherwise keep a gigabyte of hidden garbage.
+    """
+    removed = 0
+    for folder in folders:
+        for path in interrupted_writes(folder):
+            try:
+                if path.stat().st_mtime < older_than:
+                    path.unlink()
+                    removed += 1
+            except FileNotFoundError:
+                continue
+    return removed
 
 
 def _full_error(target: Path) -> UserError:

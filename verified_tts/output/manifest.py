@@ -46,6 +46,7 @@ __all__ = [
     "production_record",
     "read_manifest",
     "summarise",
+    "output_folders",
     "write_manifest",
 ]
 
@@ -413,6 +414,12 @@ def read_manifest(out_dir: str | Path) -> Manifest:
             "`verified-tts render`"
         )
     return Manifest.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+def output_folders(out_dir: str | Path) -> tuple[Path, ...]:
+    """The folders a run writes files into: the output, its chapters and the store's audio."""
+    out = Path(out_dir)
+    return (out, out / "chapters", out / STORE_DIR / "audio")
 
 
 def write_manifest(out_dir: str | Path, manifest: Manifest) -> Path:

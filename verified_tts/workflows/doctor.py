@@ -18,7 +18,8 @@ from pathlib import Path
 
 from verified_tts.errors import UserError
 from verified_tts.keys import candidate_key
-from verified_tts.output.manifest import MANIFEST_FILE, STORE_DIR
+from verified_tts.output.atomic import interrupted_writes
+from verified_tts.output.manifest import MANIFEST_FILE, STORE_DIR, output_folders
 from verified_tts.store import INDEX_FILE, Store, audio_problem, index_error
 
 __all__ = ["DoctorReport", "check_store", "doctor"]
@@ -37,13 +38,6 @@ class DoctorReport:
     @property
     def healthy(self) -> bool:
         return not self.problems
-
-
-def _temporaries(folder: Path) -> list[Path]:
-    """Files the atomic writer leaves only when killed between creating and renaming them."""
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.is_file() and p.name.startswith("."))
 
 
 def _open_index(root: Path) -> sqlite3.Connection:
@@ -136,9 +130,7 @@ def check_store(out_dir: str | os.PathLike, *, repair: bool = False) -> DoctorRe
         )
         for path in orphans:
             problems.append(f"audio file {path.name} has no row in the index")
-        leftovers = (
-            _temporaries(root / "audio") + _temporaries(out) + _temporaries(out / "chapters")
-        )
+        leftovers = [path for folder in output_folders(out) for path in interrupted_writes(folder)]
         for path in leftovers:
             problems.append(f"temporary file {path} left by an interrupted write")
         manifest = out / MANIFEST_FILE

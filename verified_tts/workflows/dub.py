@@ -26,7 +26,12 @@ import numpy as np
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.output.assembly import AssembledFile
-from verified_tts.output.atomic import write_audio_atomic, write_json_atomic, write_text_atomic
+from verified_tts.output.atomic import (
+    remove_interrupted_writes,
+    write_audio_atomic,
+    write_json_atomic,
+    write_text_atomic,
+)
 from verified_tts.output.dub_track import (
     DubOptions,
     PlacedCue,
@@ -37,7 +42,13 @@ from verified_tts.output.dub_track import (
     track_stats,
     voiced_srt,
 )
-from verified_tts.output.manifest import STORE_DIR, Manifest, build_manifest, write_manifest
+from verified_tts.output.manifest import (
+    STORE_DIR,
+    Manifest,
+    build_manifest,
+    output_folders,
+    write_manifest,
+)
 from verified_tts.pipeline import Synthesizer, UtteranceResult
 from verified_tts.selection import Gate
 from verified_tts.store import Store
@@ -145,6 +156,7 @@ def dub(
     synthesis starts.
     """
     started = time.perf_counter()
+    run_began = time.time()  # earlier temporary files are a killed run's
     options = DubOptions(
         speed_limit=float(speed_limit),
         max_extend_s=float(max_extend_s),
@@ -211,6 +223,7 @@ def dub(
     )
     write_json_atomic(out / "dub.json", report)
     write_manifest(out, manifest)
+    remove_interrupted_writes(output_folders(out), older_than=run_began)
     return _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
 
 

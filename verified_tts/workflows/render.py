@@ -21,10 +21,16 @@ from typing import Any
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.output.assembly import AssembledFile, Placed, assemble_book
-from verified_tts.output.atomic import write_json_atomic
+from verified_tts.output.atomic import remove_interrupted_writes, write_json_atomic
 from verified_tts.output.deliver import deliver
 from verified_tts.output.encode import BookTags
-from verified_tts.output.manifest import STORE_DIR, build_manifest, summarise, write_manifest
+from verified_tts.output.manifest import (
+    STORE_DIR,
+    build_manifest,
+    output_folders,
+    summarise,
+    write_manifest,
+)
 from verified_tts.output.report import write_render_report
 from verified_tts.pipeline import Synthesizer, UtteranceResult
 from verified_tts.store import Store
@@ -131,6 +137,7 @@ def render(
 ) -> RenderSummary:
     """Render ``book_path`` into ``out_dir``; resumable, see the module docstring."""
     started = time.perf_counter()
+    run_began = time.time()  # earlier temporary files are a killed run's
     loaded = load_input(book_path, config.production, max_chars=config.utterance_chars())
     book: Book = loaded.book
     out = prepare_output(out_dir)
@@ -163,6 +170,7 @@ def render(
     )
     write_manifest(out, manifest)
     write_render_report(out, manifest)  # report.html: flagged utterances first, every candidate
+    remove_interrupted_writes(output_folders(out), older_than=run_began)
     quality = summarise(results)
     return RenderSummary(
         out_dir=out,

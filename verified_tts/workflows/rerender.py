@@ -29,6 +29,7 @@ import numpy as np
 
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.output.atomic import remove_interrupted_writes
 from verified_tts.output.manifest import (
     STORE_DIR,
     Manifest,
@@ -36,6 +37,7 @@ from verified_tts.output.manifest import (
     UtteranceRecord,
     as_manifest,
     build_manifest,
+    output_folders,
     read_manifest,
     write_manifest,
 )
@@ -122,6 +124,7 @@ def rerender(
 ) -> RerenderResult:
     """Re-render ``utterance_key`` of the render in ``out_dir`` at N=``n``; see the module doc."""
     started = time.perf_counter()
+    run_began = time.time()  # earlier temporary files are a killed run's
     out = Path(out_dir)
     manifest = read_manifest(out)
     key = find_utterance(manifest, utterance_key)
@@ -169,6 +172,7 @@ def rerender(
     updated = _mark_rerendered(updated, key, RerenderMark(n, old.winner, old.flagged), earlier)
     write_manifest(out, updated)
     write_render_report(out, updated)
+    remove_interrupted_writes(output_folders(out), older_than=run_began)
     return _summary(out, key, n, old, replaced[key], runs[-1])
 
 
