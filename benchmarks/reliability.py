@@ -3,12 +3,13 @@
 The long versions of the suites in tests/ (test_crash, test_damage, test_fuzz), run with the fast
 espeak generator:
 
-- crashes: 20 SIGKILLs of one render, each resumed, at moments drawn from a seeded generator:
-  inside a store write (FLAC renamed, row not committed), before a decision commit, inside the
-  atomic writer at a random write (store audio, chapter and book files, manifest, report), or from
-  outside after a random delay; then a final resume. Counts committed candidates generated twice,
-  compares every output's sha256 (audio files; manifest.json less its run statistics) with an
-  uninterrupted render, and runs the doctor's integrity check.
+- crashes: 20 SIGKILLs of one render, each resumed, every one landing in the work still to do:
+  17 spread over the candidates and decisions (inside a store write: FLAC renamed, row not
+  committed; before a decision commit; inside the atomic writer at a store audio write; or from
+  outside after a random delay past start-up), then 3 in the final phase (a chapter or book file
+  write, then the manifest or report); then a final resume. Counts committed candidates generated
+  twice, compares every output's sha256 (audio files; manifest.json less its run statistics) with
+  an uninterrupted render, runs the doctor's integrity check and counts temporary files left.
 - damage: truncated and missing candidate files, a corrupt index, each in a copy of a finished
   render: detected, regenerated, outputs identical again.
 - fuzz: the hypothesis properties of tests/test_fuzz.py at a larger example count.
@@ -75,6 +76,22 @@ def _problems(out: Path, allowed: tuple[str, ...]) -> list[str]:
     return [p for p in check_store(out).problems if not any(a in p for a in allowed)]
 
 
+def _startup_seconds(argv: list[str], work: Path) -> float:
+    """Seconds from the process start to the first committed candidate (imports, model loads)."""
+    log = work / "startup.log"
+    process = subprocess.Popen(
+        crashkit.command(argv), env=crashkit.environment(log), cwd=ROOT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    started = time.perf_counter()
+    while not crashkit.committed(log) and process.poll() is None:
+        time.sleep(0.05)
+    seconds = time.perf_counter() - started
+    process.kill()
+    process.wait()
+    return seconds
+
+
 def crashes(work: Path, kills: int = 20, seed: int = 15) -> dict:
     book = make_book(work / "crash.md", 24, per_chapter=8)
     args = ["render", str(book), "--out", "{out}", "--generator", "espeak", "-n", "3"]
@@ -86,6 +103,7 @@ def crashes(work: Path, kills: int = 20, seed: int = 15) -> dict:
     started = time.perf_counter()
     reference = crashkit.run(argv(work / "reference"), reference_log)
     reference_seconds = time.perf_counter() - started
+    startup_seconds = _startup_seconds(argv(work / "startup"), work)
     assert reference.returncode == 0, reference.stderr
     expected = crashkit.fingerprint(work / "reference")
     candidates = len(crashkit.committed(reference_log))
@@ -95,26 +113,40 @@ def crashes(work: Path, kills: int = 20, seed: int = 15) -> dict:
     rng = random.Random(seed)
     out, log = work / "killed", work / "killed.log"
     record, mid_run_problems = [], []
+    # Every kill lands in the work still to do: the first ones spread over the candidates and
+    # decisions (each at a uniform point in the next 2/(kills left + 1) of what remains, so they
+    # spread evenly on average), the last three in the final phase, which runs only once every
+    # candidate is committed: a chapter or book write, then the manifest or report.
+    final_phase = ["write:assembly", "write:assembly", "write:report"][: max(0, kills - 1)]
     for number in range(kills):
         remaining = candidates - len(set(crashkit.committed(log)))
-        kind = rng.choice(
-            ["row", "decision", "write:store", "write:assembly", "write:report", "time"]
-        )
+        undecided = decisions - len(set(crashkit.decided(log)))
+        in_generation = kills - len(final_phase) - number
+        if in_generation > 0 and remaining > 0:
+            kind = rng.choice(["row", "decision", "write:store", "time"])
+        else:
+            kind = (
+                final_phase[number - (kills - len(final_phase))] if in_generation <= 0 else "time"
+            )
+
+        spread = 2 / (max(in_generation, 1) + 1)
         if kind == "time":
-            delay = rng.uniform(1.0, reference_seconds)
+            # after the render's start-up, within its share of the time the rest should take
+            share = reference_seconds * max(remaining, 1) / candidates
+            delay = startup_seconds + rng.uniform(0.0, share * spread)
             code = crashkit.run_killed_after(argv(out), log, delay)
             at = f"after {delay:.1f} s"
         else:
             if kind == "row":
-                at = f"row:{rng.randint(1, max(1, remaining))}"
+                at = f"row:{rng.randint(1, max(1, round(remaining * spread)))}"
             elif kind == "decision":
-                at = f"decision:{rng.randint(1, decisions)}"
+                at = f"decision:{rng.randint(1, max(1, round(undecided * spread)))}"
             elif kind == "write:store":
-                at = f"write:{rng.randint(1, max(1, remaining))}"
+                at = f"write:{rng.randint(1, max(1, round(remaining * spread)))}"
             elif kind == "write:assembly":
                 at = f"write:{remaining + rng.randint(1, after - 2)}"
             else:
-                at = f"write:{remaining + after}"
+                at = f"write:{remaining + after - rng.randint(0, 1)}"  # manifest or report
             code = crashkit.run(argv(out), log, at).returncode
         killed = code == -signal.SIGKILL
         problems = _problems(out, IN_FLIGHT) if (out / "store").exists() else []
@@ -126,10 +158,11 @@ def crashes(work: Path, kills: int = 20, seed: int = 15) -> dict:
                 "at": at,
                 "killed": killed,
                 "exit": code,
+                "candidates_left_before": remaining,
                 "store_problems": problems,
             }
         )
-        print(f"kill {number + 1}: {kind} {at} -> exit {code}", flush=True)
+        print(f"kill {number + 1}: {kind} {at} ({remaining} left) -> exit {code}", flush=True)
     final = crashkit.run(argv(out), log)
     assert final.returncode == 0, final.stderr
     keys = crashkit.committed(log)
@@ -140,6 +173,7 @@ def crashes(work: Path, kills: int = 20, seed: int = 15) -> dict:
         "candidates_per_render": candidates,
         "kills_attempted": kills,
         "kills_landed": sum(r["killed"] for r in record),
+        "kills_in_generation": sum(r["killed"] and r["candidates_left_before"] > 0 for r in record),
         "kills_survived": sum(r["killed"] for r in record) if got == expected else 0,
         "committed_candidates_recomputed": len(keys) - len(set(keys)),
         "candidates_committed_over_all_runs": len(keys),

@@ -79,7 +79,9 @@ def _install(point: str | None, count: int, log: Path) -> None:
 
     def put_decision_maybe_die(self, decision):
         reach("decision")
-        return put_decision(self, decision)
+        stored = put_decision(self, decision)
+        note(f"decision {decision.utterance}")
+        return stored
 
     store_module.Store.put_candidate = put_candidate_noted
     store_module.Store.put_decision = put_decision_maybe_die
@@ -125,6 +127,12 @@ def committed(log: Path) -> list[str]:
         return []
     lines = log.read_text(encoding="utf-8").splitlines()
     return [line.split(" ", 1)[1] for line in lines if line.startswith("candidate ")]
+
+
+def decided(log: Path) -> list[str]:
+    """Utterances whose decision was committed, in order, over every run that wrote to ``log``."""
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return [line.split(" ", 1)[1] for line in lines if line.startswith("decision ")]
 
 
 def writes(log: Path) -> int:
