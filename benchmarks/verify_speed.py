@@ -216,8 +216,8 @@ def score_setting(
 
 
 def winners(metrics: Sequence[Sequence[Mapping[str, float]]], n: int) -> dict[str, list[int]]:
-    """The real selection policy's winners: fixed N=2,4,..,n and adaptive N=n (rounds 2, 4, 8:
-    stop after a round once a candidate passed every gate with margin)."""
+    """The shipped selection policy's winners: fixed N=2,4,..,n and adaptive N=n (its own rounds
+    and stop rule, replayed on the fixed-N scores)."""
     from verified_tts.selection import SelectionPolicy, choose, judge, round_targets, should_stop
 
     policy = SelectionPolicy()
@@ -230,12 +230,38 @@ def winners(metrics: Sequence[Sequence[Mapping[str, float]]], n: int) -> dict[st
     adaptive, used = [], []
     for row in judged:
         for target in round_targets(n, policy):
-            if target == n or should_stop(row[:target]):
+            if target == n or should_stop(row[:target], n, policy):
                 adaptive.append(choose(row[:target])[0])
                 used.append(target)
                 break
     out[f"n{n}_adaptive"] = adaptive
     out["_adaptive_candidates"] = used
+    return out
+
+
+def repeatable_agreement(picks: Mapping[str, Mapping[str, list[int]]]) -> dict:
+    """Winner agreement with the baseline, counted only on the utterances whose baseline winner
+    survives a change of numerics alone (the same per-clip scoring in float32 instead of int8
+    picks the same candidate): elsewhere the baseline's own choice is within its noise."""
+    reference, control = picks["baseline"], picks["baseline-float32"]
+    out: dict[str, Any] = {}
+    for name, arms in picks.items():
+        if name in ("baseline", "baseline-float32"):
+            continue
+        out[name] = {}
+        for arm, chosen in arms.items():
+            if arm.startswith("_"):
+                continue
+            kept = [
+                i
+                for i, (a, b) in enumerate(zip(reference[arm], control[arm], strict=True))
+                if a == b
+            ]
+            same = sum(chosen[i] == reference[arm][i] for i in kept)
+            out[name][arm] = {
+                "utterances": len(kept),
+                "agreement": round(same / len(kept), 4) if kept else None,
+            }
     return out
 
 
@@ -332,9 +358,10 @@ def render_runs(generator: str, texts: Sequence[str], work: Path) -> list[dict]:
                 candidates=n,
                 adaptive=adaptive,
             )
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             render(book, work / name, config)
             wall = time.perf_counter() - started
+            cpu = time.process_time() - cpu_started  # every thread of this process
             manifest = json.loads((work / name / "manifest.json").read_text())
             load = manifest["stats"]["seconds"].get("load", 0.0)
             speech = sum(u["candidates"][u["winner"]]["duration_s"] for u in manifest["utterances"])
@@ -348,6 +375,8 @@ def render_runs(generator: str, texts: Sequence[str], work: Path) -> list[dict]:
                     "load_seconds": round(load, 2),
                     "speech_seconds": round(speech, 2),
                     "real_time_factor": round((wall - load) / speech, 4),
+                    "cpu_seconds": round(cpu, 2),
+                    "cpu_seconds_per_speech_second": round(cpu / speech, 4),
                     "candidates_generated": manifest["stats"]["candidates_generated"],
                     "seconds_per_stage": manifest["stats"]["seconds"],
                     "_winners": [u["winner"] for u in manifest["utterances"]],
@@ -489,6 +518,9 @@ def main() -> None:
             if name != "baseline"
         }
         print(json.dumps(results["winner_agreement_vs_baseline"]), flush=True)
+        if "baseline-float32" in picks:
+            results["winner_agreement_where_baseline_repeats"] = repeatable_agreement(picks)
+            print(json.dumps(results["winner_agreement_where_baseline_repeats"]), flush=True)
         save()
     if not args.skip_judge:
         results["judge"] = judge_gains(texts, candidates, picks, args.judge)
