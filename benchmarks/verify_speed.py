@@ -10,12 +10,13 @@ they agree with the per-clip baseline. Whisper base (``bundled:base``, never use
 verifiers) judges candidate 0 and every setting's N=8 winner: the A/B gain (judge WER of
 candidate 0 minus that of the winner) with a paired bootstrap 95 % interval, per setting and as
 the paired difference to the baseline. Finally it renders the first sentences at N=1 and N=8
-adaptive with packing off and on (fresh stores), for the real-time factor, the stage seconds
-and the winners an adaptive render picks both ways. Writes benchmarks/results/verify_speed.json.
+adaptive with each of --render-settings (fresh stores), for the real-time factor, the CPU
+seconds, the stage seconds and how often an adaptive render picks the baseline's winners.
+Writes benchmarks/results/verify_speed.json (or --out).
 
 Usage: python benchmarks/verify_speed.py [--generator espeak] [--first 600] [--sentences 64]
        [--n 8] [--settings baseline packed ...] [--render-sentences 32] [--skip-render]
-       [--skip-judge]
+       [--skip-judge] [--render-settings baseline packed] [--out FILE]
 """
 
 from __future__ import annotations
@@ -342,19 +343,22 @@ def judge_gains(
     return result
 
 
-def render_runs(generator: str, texts: Sequence[str], work: Path) -> list[dict]:
-    """Render the sentences at N=1 and N=8 adaptive, packing off and on, each in a fresh store."""
+def render_runs(
+    generator: str, texts: Sequence[str], work: Path, settings: Sequence[str]
+) -> list[dict]:
+    """Render the sentences at N=1 and N=8 adaptive with each WER setting, in fresh stores."""
     from verified_tts.config import build_config
     from verified_tts.workflows.render import render
 
     book = work / "book.md"
     book.write_text("# Harvard sentences\n\n" + "\n\n".join(texts) + "\n", encoding="utf-8")
     runs = []
-    for packing in (False, True):
+    for setting in settings:
         for n, adaptive in ((1, False), (8, True)):
-            name = f"n{n}{'-adaptive' if adaptive else ''}{'-packed' if packing else ''}"
+            suffix = "" if setting == "baseline" else f"-{setting}"
+            name = f"n{n}{'-adaptive' if adaptive else ''}{suffix}"
             config = build_config(
-                {"generator": {"name": generator}, "verifiers": {"wer": {"packing": packing}}},
+                {"generator": {"name": generator}, "verifiers": {"wer": dict(SETTINGS[setting])}},
                 candidates=n,
                 adaptive=adaptive,
             )
@@ -370,7 +374,7 @@ def render_runs(generator: str, texts: Sequence[str], work: Path) -> list[dict]:
                     "run": name,
                     "n": n,
                     "adaptive": adaptive,
-                    "packing": packing,
+                    "wer_setting": setting,
                     "wall_seconds": round(wall, 2),
                     "load_seconds": round(load, 2),
                     "speech_seconds": round(speech, 2),
@@ -382,12 +386,25 @@ def render_runs(generator: str, texts: Sequence[str], work: Path) -> list[dict]:
                     "_winners": [u["winner"] for u in manifest["utterances"]],
                 }
             )
-    by_name = {r["run"]: r for r in runs}
-    a, b = by_name["n8-adaptive"]["_winners"], by_name["n8-adaptive-packed"]["_winners"]
+    adaptive_winners = {r["wer_setting"]: r.pop("_winners") for r in runs if r["adaptive"]}
     for run in runs:
-        run.pop("_winners")
-    return [*runs, {"adaptive_render_winner_agreement": round(
-        sum(x == y for x, y in zip(a, b, strict=True)) / len(a), 4)}]  # fmt: skip
+        run.pop("_winners", None)
+    reference = adaptive_winners.get("baseline")
+    if reference:
+        runs.append(
+            {
+                "adaptive_render_winner_agreement_vs_baseline": {
+                    setting: round(
+                        sum(x == y for x, y in zip(chosen, reference, strict=True))
+                        / len(reference),
+                        4,
+                    )
+                    for setting, chosen in adaptive_winners.items()
+                    if setting != "baseline"
+                }
+            }
+        )
+    return runs
 
 
 def speaker_beside_whisper(texts: Sequence[str], candidates: Sequence[Sequence[Any]]) -> dict:
@@ -433,6 +450,9 @@ def main() -> None:
     parser.add_argument("--skip-judge", action="store_true")
     parser.add_argument("--render-sentences", type=int, default=32)
     parser.add_argument("--skip-render", action="store_true")
+    parser.add_argument(
+        "--render-settings", nargs="+", choices=sorted(SETTINGS), default=["baseline", "packed"]
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/verify_speed.json")
     args = parser.parse_args()
 
@@ -533,7 +553,7 @@ def main() -> None:
     if not args.skip_render:
         with tempfile.TemporaryDirectory() as work:
             results["renders"] = render_runs(
-                args.generator, texts[: args.render_sentences], Path(work)
+                args.generator, texts[: args.render_sentences], Path(work), args.render_settings
             )
         results["render_sentences"] = args.render_sentences
     results["wall_seconds"] = round(time.perf_counter() - started, 1)
