@@ -244,10 +244,12 @@ def test_records_survive_a_cluster_restart_and_a_lost_job_resumes(
     out = tmp_path / "restarted"
     job_id = cli(ray_cluster, "jobs", "submit", "render", str(book), *ESPEAK, "-n", "2",
                  "--out", str(out))["id"]  # fmt: skip
-    # let it store some candidates, then take the cluster down under it
+    # let it store some candidates, then kill the head and everything it started (as a crash of
+    # the head machine would), with no chance to mark its jobs: the queue must notice on its own
     wait_until(lambda: any((out / "store").rglob("*.flac")))
     state = SharedCluster.state()
-    cluster.down(ray_cluster)
+    os.killpg(state.pid, signal.SIGKILL)
+    wait_until(lambda: not state.alive())
     cluster.up(
         directory=ray_cluster,
         num_cpus=state.num_cpus,
