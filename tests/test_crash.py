@@ -64,3 +64,26 @@ def test_sigkill_in_store_write_assembly_and_report_then_resume_is_identical(sma
     assert crashkit.fingerprint(out) == expected
     # the killed writes' temporary files too are gone once a run finishes
     assert integrity_problems(out, allowed=()) == []
+
+
+@pytest.mark.slow
+def test_packed_scoring_resumes_to_the_same_winners(small_book, tmp_path):
+    # With packing a clip's Whisper scores depend on the clips that share its window, so a
+    # resumed run that scored the unfinished utterances' candidates again (in other windows)
+    # picked other winners (3 of 27 in a Piper render). The store keeps every round's scores.
+    config = tmp_path / "packed.toml"
+    config.write_text("[verifiers.wer]\npacking = true\n", encoding="utf-8")
+
+    def args(out):
+        return [*_args(small_book, out), "--config", str(config)]
+
+    reference = crashkit.run(args(tmp_path / "reference"), tmp_path / "reference.log")
+    assert reference.returncode == 0, reference.stderr
+    out, log = tmp_path / "out", tmp_path / "killed.log"
+    for at in ("decision:2", "row:3"):  # mid-window: rounds scored, decisions still to come
+        run = crashkit.run(args(out), log, at)
+        assert run.returncode == -signal.SIGKILL, (at, run.stderr[-2000:])
+    final = crashkit.run(args(out), log)
+    assert final.returncode == 0, final.stderr
+    assert crashkit.fingerprint(out) == crashkit.fingerprint(tmp_path / "reference")
+    assert integrity_problems(out, allowed=()) == []

@@ -63,3 +63,19 @@ def test_drop_audio_for_winners_only(tmp_path):
         with pytest.raises(FileNotFoundError):
             store.load_audio(dropped)
         assert not (tmp_path / "audio" / "u-1.flac").exists()
+
+
+def test_scores_are_kept_per_context_and_dropped_with_a_damaged_candidate(tmp_path):
+    audio = (np.sin(np.linspace(0, 200, 16000)) * 0.5).astype(np.float32)
+    record = {"metrics": {"asr_logprob": -0.25}, "detail": {"transcript": "a"}, "embedding": None}
+    with Store(tmp_path / "store") as store:
+        store.put_candidate(
+            "u1-000", utterance="u1", index=0, seed=1, audio=audio, sample_rate=16000, info={}
+        )
+        store.put_scores([("u1-000", "ctx", record)])
+    with Store(tmp_path / "store") as store:
+        assert store.get_scores("u1-000", "ctx") == record
+        assert store.get_scores("u1-000", "another reference") is None
+        (tmp_path / "store" / "audio" / "u1-000.flac").unlink()
+        assert store.get_candidate("u1-000") is None  # damaged: generated again, scored again
+        assert store.get_scores("u1-000", "ctx") is None

@@ -13,6 +13,8 @@ interrupted.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 import time
 from collections import defaultdict
@@ -196,6 +198,7 @@ class Synthesizer:
         self._seen_here: set[str] = set()  # candidate keys counted in this run's stats
         self._sample_lock = threading.Lock()
         self._search: Any = None  # the beam search, built on first use
+        self._verifier_identity: str | None = None  # stable hash, computed on first use
 
     @classmethod
     def load(cls, config: RenderConfig) -> Synthesizer:
@@ -526,35 +529,38 @@ class Synthesizer:
         store: Store,
         references: Mapping[str | None, np.ndarray | None],
     ) -> list[tuple[CandidateResult, tuple[float, ...] | None]]:
+        """Score one round's candidates: from the store where an earlier run already scored
+        them under the same context, else with the verifiers (in one call each), committing the
+        new scores in one transaction so a resumed run sees the whole round or none of it."""
+        speaker_references = [
+            references.get(utterance.voice, self.voice_reference) for utterance, _ in wanted
+        ]
+        contexts = [
+            self._score_context(utterance, reference)
+            for (utterance, _), reference in zip(wanted, speaker_references, strict=True)
+        ]
         with _Timer(self.stats, "store"):
-            clips = [
-                Clip(
-                    audio=store.load_audio(candidate),
-                    sample_rate=candidate.sample_rate,
-                    text=utterance.segment.text,
-                    spoken=utterance.segment.spoken,
-                    emotion=utterance.segment.emotion,
-                    speaker_reference=references.get(utterance.voice, self.voice_reference),
-                    target_duration_s=utterance.target_duration_s,
-                    info=candidate.info,
-                )
-                for (utterance, _), candidate in zip(wanted, stored, strict=True)
+            records = [
+                store.get_scores(candidate.key, context)
+                for candidate, context in zip(stored, contexts, strict=True)
             ]
-        scores: list[list[Score]] = []
-        for verifier in self.verifiers.active:
-            with _Timer(self.stats, f"verify:{verifier.name}"):
-                scores.append(verifier.score(clips))
-        self.stats.audio_seconds_verified += sum(clip.duration_s for clip in clips)
+        missing = [position for position, record in enumerate(records) if record is None]
+        if missing:
+            fresh = self._score(
+                [wanted[p] for p in missing],
+                [stored[p] for p in missing],
+                store,
+                [speaker_references[p] for p in missing],
+            )
+            for position, record in zip(missing, fresh, strict=True):
+                records[position] = record
+            with _Timer(self.stats, "store"):
+                store.put_scores((stored[p].key, contexts[p], records[p]) for p in missing)
         results = []
-        for position, candidate in enumerate(stored):
-            metrics: dict[str, float] = {}
-            detail: dict[str, Any] = {}
-            embedding = None
-            for per_verifier in scores:
-                score = per_verifier[position]
-                metrics.update({k: float(v) for k, v in score.metrics.items()})
-                detail.update(score.detail)
-                embedding = score.embedding or embedding
+        for candidate, record in zip(stored, records, strict=True):
+            assert record is not None
+            metrics = record["metrics"]
+            embedding = None if record["embedding"] is None else tuple(record["embedding"])
             judgement = judge(metrics, self.policy)
             results.append(
                 (
@@ -564,7 +570,7 @@ class Synthesizer:
                         key=candidate.key,
                         duration_s=round(candidate.duration_s, 3),
                         metrics=metrics,
-                        detail=detail,
+                        detail=record["detail"],
                         passed=judgement.passed,
                         failed=judgement.failed,
                         score=judgement.score,
@@ -575,6 +581,72 @@ class Synthesizer:
                 )
             )
         return results
+
+    def _score(
+        self,
+        wanted: Sequence[tuple[Utterance, int]],
+        stored: Sequence[StoredCandidate],
+        store: Store,
+        references: Sequence[np.ndarray | None],
+    ) -> list[dict[str, Any]]:
+        """Every active verifier on these candidates; one JSON-shaped record per candidate (the
+        shape the store keeps, so a fresh score and a stored one are the same values)."""
+        with _Timer(self.stats, "store"):
+            clips = [
+                Clip(
+                    audio=store.load_audio(candidate),
+                    sample_rate=candidate.sample_rate,
+                    text=utterance.segment.text,
+                    spoken=utterance.segment.spoken,
+                    emotion=utterance.segment.emotion,
+                    speaker_reference=reference,
+                    target_duration_s=utterance.target_duration_s,
+                    info=candidate.info,
+                )
+                for (utterance, _), candidate, reference in zip(
+                    wanted, stored, references, strict=True
+                )
+            ]
+        scores: list[list[Score]] = []
+        for verifier in self.verifiers.active:
+            with _Timer(self.stats, f"verify:{verifier.name}"):
+                scores.append(verifier.score(clips))
+        self.stats.audio_seconds_verified += sum(clip.duration_s for clip in clips)
+        records = []
+        for position in range(len(clips)):
+            metrics: dict[str, float] = {}
+            detail: dict[str, Any] = {}
+            embedding = None
+            for per_verifier in scores:
+                score = per_verifier[position]
+                metrics.update({k: float(v) for k, v in score.metrics.items()})
+                detail.update(score.detail)
+                embedding = score.embedding or embedding
+            record = {
+                "metrics": metrics,
+                "detail": detail,
+                "embedding": None if embedding is None else [float(x) for x in embedding],
+            }
+            records.append(json.loads(json.dumps(record)))
+        return records
+
+    def _score_context(self, utterance: Utterance, reference: np.ndarray | None) -> str:
+        """What a candidate's scores depend on besides its audio (its key covers the text and
+        the generator): the verifiers, the speaker reference, the dub slot, the emotion."""
+        if self._verifier_identity is None:
+            self._verifier_identity = stable_hash(self.verifiers.identity())
+        return stable_hash(
+            {
+                "verifiers": self._verifier_identity,
+                "reference": None
+                if reference is None
+                else hashlib.sha256(np.ascontiguousarray(reference, np.float32)).hexdigest(),
+                "text": utterance.segment.text,
+                "spoken": utterance.segment.spoken,
+                "emotion": utterance.segment.emotion,
+                "target_duration_s": utterance.target_duration_s,
+            }
+        )
 
     def _decide(
         self,

@@ -4,6 +4,11 @@ Every candidate's audio is written as soon as it is generated (to a temporary na
 and its row is committed after the file exists; an utterance's decision (its candidates' scores,
 the winner, the flag) is committed in one transaction once the selection policy is done with it;
 a beam search commits its beams after every step.
+The verifiers' scores of every verified candidate are committed too, one transaction per round of
+scoring, under a context key (the verifiers' identities and what the scores depend on besides the
+audio, such as the speaker reference), so a resumed run judges the candidates of unfinished
+utterances on the very scores the killed run had, even where a score depends on more than the
+clip itself (packed Whisper windows).
 So a crash loses only work in flight, a rerun reuses every finished utterance and every generated
 candidate, and a changed sentence re-renders only itself (its key changes, nothing else does).
 
@@ -62,6 +67,12 @@ CREATE TABLE IF NOT EXISTS search_steps (
     step INTEGER NOT NULL,
     record TEXT NOT NULL,
     PRIMARY KEY (utterance, search, step)
+);
+CREATE TABLE IF NOT EXISTS scores (
+    candidate TEXT NOT NULL,
+    context TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (candidate, context)
 );
 """
 
@@ -226,9 +237,10 @@ class Store:
         return stored
 
     def forget(self, key: str) -> None:
-        """Drop a candidate's row and file (damaged: it must be generated again)."""
+        """Drop a candidate's row, scores and file (damaged: it must be generated again)."""
         with self._sqlite(), self._lock, self._db:
             self._db.execute("DELETE FROM candidates WHERE key = ?", (key,))
+            self._db.execute("DELETE FROM scores WHERE candidate = ?", (key,))
         (self.root / "audio" / f"{key}.flac").unlink(missing_ok=True)
         self._checked.discard(key)
 
@@ -252,6 +264,20 @@ class Store:
                 self._db.execute("UPDATE candidates SET audio = NULL WHERE key = ?", (key,))
         for key in keys:
             (self.root / "audio" / f"{key}.flac").unlink(missing_ok=True)
+
+    # scores -----------------------------------------------------------------------------------
+    def put_scores(self, records: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
+        """Commit (candidate key, context, record) triples in one transaction."""
+        rows = [(key, context, json.dumps(record)) for key, context, record in records]
+        with self._sqlite(), self._lock, self._db:
+            self._db.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?)", rows)
+
+    def get_scores(self, key: str, context: str) -> dict[str, Any] | None:
+        with self._sqlite(), self._lock:
+            row = self._db.execute(
+                "SELECT record FROM scores WHERE candidate = ? AND context = ?", (key, context)
+            ).fetchone()
+        return None if row is None else json.loads(row[0])
 
     # decisions --------------------------------------------------------------------------------
     def put_decision(self, decision: Decision) -> None:

@@ -137,8 +137,13 @@ def check_store(out_dir: str | os.PathLike, *, repair: bool = False) -> DoctorRe
         if not manifest.exists():
             problems.append(f"{manifest} is missing: the render did not finish")
         if repair:
+            has_scores = db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'scores'"
+            ).fetchone()
             for key in sorted(bad):
                 db.execute("DELETE FROM candidates WHERE key = ?", (key,))
+                if has_scores:  # stores from before scores were kept have no such table
+                    db.execute("DELETE FROM scores WHERE candidate = ?", (key,))
                 (root / "audio" / f"{key}.flac").unlink(missing_ok=True)
             if bad:
                 repairs.append(
