@@ -151,8 +151,8 @@ def main() -> None:
             **previous,
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
             "sentences": args.sentences,
-            "timing_note": "wall seconds on a shared 2-core machine (other work running); "
-            "cpu_seconds = process time of all threads",
+            "timing_note": "wall seconds grow with other work on the machine (see each "
+            "load_average_at_end); cpu_seconds = process time of all threads",
             "settings": sorted(kept + fresh, key=lambda s: list(SETTINGS).index(s["setting"])),
         }
         if not args.skip_demo:
