@@ -18,10 +18,10 @@ import argparse
 import json
 import os
 import platform
-import random
-import statistics
 import time
 from pathlib import Path
+
+from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
 
 ROOT = Path(__file__).resolve().parent.parent
 HARVARD = ROOT.parent / "shared" / "data" / "harvard-sentences.txt"
@@ -32,19 +32,6 @@ def harvard_book(path: Path, count: int) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n\n".join(sentences) + "\n", encoding="utf-8")
     return path
-
-
-def _paired(gains: list[float], resamples: int = 5000) -> dict:
-    """Mean per-utterance gain (N=1 WER minus N=max WER) with a seeded 95% bootstrap interval."""
-    rng = random.Random(0)
-    means = sorted(statistics.fmean(rng.choice(gains) for _ in gains) for _ in range(resamples))
-    return {
-        "mean_gain": round(statistics.fmean(gains), 4),
-        "ci95": [round(means[int(0.025 * resamples)], 4), round(means[int(0.975 * resamples)], 4)],
-        "better": sum(g > 0 for g in gains),
-        "worse": sum(g < 0 for g in gains),
-        "same": sum(g == 0 for g in gains),
-    }
 
 
 def verdict(data: dict) -> dict:
@@ -60,9 +47,11 @@ def verdict(data: dict) -> dict:
 
     verifier, judge = change("wer"), change("judge_wer")
     rows = data["utterances"]
-    verifier_paired = _paired([r["gain_wer"] for r in rows if r["gain_wer"] is not None])
+    verifier_paired = paired_gain(
+        [r["gain_wer"] for r in rows if r["gain_wer"] is not None], mean_key="mean_gain"
+    )
     judge_gains = [r["gain_judge_wer"] for r in rows if r.get("gain_judge_wer") is not None]
-    judge_paired = _paired(judge_gains) if judge_gains else None
+    judge_paired = paired_gain(judge_gains, mean_key="mean_gain") if judge_gains else None
     # every arm against the smallest: the judge's paired gain per utterance
     per_arm = {}
     for arm in arms[1:]:
@@ -73,7 +62,7 @@ def verdict(data: dict) -> dict:
             and r["arms"][str(arm["n"])].get("judge_wer") is not None
         ]
         if gains:
-            per_arm[str(arm["n"])] = _paired([round(g, 4) for g in gains])
+            per_arm[str(arm["n"])] = paired_gain([round(g, 4) for g in gains], mean_key="mean_gain")
     return {
         "judge_paired_per_arm_vs_smallest": per_arm,
         "verifier_wer_change": verifier,

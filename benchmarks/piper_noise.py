@@ -19,12 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import time
 from pathlib import Path
 
 import soundfile as sf
+from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
 
 ROOT = Path(__file__).resolve().parent.parent
 HARVARD = ROOT.parent / "shared" / "data" / "harvard-sentences.txt"
@@ -38,18 +38,6 @@ def harvard_book(path: Path, first: int, count: int) -> list[str]:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n\n".join(sentences) + "\n", encoding="utf-8")
     return sentences
-
-
-def paired(gains: list[float], resamples: int = 5000) -> dict:
-    """Mean per-sentence gain with a seeded 95% bootstrap interval."""
-    rng = random.Random(0)
-    means = sorted(statistics.fmean(rng.choice(gains) for _ in gains) for _ in range(resamples))
-    return {
-        "mean": round(statistics.fmean(gains), 4),
-        "ci95": [round(means[int(0.025 * resamples)], 4), round(means[int(0.975 * resamples)], 4)],
-        "better": sum(g > 0 for g in gains),
-        "worse": sum(g < 0 for g in gains),
-    }
 
 
 def render_setting(book: Path, out: Path, noise_scale: float, noise_w: float) -> dict:
@@ -110,7 +98,9 @@ def judge_setting(out: Path, judge_model, oracle: bool) -> dict:
         "sentences": len(utterances),
         "clips_judged": len(clips),
         "judge_wer": means,
-        "policy_gain_over_candidate0": paired([a - b for a, b in zip(cand0, policy, strict=True)]),
+        "policy_gain_over_candidate0": paired_gain(
+            [a - b for a, b in zip(cand0, policy, strict=True)]
+        ),
         "candidate_audio_s": round(audio_s, 1),
         "_policy": policy,
     }
@@ -156,8 +146,12 @@ def main() -> None:
         print(json.dumps({k: v for k, v in results[-1].items() if k != "_policy"}), flush=True)
 
     best = min(results, key=lambda r: r["judge_wer"]["policy"])
+
+    def label(r: dict) -> str:
+        return f"{r['noise_scale']}/{r['noise_w']}"
+
     comparisons = {
-        f"{best['noise_scale']}/{best['noise_w']} vs {r['noise_scale']}/{r['noise_w']}": paired(
+        f"{label(best)} vs {label(r)}": paired_gain(
             [a - b for a, b in zip(r["_policy"], best["_policy"], strict=True)]
         )
         for r in results

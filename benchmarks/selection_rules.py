@@ -26,26 +26,15 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import statistics
 import sys
 import time
 from pathlib import Path
 
+from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
-
-
-def paired(gains: list[float], resamples: int = 5000) -> dict:
-    """Mean per-utterance gain with a seeded 95% bootstrap interval (positive = lower WER)."""
-    rng = random.Random(0)
-    means = sorted(statistics.fmean(rng.choice(gains) for _ in gains) for _ in range(resamples))
-    return {
-        "mean_gain": round(statistics.fmean(gains), 4),
-        "ci95": [round(means[int(0.025 * resamples)], 4), round(means[int(0.975 * resamples)], 4)],
-        "better": sum(g > 0 for g in gains),
-        "worse": sum(g < 0 for g in gains),
-    }
 
 
 def already_judged(out: Path) -> dict[tuple[str, int], float]:
@@ -135,7 +124,9 @@ def main() -> None:
                 "rule": name,
                 "judge_wer": round(mean, 4),
                 "change_vs_candidate0": round((mean - first) / first, 4) if first else None,
-                "gain_over_candidate0": paired([b - v for b, v in zip(base, values, strict=True)]),
+                "gain_over_candidate0": paired_gain(
+                    [b - v for b, v in zip(base, values, strict=True)], mean_key="mean_gain"
+                ),
             }
         )
         print(rows[-1], flush=True)

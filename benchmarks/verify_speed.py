@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import platform
-import random
 import statistics
 import tempfile
 import threading
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
 
 from verified_tts.errors import UserError
 
@@ -266,19 +266,6 @@ def repeatable_agreement(picks: Mapping[str, Mapping[str, list[int]]]) -> dict:
     return out
 
 
-def paired(gains: Sequence[float], resamples: int = 5000) -> dict:
-    """Mean of paired per-utterance differences with a seeded 95 % bootstrap interval."""
-    rng = random.Random(0)
-    means = sorted(statistics.fmean(rng.choice(gains) for _ in gains) for _ in range(resamples))
-    return {
-        "mean": round(statistics.fmean(gains), 4),
-        "ci95": [round(means[int(0.025 * resamples)], 4), round(means[int(0.975 * resamples)], 4)],
-        "better": sum(g > 0 for g in gains),
-        "worse": sum(g < 0 for g in gains),
-        "same": sum(g == 0 for g in gains),
-    }
-
-
 def judge_gains(
     texts: Sequence[str],
     candidates: Sequence[Sequence[Any]],
@@ -327,12 +314,12 @@ def judge_gains(
             gains = [judged[(i, 0)] - judged[(i, w)] for i, w in enumerate(ws)]
             entry = {
                 "judge_wer": round(statistics.fmean(judged[(i, w)] for i, w in enumerate(ws)), 4),
-                "gain_over_candidate0": paired(gains),
+                "gain_over_candidate0": paired_gain(gains),
             }
             if base is not None and name != "baseline":
                 # paired difference of the two settings' winners: > 0 means this setting's
                 # winners are better by the judge than the baseline's
-                entry["gain_over_baseline"] = paired(
+                entry["gain_over_baseline"] = paired_gain(
                     [
                         judged[(i, b)] - judged[(i, w)]
                         for i, (w, b) in enumerate(zip(ws, base[arm], strict=True))
