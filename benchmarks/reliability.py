@@ -124,10 +124,10 @@ def crashes(work: Path, kills: int = 20, seed: int = 15) -> dict:
         in_generation = kills - len(final_phase) - number
         if in_generation > 0 and remaining > 0:
             kind = rng.choice(["row", "decision", "write:store", "time"])
+        elif in_generation > 0:  # every candidate is in: what is left is the final phase
+            kind = rng.choice(["write:assembly", "write:report", "time"])
         else:
-            kind = (
-                final_phase[number - (kills - len(final_phase))] if in_generation <= 0 else "time"
-            )
+            kind = final_phase[number - (kills - len(final_phase))]
 
         spread = 2 / (max(in_generation, 1) + 1)
         if kind == "time":
