@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -201,6 +201,12 @@ def _print_summary(summary) -> None:  # summary: RenderSummary
             "mean WER, winners vs candidate 0",
             f"{summary.mean_wer_winners:.3f} vs {summary.mean_wer_candidate0:.3f}",
         )
+    _add_run_rows(table, summary)
+    console.print(table)
+
+
+def _add_run_rows(table: Table, summary: Any) -> None:  # a RenderSummary or a DubSummary
+    """The rows every run's summary ends with: candidates, stage times, missing verifiers."""
     table.add_row(
         "candidates generated / reused",
         f"{summary.candidates_generated} / {summary.candidates_reused}",
@@ -209,7 +215,6 @@ def _print_summary(summary) -> None:  # summary: RenderSummary
         table.add_row(f"time: {stage}", f"{seconds:.1f} s")
     for name, reason in summary.unavailable.items():
         table.add_row(f"verifier {name}", escape(f"unavailable: {reason}"))
-    console.print(table)
 
 
 @app.command()
@@ -328,14 +333,7 @@ def _print_dub_summary(summary) -> None:  # summary: DubSummary
     table.add_row("fit without stretching", f"{summary.fit_without_stretch} ({share:.0%})")
     table.add_row("stretch, mean / max", f"{summary.mean_stretch:.3f} / {summary.max_stretch:.3f}")
     table.add_row("ran past their slot", str(summary.overran))
-    table.add_row(
-        "candidates generated / reused",
-        f"{summary.candidates_generated} / {summary.candidates_reused}",
-    )
-    for stage, seconds in summary.seconds.items():
-        table.add_row(f"time: {stage}", f"{seconds:.1f} s")
-    for name, reason in summary.unavailable.items():
-        table.add_row(f"verifier {name}", escape(f"unavailable: {reason}"))
+    _add_run_rows(table, summary)
     console.print(table)
 
 
