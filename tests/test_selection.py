@@ -82,6 +82,28 @@ def test_policy_from_config_table():
         SelectionPolicy.from_mapping({"gates": {"wer": 0.3}})
 
 
+def test_packed_whisper_scoring_gets_its_own_min_logprob_gate():
+    from verified_tts.config import build_config
+
+    per_clip = {g.metric: g for g in build_config({}).selection.gates}
+    packed_config = build_config({"verifiers": {"wer": {"packing": True}}})
+    packed = {g.metric: g for g in packed_config.selection.gates}
+    # a left-out word costs less log-prob after the preceding clips' texts: a tighter bound
+    assert packed["asr_min_logprob"].min > per_clip["asr_min_logprob"].min
+    assert {m: g for m, g in packed.items() if m != "asr_min_logprob"} == {
+        m: g for m, g in per_clip.items() if m != "asr_min_logprob"
+    }
+    assert packed_config.selection.identity() != build_config({}).selection.identity()
+    # a gate the user sets wins over either default
+    mine = build_config(
+        {
+            "verifiers": {"wer": {"packing": True}},
+            "selection": {"gates": {"asr_min_logprob": {"min": -9.0}}},
+        }
+    )
+    assert {g.metric: g for g in mine.selection.gates}["asr_min_logprob"].min == -9.0
+
+
 def test_default_rounds_one_candidate_at_a_time():
     assert round_targets(8, SelectionPolicy()) == (1, 2, 3, 4, 5, 6, 7, 8)
     assert round_targets(3, SelectionPolicy(first_round=1, step=2)) == (1, 3)

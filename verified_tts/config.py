@@ -303,7 +303,9 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     run.update({k: overrides[k] for k in top_level if overrides.get(k) is not None})
     adaptive = bool(run.pop("adaptive", True))
     selection = SelectionPolicy.from_mapping(
-        _table(file, "selection", "[selection]"), adaptive=adaptive
+        _table(file, "selection", "[selection]"),
+        adaptive=adaptive,
+        packed_wer=bool(verifiers["wer"].get("packing", False)),
     )
     return RenderConfig(
         generator=generator,

@@ -24,12 +24,14 @@ from verified_tts.keys import stable_hash
 
 __all__ = [
     "DEFAULT_GATES",
+    "PACKED_WER_GATES",
     "DEFAULT_WEIGHTS",
     "Gate",
     "STOP_RULES",
     "Judgement",
     "SelectionPolicy",
     "choose",
+    "default_gates",
     "expected_gain",
     "judge",
     "round_targets",
@@ -78,6 +80,24 @@ DEFAULT_GATES: tuple[Gate, ...] = (
     Gate("dropped_frames", max=2),
     Gate("speaker", min=0.8093, margin=0.03387),
 )
+
+# With packed Whisper scoring ([verifiers.wer] packing = true) a clip's reference is force-decoded
+# after the texts of the clips before it in its window, which primes the decoder: a left-out word
+# costs about 2 nats less there (three skips of 40 passed the gate above in calibration). This
+# bound rejects as many clean candidates of packed scoring as the gate above does of per-clip
+# scoring on sentences the calibration never saw (Piper, Harvard 600-663 x 8: 11 of 512 each,
+# benchmarks/verify_speed.py "packed_min_logprob_bound"); the calibration sentences then test it
+# (benchmarks/results/calibrate_piper_packed_greedy.json).
+PACKED_WER_GATES: tuple[Gate, ...] = (Gate("asr_min_logprob", min=-7.011, margin=3.44),)
+
+
+def default_gates(packed_wer: bool = False) -> tuple[Gate, ...]:
+    """The shipped gates for the per-clip (default) or the packed Whisper scorer."""
+    if not packed_wer:
+        return DEFAULT_GATES
+    replaced = {gate.metric: gate for gate in PACKED_WER_GATES}
+    return tuple(replaced.get(gate.metric, gate) for gate in DEFAULT_GATES)
+
 
 # Metric -> weight of the ranking score. Plain WER is kept out on purpose (see module docstring).
 DEFAULT_WEIGHTS: Mapping[str, float] = {
@@ -141,9 +161,12 @@ class SelectionPolicy:
         )
 
     @classmethod
-    def from_mapping(cls, table: Mapping[str, Any], *, adaptive: bool = True) -> SelectionPolicy:
+    def from_mapping(
+        cls, table: Mapping[str, Any], *, adaptive: bool = True, packed_wer: bool = False
+    ) -> SelectionPolicy:
         """Build from the ``[selection]`` TOML table; gates given there replace the defaults
-        of the same metric, and ``{}`` (an empty table) for a metric switches its gate off."""
+        of the same metric (:func:`default_gates` of the WER scorer in use), and ``{}`` (an
+        empty table) for a metric switches its gate off."""
         known = {
             "gates",
             "weights",
@@ -160,7 +183,7 @@ class SelectionPolicy:
             raise UserError(
                 f"unknown [selection] key(s) {', '.join(unknown)}: use {', '.join(sorted(known))}"
             )
-        gates = {gate.metric: gate for gate in DEFAULT_GATES}
+        gates = {gate.metric: gate for gate in default_gates(packed_wer)}
         for metric, bounds in dict(table.get("gates", {})).items():
             if not isinstance(bounds, Mapping) or set(bounds) - {"min", "max", "margin"}:
                 raise UserError(
