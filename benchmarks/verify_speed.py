@@ -6,7 +6,10 @@ verifier setting below, one ``score`` call per window of utterances with all N c
 (what a fixed-N render hands the verifier). For every setting it reports clips per second (wall
 and CPU), where the time goes (Whisper encode / generate / align), the winners of the real
 selection policy (N=2, 4, 8 fixed and N=8 adaptive replayed on the same scores) and how often
-they agree with the per-clip baseline. Whisper base (``bundled:base``, never used by the
+they agree with the per-clip baseline, beside two controls of the baseline's own stability (float32
+instead of int8; every clip after 1 s of silence) and each winner's regret by the baseline's own
+scores; for packed settings, the worst-token bound that rejects as many candidates as the
+per-clip gate (how the packed gate was set). Whisper base (``bundled:base``, never used by the
 verifiers) judges candidate 0 and every setting's N=8 winner: the A/B gain (judge WER of
 candidate 0 minus that of the winner) with a paired bootstrap 95 % interval, per setting and as
 the paired difference to the baseline. Finally it renders the first sentences at N=1 and N=8
@@ -50,9 +53,15 @@ SETTINGS: Mapping[str, Mapping[str, Any]] = {
     "packed-int16": {"packing": True, "compute_type": "int16"},
     "packed-float32": {"packing": True, "compute_type": "float32"},
     "baseline-float32": {"compute_type": "float32"},  # how often do winners flip from numerics?
+    "baseline-shifted": {},  # ... or when every clip is heard 1 s later (LEADING_SILENCE)
     "baseline-1-thread": {"cpu_threads": 1},
     "packed-1-thread": {"packing": True, "cpu_threads": 1},
 }
+
+
+# Settings that score each clip after this much silence: the per-clip scorer with its clips
+# moved, which a scorer of the reading itself should barely notice.
+LEADING_SILENCE_S: Mapping[str, float] = {"baseline-shifted": 1.0}
 
 
 class _TimedModel:
@@ -144,10 +153,14 @@ def cached_score_setting(
     a cached entry keeps the timings of the run that measured it and says so."""
     import hashlib
 
+    lead = LEADING_SILENCE_S.get(name)
+    shift = {"leading_silence_s": lead} if lead else {}
     sources = [ROOT / "verifiers" / f for f in ("wer.py", "wer_packed.py", "wer_packing.py",
                                                  "textnorm.py")]  # fmt: skip
     digest = hashlib.sha256(
-        json.dumps({**key, "count": len(texts), "options": dict(options)}, sort_keys=True).encode()
+        json.dumps(
+            {**key, "count": len(texts), "options": dict(options), **shift}, sort_keys=True
+        ).encode()
         + b"".join(path.read_bytes() for path in sources)
     ).hexdigest()[:16]
     path = ROOT / "benchmarks" / "work" / "verify_speed" / f"{name}-{digest}.json"
@@ -172,10 +185,17 @@ def score_setting(
     verifier = load_wer_verifier(WerOptions(**options))
     seconds: dict[str, float] = {}
     calls = []
+    lead = LEADING_SILENCE_S.get(name, 0.0)
+
+    def heard(c: Any) -> np.ndarray:
+        audio = np.asarray(c.audio, dtype=np.float32).reshape(-1)
+        silence = np.zeros(round(lead * c.sample_rate), dtype=np.float32)
+        return np.concatenate([silence, audio]) if lead else audio
+
     for start in range(0, len(texts), window):
         calls.append(
             [
-                Clip(c.audio, c.sample_rate, text)
+                Clip(heard(c), c.sample_rate, text)
                 for text, group in zip(
                     texts[start : start + window], candidates[start : start + window], strict=True
                 )
@@ -216,12 +236,22 @@ def score_setting(
     }
 
 
-def winners(metrics: Sequence[Sequence[Mapping[str, float]]], n: int) -> dict[str, list[int]]:
-    """The shipped selection policy's winners: fixed N=2,4,..,n and adaptive N=n (its own rounds
-    and stop rule, replayed on the fixed-N scores)."""
-    from verified_tts.selection import SelectionPolicy, choose, judge, round_targets, should_stop
+def winners(
+    metrics: Sequence[Sequence[Mapping[str, float]]], n: int, packed: bool = False
+) -> dict[str, list[int]]:
+    """The shipped selection policy's winners (with the packed scorer's gates when ``packed``):
+    fixed N=2,4,..,n and adaptive N=n (its own rounds and stop rule, replayed on the fixed-N
+    scores)."""
+    from verified_tts.selection import (
+        SelectionPolicy,
+        choose,
+        default_gates,
+        judge,
+        round_targets,
+        should_stop,
+    )
 
-    policy = SelectionPolicy()
+    policy = SelectionPolicy(gates=default_gates(packed))
     out: dict[str, list[int]] = {}
     judged = [[judge(m, policy) for m in row] for row in metrics]
     k = 2
@@ -262,6 +292,66 @@ def repeatable_agreement(picks: Mapping[str, Mapping[str, list[int]]]) -> dict:
             out[name][arm] = {
                 "utterances": len(kept),
                 "agreement": round(same / len(kept), 4) if kept else None,
+            }
+    return out
+
+
+def matched_min_logprob_bound(
+    baseline_scores: Sequence[Sequence[Mapping[str, float]]],
+    scores: Sequence[Sequence[Mapping[str, float]]],
+) -> dict:
+    """The asr_min_logprob bound at which a scorer rejects as many of these candidates as the
+    per-clip scorer does at its shipped gate: halfway between the k-th and (k+1)-th lowest of the
+    scorer's values, k the per-clip rejections (how PACKED_WER_GATES was set)."""
+    from verified_tts.selection import DEFAULT_GATES
+
+    bound = next(g.min for g in DEFAULT_GATES if g.metric == "asr_min_logprob")
+    reference = [m["asr_min_logprob"] for row in baseline_scores for m in row]
+    values = sorted(m["asr_min_logprob"] for row in scores for m in row)
+    k = sum(v < bound for v in reference)
+    return {
+        "per_clip_gate": bound,
+        "per_clip_rejected": k,
+        "candidates": len(reference),
+        "matched_bound": round((values[k - 1] + values[k]) / 2, 3) if 0 < k < len(values) else None,
+        "rejected_at_per_clip_gate": sum(v < bound for v in values),
+    }
+
+
+def winner_regret(
+    baseline_metrics: Sequence[Sequence[Mapping[str, float]]],
+    picks: Mapping[str, Mapping[str, list[int]]],
+) -> dict:
+    """How much worse each setting's winner is by the baseline's own scores: per utterance, the
+    baseline score of the baseline's winner minus that of the setting's winner (0 where they
+    agree), and how many of the setting's winners fail a baseline gate. Different winners that
+    the baseline itself scores within a few hundredths are a near-tie, not a different choice."""
+    from verified_tts.selection import SelectionPolicy, judge
+
+    policy = SelectionPolicy()
+    judged = [[judge(m, policy) for m in row] for row in baseline_metrics]
+    reference = picks["baseline"]
+    out: dict[str, Any] = {}
+    for name, arms in picks.items():
+        if name == "baseline":
+            continue
+        out[name] = {}
+        for arm in ("n8", "n8_adaptive"):
+            if arm not in arms:
+                continue
+            regrets = [
+                row[b].score - row[w].score
+                for row, w, b in zip(judged, arms[arm], reference[arm], strict=True)
+            ]
+            out[name][arm] = {
+                "mean": round(statistics.fmean(regrets), 4),
+                "median": round(float(np.median(regrets)), 4),
+                "p90": round(float(np.percentile(regrets, 90)), 4),
+                "within_0.01": round(sum(r <= 0.01 for r in regrets) / len(regrets), 4),
+                "within_0.03": round(sum(r <= 0.03 for r in regrets) / len(regrets), 4),
+                "fail_baseline_gates": sum(
+                    not row[w].passed for row, w in zip(judged, arms[arm], strict=True)
+                ),
             }
     return out
 
@@ -465,6 +555,8 @@ def main() -> None:
         "settings": [],
     }
     picks: dict[str, dict[str, list[int]]] = {}
+    baseline_metrics: list[list[dict[str, float]]] = []
+    baseline_scores: list[list[dict[str, float]]] = []
     subset = set(args.subset_settings)
 
     def save() -> None:  # after every step, so a failure late in the run keeps the figures
@@ -491,9 +583,18 @@ def main() -> None:
                 [{**b, **w} for b, w in zip(brow, wrow, strict=True)]
                 for brow, wrow in zip(base["metrics"], scored["_scores"], strict=True)
             ]
-            picks[name] = winners(merged, args.n)
+            packed = bool(SETTINGS[name].get("packing"))
+            picks[name] = winners(merged, args.n, packed)
+            if name == "baseline":
+                baseline_metrics = merged
             scored["mean_candidates_adaptive"] = round(
                 statistics.fmean(picks[name]["_adaptive_candidates"]), 3
+            )
+        if name == "baseline":
+            baseline_scores = scored["_scores"]
+        elif full and SETTINGS[name].get("packing") and baseline_scores:
+            scored["packed_min_logprob_bound"] = matched_min_logprob_bound(
+                baseline_scores, scored["_scores"]
             )
         scored.pop("_scores")
         scored.pop("_transcripts")
@@ -528,6 +629,8 @@ def main() -> None:
         if "baseline-float32" in picks:
             results["winner_agreement_where_baseline_repeats"] = repeatable_agreement(picks)
             print(json.dumps(results["winner_agreement_where_baseline_repeats"]), flush=True)
+        results["winner_regret_by_baseline_scores"] = winner_regret(baseline_metrics, picks)
+        print(json.dumps(results["winner_regret_by_baseline_scores"]), flush=True)
         save()
     if not args.skip_judge:
         results["judge"] = judge_gains(texts, candidates, picks, args.judge)
