@@ -53,7 +53,7 @@ SETTINGS: Mapping[str, Mapping[str, Any]] = {
     "packed-int16": {"packing": True, "compute_type": "int16"},
     "packed-float32": {"packing": True, "compute_type": "float32"},
     "baseline-float32": {"compute_type": "float32"},  # how often do winners flip from numerics?
-    "baseline-shifted": {},  # ... or when every clip is heard 1 s later (LEADING_SILENCE)
+    "baseline-shifted": {},  # ... or when every clip is heard 1 s later (LEADING_SILENCE_S)
     "baseline-1-thread": {"cpu_threads": 1},
     "packed-1-thread": {"packing": True, "cpu_threads": 1},
 }
