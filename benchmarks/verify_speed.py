@@ -8,8 +8,12 @@ and CPU), where the time goes (Whisper encode / generate / align), the winners o
 selection policy (N=2, 4, 8 fixed and N=8 adaptive replayed on the same scores) and how often
 they agree with the per-clip baseline, beside two controls of the baseline's own stability (float32
 instead of int8; every clip after 1 s of silence) and each winner's regret by the baseline's own
-scores; for packed settings, the worst-token bound that rejects as many candidates as the
-per-clip gate (how the packed gate was set). Whisper base (``bundled:base``, never used by the
+scores, and how far its ranking scores move from the baseline's within an utterance (beside the
+baseline's own spread between candidates); for packed settings, the worst-token bound that rejects
+as many candidates as the per-clip gate (how the packed gate was set). N=8 adaptive is also run
+round by round as a render runs it (``n8_adaptive_rounds``): a packed score depends on the other
+utterances of its round, so there the same candidate can score differently than in the fixed-N
+call (``adaptive_rounds``). Whisper base (``bundled:base``, never used by the
 verifiers) judges candidate 0 and every setting's N=8 winner: the A/B gain (judge WER of
 candidate 0 minus that of the winner) with a paired bootstrap 95 % interval, per setting and as
 the paired difference to the baseline. Finally it renders the first sentences at N=1 and N=8
@@ -19,7 +23,7 @@ Writes benchmarks/results/verify_speed.json (or --out).
 
 Usage: python benchmarks/verify_speed.py [--generator espeak] [--first 600] [--sentences 64]
        [--n 8] [--settings baseline packed ...] [--render-sentences 32] [--skip-render]
-       [--skip-judge] [--render-settings baseline packed] [--out FILE]
+       [--skip-judge] [--skip-rounds] [--render-settings baseline packed ...] [--out FILE]
 """
 
 from __future__ import annotations
@@ -44,18 +48,21 @@ from verified_tts.errors import UserError
 ROOT = Path(__file__).resolve().parent.parent
 HARVARD = ROOT.parent / "shared" / "data" / "harvard-sentences.txt"
 
-# name -> [verifiers.wer] options; "baseline" is today's default (per clip, beam 5, int8)
+# name -> [verifiers.wer] options. "baseline" is per-clip scoring with a beam-5 transcript, the
+# default before packing, against which packing is measured; "packed-greedy" is today's default.
+PER_CLIP: Mapping[str, Any] = {"packing": False, "beam_size": 5}
+PACKED: Mapping[str, Any] = {"packing": True, "beam_size": 5}
 SETTINGS: Mapping[str, Mapping[str, Any]] = {
-    "baseline": {},
-    "packed": {"packing": True},
-    "packed-greedy": {"packing": True, "beam_size": 1},
-    "greedy": {"beam_size": 1},
-    "packed-int16": {"packing": True, "compute_type": "int16"},
-    "packed-float32": {"packing": True, "compute_type": "float32"},
-    "baseline-float32": {"compute_type": "float32"},  # how often do winners flip from numerics?
-    "baseline-shifted": {},  # ... or when every clip is heard 1 s later (LEADING_SILENCE_S)
-    "baseline-1-thread": {"cpu_threads": 1},
-    "packed-1-thread": {"packing": True, "cpu_threads": 1},
+    "baseline": PER_CLIP,
+    "packed": PACKED,
+    "packed-greedy": {**PACKED, "beam_size": 1},
+    "greedy": {**PER_CLIP, "beam_size": 1},
+    "packed-int16": {**PACKED, "compute_type": "int16"},
+    "packed-float32": {**PACKED, "compute_type": "float32"},
+    "baseline-float32": {**PER_CLIP, "compute_type": "float32"},  # do winners flip by numerics?
+    "baseline-shifted": PER_CLIP,  # ... or when every clip is heard 1 s later (LEADING_SILENCE_S)
+    "baseline-1-thread": {**PER_CLIP, "cpu_threads": 1},
+    "packed-1-thread": {**PACKED, "cpu_threads": 1},
 }
 
 
@@ -172,6 +179,15 @@ def cached_score_setting(
     return scored
 
 
+def heard(candidate: Any, lead: float) -> np.ndarray:
+    """The candidate's audio as a setting's scorer hears it: after ``lead`` s of silence."""
+    audio = np.asarray(candidate.audio, dtype=np.float32).reshape(-1)
+    if not lead:
+        return audio
+    silence = np.zeros(round(lead * candidate.sample_rate), dtype=np.float32)
+    return np.concatenate([silence, audio])
+
+
 def score_setting(
     name: str,
     options: Mapping[str, Any],
@@ -186,16 +202,10 @@ def score_setting(
     seconds: dict[str, float] = {}
     calls = []
     lead = LEADING_SILENCE_S.get(name, 0.0)
-
-    def heard(c: Any) -> np.ndarray:
-        audio = np.asarray(c.audio, dtype=np.float32).reshape(-1)
-        silence = np.zeros(round(lead * c.sample_rate), dtype=np.float32)
-        return np.concatenate([silence, audio]) if lead else audio
-
     for start in range(0, len(texts), window):
         calls.append(
             [
-                Clip(heard(c), c.sample_rate, text)
+                Clip(heard(c, lead), c.sample_rate, text)
                 for text, group in zip(
                     texts[start : start + window], candidates[start : start + window], strict=True
                 )
@@ -270,6 +280,102 @@ def winners(
     return out
 
 
+def adaptive_rounds(
+    name: str,
+    texts: Sequence[str],
+    candidates: Sequence[Sequence[Any]],
+    signal_and_speaker: Sequence[Sequence[Mapping[str, float]]],
+    fixed: Sequence[Sequence[Mapping[str, float]]],
+    window: int,
+    n: int,
+) -> dict:
+    """N=8 adaptive as a render runs it: per window of utterances, one ``score`` call per round
+    with only the candidates that round adds (verified_tts.pipeline's loop). A per-clip score
+    depends on the clip alone, so its rounds must pick what the replay on the fixed-N scores
+    picks; a packed score depends on which utterances share the window, and later rounds pack
+    fewer of them, so the same candidate can score differently than in the fixed-N call."""
+    from verified_tts.selection import (
+        SelectionPolicy,
+        choose,
+        default_gates,
+        judge,
+        round_targets,
+        should_stop,
+    )
+    from verifiers import Clip, WerOptions, load_wer_verifier
+
+    options = SETTINGS[name]
+    policy = SelectionPolicy(gates=default_gates(bool(options.get("packing"))))
+    verifier = load_wer_verifier(WerOptions(**options))
+    lead = LEADING_SILENCE_S.get(name, 0.0)
+    chosen: dict[int, int] = {}
+    used: list[int] = []
+    changes: list[float] = []
+    started = time.perf_counter()
+    for start in range(0, len(texts), window):
+        active = list(range(start, min(start + window, len(texts))))
+        have: dict[int, list[Any]] = {i: [] for i in active}
+        for target in round_targets(n, policy):
+            if not active:
+                break
+            wanted = [(i, k) for i in active for k in range(len(have[i]), target)]
+            clips = [
+                Clip(heard(candidates[i][k], lead), candidates[i][k].sample_rate, texts[i])
+                for i, k in wanted
+            ]
+            for (i, k), score in zip(wanted, verifier.score(clips), strict=True):
+                merged = {**signal_and_speaker[i][k], **score.metrics}
+                have[i].append(judge(merged, policy))
+                changes.append(
+                    have[i][-1].score
+                    - judge({**signal_and_speaker[i][k], **fixed[i][k]}, policy).score
+                )
+            still = []
+            for i in active:
+                if target < n and not should_stop(have[i], n, policy):
+                    still.append(i)
+                else:
+                    chosen[i] = choose(have[i])[0]
+                    used.append(len(have[i]))
+            active = still
+    return {
+        "winners": [chosen[i] for i in range(len(texts))],
+        "seconds": round(time.perf_counter() - started, 2),
+        "mean_candidates": round(statistics.fmean(used), 3),
+        "score_change_vs_fixed_call": {
+            "mean": round(statistics.fmean(changes), 4),
+            "sd": round(statistics.pstdev(changes), 4),
+            "max_abs": round(max(abs(c) for c in changes), 4),
+        },
+    }
+
+
+def score_noise(
+    baseline_metrics: Sequence[Sequence[Mapping[str, float]]],
+    metrics: Sequence[Sequence[Mapping[str, float]]],
+    packed: bool,
+) -> dict:
+    """How far a setting's ranking scores move from the baseline's on the same candidates, within
+    an utterance (a shift common to all candidates of an utterance changes no winner): the
+    standard deviation of the score difference after removing each utterance's mean difference,
+    beside the baseline's own spread of scores between candidates of an utterance."""
+    from verified_tts.selection import SelectionPolicy, default_gates, judge
+
+    reference = SelectionPolicy(gates=default_gates(packed_wer=False))
+    policy = SelectionPolicy(gates=default_gates(packed))
+    centred, spread = [], []
+    for base_row, row in zip(baseline_metrics, metrics, strict=True):
+        base_scores = [judge(m, reference).score for m in base_row]
+        differences = [judge(m, policy).score - b for m, b in zip(row, base_scores, strict=True)]
+        mean = statistics.fmean(differences)
+        centred.extend(d - mean for d in differences)
+        spread.append(statistics.pstdev(base_scores))
+    return {
+        "within_utterance_sd": round(statistics.pstdev(centred), 4),
+        "baseline_within_utterance_spread": round(statistics.fmean(spread), 4),
+    }
+
+
 def repeatable_agreement(picks: Mapping[str, Mapping[str, list[int]]]) -> dict:
     """Winner agreement with the baseline, counted only on the utterances whose baseline winner
     survives a change of numerics alone (the same per-clip scoring in float32 instead of int8
@@ -303,9 +409,9 @@ def matched_min_logprob_bound(
     """The asr_min_logprob bound at which a scorer rejects as many of these candidates as the
     per-clip scorer does at its shipped gate: halfway between the k-th and (k+1)-th lowest of the
     scorer's values, k the per-clip rejections (how PACKED_WER_GATES was set)."""
-    from verified_tts.selection import DEFAULT_GATES
+    from verified_tts.selection import PER_CLIP_GATES
 
-    bound = next(g.min for g in DEFAULT_GATES if g.metric == "asr_min_logprob")
+    bound = next(g.min for g in PER_CLIP_GATES if g.metric == "asr_min_logprob")
     reference = [m["asr_min_logprob"] for row in baseline_scores for m in row]
     values = sorted(m["asr_min_logprob"] for row in scores for m in row)
     k = sum(v < bound for v in reference)
@@ -326,9 +432,9 @@ def winner_regret(
     baseline score of the baseline's winner minus that of the setting's winner (0 where they
     agree), and how many of the setting's winners fail a baseline gate. Different winners that
     the baseline itself scores within a few hundredths are a near-tie, not a different choice."""
-    from verified_tts.selection import SelectionPolicy, judge
+    from verified_tts.selection import PER_CLIP_GATES, SelectionPolicy, judge
 
-    policy = SelectionPolicy()
+    policy = SelectionPolicy(gates=PER_CLIP_GATES)
     judged = [[judge(m, policy) for m in row] for row in baseline_metrics]
     reference = picks["baseline"]
     out: dict[str, Any] = {}
@@ -336,7 +442,7 @@ def winner_regret(
         if name == "baseline":
             continue
         out[name] = {}
-        for arm in ("n8", "n8_adaptive"):
+        for arm in ("n8", "n8_adaptive", "n8_adaptive_rounds"):
             if arm not in arms:
                 continue
             regrets = [
@@ -527,8 +633,12 @@ def main() -> None:
     parser.add_argument("--skip-judge", action="store_true")
     parser.add_argument("--render-sentences", type=int, default=32)
     parser.add_argument("--skip-render", action="store_true")
+    parser.add_argument("--skip-rounds", action="store_true", help="no N=8 adaptive in rounds")
     parser.add_argument(
-        "--render-settings", nargs="+", choices=sorted(SETTINGS), default=["baseline", "packed"]
+        "--render-settings",
+        nargs="+",
+        choices=sorted(SETTINGS),
+        default=["baseline", "packed", "packed-greedy"],
     )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/verify_speed.json")
     args = parser.parse_args()
@@ -587,6 +697,19 @@ def main() -> None:
             picks[name] = winners(merged, args.n, packed)
             if name == "baseline":
                 baseline_metrics = merged
+            else:
+                scored["score_noise_vs_baseline"] = score_noise(baseline_metrics, merged, packed)
+            if not args.skip_rounds:
+                rounds = adaptive_rounds(
+                    name, texts, candidates, base["metrics"], scored["_scores"], args.window, args.n
+                )
+                # the arm scored round by round as a render does; the others are replays
+                chosen = picks[name][f"n{args.n}_adaptive_rounds"] = rounds.pop("winners")
+                replayed = picks[name][f"n{args.n}_adaptive"]
+                rounds["winner_agreement_with_replay"] = round(
+                    sum(a == b for a, b in zip(chosen, replayed, strict=True)) / len(texts), 4
+                )
+                scored["adaptive_rounds"] = rounds
             scored["mean_candidates_adaptive"] = round(
                 statistics.fmean(picks[name]["_adaptive_candidates"]), 3
             )
