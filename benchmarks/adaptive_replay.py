@@ -29,6 +29,8 @@ from functools import cache
 from pathlib import Path
 
 from verified_tts.selection import (
+    PER_CLIP_GATES,
+    Gate,
     Judgement,
     SelectionPolicy,
     choose,
@@ -61,6 +63,15 @@ class Utterance:
     key: str
     judgements: tuple[Judgement, ...]
     judge_wer: tuple[float | None, ...]
+
+
+def scored_gates(path: Path) -> tuple[Gate, ...]:
+    """The gates of the run that scored the input; inputs that do not say were scored per clip
+    (written before packed Whisper scoring became the default)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if "gates" not in data:
+        return PER_CLIP_GATES
+    return tuple(Gate(**gate) for gate in data["gates"])
 
 
 def load(path: Path, policy: SelectionPolicy) -> list[Utterance]:
@@ -291,7 +302,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=8)
     parser.add_argument("--output", type=Path, default=RESULTS / "adaptive_replay.json")
     args = parser.parse_args()
-    base = SelectionPolicy()
+    base = SelectionPolicy(gates=scored_gates(args.input))
     utterances = load(args.input, base)
     make_stop = cached_stop(utterances, args.n)
     policies = candidates(base)

@@ -29,6 +29,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
@@ -53,7 +54,7 @@ def already_judged(out: Path) -> dict[tuple[str, int], float]:
 
 def main() -> None:
     from verified_tts.output.manifest import read_manifest
-    from verified_tts.selection import SelectionPolicy, choose, judge
+    from verified_tts.selection import Gate, SelectionPolicy, choose, judge
     from verified_tts.workflows.judge import judge_clips, load_judge
 
     out = Path(sys.argv[1])
@@ -66,7 +67,9 @@ def main() -> None:
         for key, index, wer in json.loads(cache.read_text(encoding="utf-8")):
             judged.setdefault((key, index), wer)
 
-    policy = SelectionPolicy()
+    # the gates the run chose its winners by: they depend on its WER scorer (per-clip or packed)
+    gates = tuple(Gate(**gate) for gate in manifest.selection.get("gates", ()))
+    policy = SelectionPolicy(gates=gates) if gates else SelectionPolicy()
     no_speaker = SelectionPolicy(weights={**policy.weights, "speaker": 0.0})
 
     def by_policy(p: SelectionPolicy):
@@ -154,6 +157,7 @@ def main() -> None:
         "source": result["input"],
         "generator": manifest.generator,
         "judge": result["judge"],
+        "gates": [asdict(gate) for gate in policy.gates],
         "utterances": [
             {
                 "key": u.key,

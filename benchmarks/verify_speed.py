@@ -13,8 +13,8 @@ baseline's own spread between candidates); for packed settings, the worst-token 
 as many candidates as the per-clip gate (how the packed gate was set). N=8 adaptive is also run
 round by round as a render runs it (``n8_adaptive_rounds``): a packed score depends on the other
 utterances of its round, so there the same candidate can score differently than in the fixed-N
-call (``adaptive_rounds``). Whisper base (``bundled:base``, never used by the
-verifiers) judges candidate 0 and every setting's N=8 winner: the A/B gain (judge WER of
+call (``adaptive_rounds``); and one utterance per call, as a rerender scores
+(``scored_alone``). Whisper base (``bundled:base``, never used by the verifiers) judges candidate 0 and every setting's N=8 winner: the A/B gain (judge WER of
 candidate 0 minus that of the winner) with a paired bootstrap 95 % interval, per setting and as
 the paired difference to the baseline. Finally it renders the first sentences at N=1 and N=8
 adaptive with each of --render-settings (fresh stores), for the real-time factor, the CPU
@@ -350,6 +350,44 @@ def adaptive_rounds(
     }
 
 
+def scored_alone(
+    name: str,
+    texts: Sequence[str],
+    candidates: Sequence[Sequence[Any]],
+    signal_and_speaker: Sequence[Sequence[Mapping[str, float]]],
+    fixed: Sequence[Sequence[Mapping[str, float]]],
+) -> dict:
+    """Every other utterance's candidates scored in a call of their own, as a rerender scores
+    one utterance (packed: each candidate alone in its window), against the same candidates'
+    scores from the fixed-N call, where up to 7 other sentences shared each window."""
+    from verified_tts.selection import SelectionPolicy, default_gates, judge
+    from verifiers import Clip, WerOptions, load_wer_verifier
+
+    options = SETTINGS[name]
+    policy = SelectionPolicy(gates=default_gates(bool(options.get("packing"))))
+    verifier = load_wer_verifier(WerOptions(**options))
+    score_changes, logprob_changes = [], []
+    rejected = {"alone": 0, "fixed_call": 0}
+    for i in range(0, len(texts), 2):
+        clips = [Clip(c.audio, c.sample_rate, texts[i]) for c in candidates[i]]
+        for k, score in enumerate(verifier.score(clips)):
+            alone = judge({**signal_and_speaker[i][k], **score.metrics}, policy)
+            with_others = judge({**signal_and_speaker[i][k], **fixed[i][k]}, policy)
+            score_changes.append(alone.score - with_others.score)
+            logprob_changes.append(score.metrics["asr_logprob"] - fixed[i][k]["asr_logprob"])
+            rejected["alone"] += not alone.passed
+            rejected["fixed_call"] += not with_others.passed
+    return {
+        "clips": len(score_changes),
+        "score_change": {
+            "mean": round(statistics.fmean(score_changes), 4),
+            "sd": round(statistics.pstdev(score_changes), 4),
+        },
+        "asr_logprob_change_mean": round(statistics.fmean(logprob_changes), 4),
+        "rejected": rejected,
+    }
+
+
 def score_noise(
     baseline_metrics: Sequence[Sequence[Mapping[str, float]]],
     metrics: Sequence[Sequence[Mapping[str, float]]],
@@ -635,6 +673,12 @@ def main() -> None:
     parser.add_argument("--skip-render", action="store_true")
     parser.add_argument("--skip-rounds", action="store_true", help="no N=8 adaptive in rounds")
     parser.add_argument(
+        "--alone-settings",
+        nargs="*",
+        default=["packed-greedy"],
+        help="settings whose scores are also taken one utterance per call (a rerender's case)",
+    )
+    parser.add_argument(
         "--render-settings",
         nargs="+",
         choices=sorted(SETTINGS),
@@ -710,6 +754,10 @@ def main() -> None:
                     sum(a == b for a, b in zip(chosen, replayed, strict=True)) / len(texts), 4
                 )
                 scored["adaptive_rounds"] = rounds
+            if name in args.alone_settings:
+                scored["scored_alone"] = scored_alone(
+                    name, texts, candidates, base["metrics"], scored["_scores"]
+                )
             scored["mean_candidates_adaptive"] = round(
                 statistics.fmean(picks[name]["_adaptive_candidates"]), 3
             )

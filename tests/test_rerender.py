@@ -15,7 +15,7 @@ from verified_tts.pipeline import Synthesizer
 from verified_tts.selection import choose, judge
 from verified_tts.store import Store
 from verified_tts.workflows.render import STORE_DIR, render
-from verified_tts.workflows.rerender import find_utterance, rerender
+from verified_tts.workflows.rerender import find_utterance, rerender, scored_per_clip
 
 BOOK = """# One
 
@@ -60,7 +60,7 @@ def test_new_candidates_continue_after_the_old_ones(rendered, first, synthesizer
     assert [c["audio"] for c in new["candidates"][:2]] == [c["audio"] for c in old["candidates"]]
     assert (result.candidates_generated, result.candidates_reused) == (2, 2)
     assert result.key == key and result.n == 4 and result.previous_winner == old["winner"]
-    winner, flagged = choose([judge(c["scores"], synthesizer.config.selection)
+    winner, flagged = choose([judge(c["scores"], scored_per_clip(synthesizer).policy)
                               for c in new["candidates"]])  # fmt: skip
     assert (new["winner"], new["flagged"]) == (winner, flagged) == (result.winner, result.flagged)
     assert new["audio"] == new["candidates"][winner]["audio"]
@@ -90,9 +90,26 @@ def test_decisions_are_kept_per_n(rendered, first, synthesizer):
     key, result, _ = first
     with Store(out / STORE_DIR) as store:
         old = store.get_decision(key, synthesizer.policy_id(2))
-        new = store.get_decision(key, synthesizer.policy_id(4))
+        new = store.get_decision(key, scored_per_clip(synthesizer).policy_id(4))
     assert old is not None and len(old.record["candidates"]) == 2
     assert new is not None and new.winner == result.winner
+
+
+def test_with_packing_the_rerendered_utterance_is_scored_per_clip(rendered, first, synthesizer):
+    # the render packed (the default): its candidates were heard beside the other sentences,
+    # which raises their scores; a rerender has one sentence, so it scores all of them alone
+    _, before = rendered
+    key, _, after = first
+    assert synthesizer.verifiers.get("wer").options.packing
+    packed_before = next(u for u in before["utterances"] if u["key"] == key)["candidates"]
+    assert all("packed" in c["detail"] for c in packed_before)
+    for utterance in after["utterances"]:
+        alone = utterance["key"] == key
+        assert all(("packed" in c["detail"]) != alone for c in utterance["candidates"])
+    assert after["utterances"][1]["candidates"][0]["scores"] != packed_before[0]["scores"]
+    gates = {g.metric: g.min for g in scored_per_clip(synthesizer).policy.gates}
+    assert gates["asr_min_logprob"] == -8.212  # the per-clip bound, not the packed one
+    assert {g.metric: g.min for g in synthesizer.policy.gates}["asr_min_logprob"] == -7.011
 
 
 def test_a_second_rerender_keeps_the_first(rendered, first, synthesizer):

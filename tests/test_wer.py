@@ -32,7 +32,8 @@ def say():
 
 @pytest.fixture(scope="module")
 def verifier():
-    return load_wer_verifier()
+    # the per-clip path (packing is the default; its own tests are in test_wer_packing.py)
+    return load_wer_verifier(WerOptions(packing=False, beam_size=5))
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +152,9 @@ def test_identity_and_options(verifier):
     assert identity["compute_type"] == "int8"
     assert "device" not in identity  # speed, not scores
     assert WerOptions().model is None
+    # the defaults: packed windows, greedy transcripts (benchmarks/verify_speed.py)
+    assert WerOptions().packing and WerOptions().beam_size == 1
+    assert "packing" not in identity
 
 
 def test_unknown_models_are_one_line_user_errors(tmp_path):

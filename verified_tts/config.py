@@ -24,7 +24,7 @@ from verified_tts.search import SearchOptions
 from verified_tts.selection import SelectionPolicy
 from verified_tts.tables import check_keys
 from verified_tts.verification import parse_verifier_table
-from verifiers import VERIFIERS
+from verifiers import VERIFIERS, WerOptions
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -305,7 +305,7 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
     selection = SelectionPolicy.from_mapping(
         _table(file, "selection", "[selection]"),
         adaptive=adaptive,
-        packed_wer=bool(verifiers["wer"].get("packing", False)),
+        packed_wer=bool(verifiers["wer"].get("packing", WerOptions.packing)),
     )
     return RenderConfig(
         generator=generator,

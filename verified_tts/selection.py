@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from verified_tts.errors import UserError
@@ -25,6 +25,7 @@ from verified_tts.keys import stable_hash
 __all__ = [
     "DEFAULT_GATES",
     "PACKED_WER_GATES",
+    "PER_CLIP_GATES",
     "DEFAULT_WEIGHTS",
     "Gate",
     "STOP_RULES",
@@ -34,6 +35,7 @@ __all__ = [
     "default_gates",
     "expected_gain",
     "judge",
+    "per_clip_policy",
     "round_targets",
     "should_stop",
 ]
@@ -61,15 +63,16 @@ class Gate:
 
 
 # Calibrated on injected faults (`verified-tts calibrate`, benchmarks/results/calibrate_espeak.json:
-# espeak-ng, 40 Harvard sentences x 8 candidates, at most 5 % false alarms on clean candidates),
-# and measured on the default Piper voice (calibrate_piper.json: 5.6 % of clean candidates
-# rejected, 87.5-100 % of each fault kind caught). Piper's own fit on 40 sentences rejected 20 %
-# of clean candidates on held-out sentences, so it is not shipped.
+# espeak-ng, 40 Harvard sentences x 8 candidates, at most 5 % false alarms on clean candidates)
+# with per-clip Whisper scoring, and measured on the Piper voice with it
+# (calibrate_piper_per_clip.json: 5.6 % of clean candidates rejected, 87.5-100 % of each fault
+# kind caught). Piper's own fit on 40 sentences rejected 20 % of clean candidates on held-out
+# sentences, so it is not shipped.
 # Plain WER and the mean reference log-prob lost their gates there: at that false-alarm budget
 # the worst reference token, the duration and the inserted-word count catch more of the same
 # faults. The physical limits (clipping, edge and internal silences, dropped frames) are not
 # calibrated. A producer calibrates their own voice and model and passes the gates.toml it writes.
-DEFAULT_GATES: tuple[Gate, ...] = (
+PER_CLIP_GATES: tuple[Gate, ...] = (
     Gate("asr_min_logprob", min=-8.212, margin=3.44),
     Gate("asr_insertions", max=1.0, margin=1.0),  # with margin: no word heard beyond the text
     Gate("duration_ratio", min=0.7525, max=1.239, margin=0.1255),
@@ -81,22 +84,27 @@ DEFAULT_GATES: tuple[Gate, ...] = (
     Gate("speaker", min=0.8093, margin=0.03387),
 )
 
-# With packed Whisper scoring ([verifiers.wer] packing = true) a clip's reference is force-decoded
-# after the texts of the clips before it in its window, which primes the decoder: a left-out word
-# costs about 2 nats less there (three skips of 40 passed the gate above in calibration). This
-# bound rejects as many clean candidates of packed scoring as the gate above does of per-clip
-# scoring on sentences the calibration never saw (Piper, Harvard 600-663 x 8: 11 of 512 each,
-# benchmarks/verify_speed.py "packed_min_logprob_bound"); the calibration sentences then test it
-# (benchmarks/results/calibrate_piper_packed_greedy.json).
+# With packed Whisper scoring (the default, [verifiers.wer] packing = true) a clip's reference is
+# force-decoded after the texts of the clips before it in its window, which primes the decoder: a
+# left-out word costs about 2 nats less there (three skips of 40 passed the per-clip gate in
+# calibration). This bound rejects as many clean candidates of packed scoring as the per-clip gate
+# does of per-clip scoring on sentences the calibration never saw (Piper, Harvard 600-663 x 8:
+# 11 of 512 each, benchmarks/verify_speed.py "packed_min_logprob_bound"); the calibration sentences
+# then test it (benchmarks/results/calibrate_piper.json; on 120 sentences against per-clip
+# scoring: compare_calibrations.json).
 PACKED_WER_GATES: tuple[Gate, ...] = (Gate("asr_min_logprob", min=-7.011, margin=3.44),)
 
 
-def default_gates(packed_wer: bool = False) -> tuple[Gate, ...]:
-    """The shipped gates for the per-clip (default) or the packed Whisper scorer."""
+def default_gates(packed_wer: bool = True) -> tuple[Gate, ...]:
+    """The shipped gates for the packed (default) or the per-clip Whisper scorer."""
     if not packed_wer:
-        return DEFAULT_GATES
+        return PER_CLIP_GATES
     replaced = {gate.metric: gate for gate in PACKED_WER_GATES}
-    return tuple(replaced.get(gate.metric, gate) for gate in DEFAULT_GATES)
+    return tuple(replaced.get(gate.metric, gate) for gate in PER_CLIP_GATES)
+
+
+# The gates of the default verifier settings (packed Whisper scoring).
+DEFAULT_GATES: tuple[Gate, ...] = default_gates()
 
 
 # Metric -> weight of the ranking score. Plain WER is kept out on purpose (see module docstring).
@@ -162,7 +170,7 @@ class SelectionPolicy:
 
     @classmethod
     def from_mapping(
-        cls, table: Mapping[str, Any], *, adaptive: bool = True, packed_wer: bool = False
+        cls, table: Mapping[str, Any], *, adaptive: bool = True, packed_wer: bool = True
     ) -> SelectionPolicy:
         """Build from the ``[selection]`` TOML table; gates given there replace the defaults
         of the same metric (:func:`default_gates` of the WER scorer in use), and ``{}`` (an
@@ -229,6 +237,15 @@ class SelectionPolicy:
             stop=stop,
             **numbers,
         )
+
+
+def per_clip_policy(policy: SelectionPolicy) -> SelectionPolicy:
+    """``policy`` for per-clip Whisper scores: the packed scorer's default worst-token gate
+    becomes the per-clip one; a bound the user set stays as set."""
+    per_clip = {gate.metric: gate for gate in PER_CLIP_GATES}
+    packed = set(PACKED_WER_GATES)
+    gates = tuple(per_clip[gate.metric] if gate in packed else gate for gate in policy.gates)
+    return replace(policy, gates=gates)
 
 
 def judge(metrics: Mapping[str, float], policy: SelectionPolicy) -> Judgement:

@@ -41,6 +41,12 @@ class LoadedVerifiers:
     def get(self, name: str) -> Verifier | None:
         return next((v for v in self.active if v.name == name), None)
 
+    def with_verifier(self, verifier: Verifier) -> LoadedVerifiers:
+        """The same set with ``verifier`` in place of the active one of its name."""
+        active = tuple(verifier if v.name == verifier.name else v for v in self.active)
+        entry = {"available": True, "identity": dict(verifier.identity())}
+        return LoadedVerifiers(active, {**self.status, verifier.name: entry})
+
     def embed_reference(self, path: str) -> np.ndarray:
         """The unit speaker embedding of the user's reference WAV (``--voice-ref``)."""
         speaker = self.get("speaker")

@@ -12,7 +12,9 @@ running centroid is built from earlier winners; the whole book's is the better e
 book's voice). Chapter files, the book file, ``manifest.json`` and ``report.html`` are then
 rewritten, and the manifest marks the utterance as ``rerendered``. A later plain ``render`` with
 the original N reads the original decision again: rerun ``rerender`` (all candidates are stored,
-so it costs only verification) to bring the re-rendered winner back.
+so it costs only verification) to bring the re-rendered winner back. With packed Whisper scoring
+(the default) the re-rendered utterance's candidates, old and new, are scored per clip under the
+per-clip gates, so that where a candidate was heard does not decide between them.
 """
 
 from __future__ import annotations
@@ -43,11 +45,18 @@ from verified_tts.output.manifest import (
 )
 from verified_tts.output.report import write_render_report
 from verified_tts.pipeline import Synthesizer, Utterance, UtteranceResult
+from verified_tts.selection import per_clip_policy
 from verified_tts.store import Store
 from verified_tts.text.production import LoadedBook, load_input
 from verified_tts.workflows.render import finish_output, place_winners
 
-__all__ = ["RerenderResult", "config_from_manifest", "find_utterance", "rerender"]
+__all__ = [
+    "RerenderResult",
+    "config_from_manifest",
+    "find_utterance",
+    "rerender",
+    "scored_per_clip",
+]
 
 
 @dataclass(frozen=True)
@@ -237,10 +246,27 @@ def _rerun_targets(
                 ]
             )
         fixed = original.variant(candidates=target_n, adaptive=False)
-        one = synthesizer.variant(fixed, voice_reference=reference)
+        one = scored_per_clip(synthesizer.variant(fixed, voice_reference=reference))
         (replaced[target_key],) = one.run([planned[target_key]], store, n=target_n)
         runs.append(one)
     return replaced, runs
+
+
+def scored_per_clip(synthesizer: Synthesizer) -> Synthesizer:
+    """With packed Whisper scoring, the variant that scores every clip alone, under the per-clip
+    gates. A packed score depends on the sentences that share the window: the render scored the
+    old candidates beside up to 7 other sentences, which primes the decoder (a candidate scores
+    0.19 higher on average than alone in a window, benchmarks/results/verify_speed_piper.json
+    "scored_alone"), and a rerender has one sentence to score, so new candidates would lose to
+    old ones for where they were heard. Per clip, old and new are scored alike (the old ones are
+    scored again; the render's packed scores stay in the store)."""
+    wer = synthesizer.verifiers.get("wer")
+    if wer is None or not getattr(wer.options, "packing", False):
+        return synthesizer
+    config = replace(synthesizer.config, selection=per_clip_policy(synthesizer.config.selection))
+    return synthesizer.variant(
+        config, verifiers=synthesizer.verifiers.with_verifier(wer.per_clip())
+    )
 
 
 def _mark_rerendered(
