@@ -14,9 +14,10 @@ as many candidates as the per-clip gate (how the packed gate was set). N=8 adapt
 round by round as a render runs it (``n8_adaptive_rounds``): a packed score depends on the other
 utterances of its round, so there the same candidate can score differently than in the fixed-N
 call (``adaptive_rounds``); and one utterance per call, as a rerender scores
-(``scored_alone``). Whisper base (``bundled:base``, never used by the verifiers) judges candidate 0 and every setting's N=8 winner: the A/B gain (judge WER of
-candidate 0 minus that of the winner) with a paired bootstrap 95 % interval, per setting and as
-the paired difference to the baseline. Finally it renders the first sentences at N=1 and N=8
+(``scored_alone``). Whisper base (``bundled:base``, never used by the verifiers) judges
+candidate 0 and every setting's N=8 winner: the A/B gain (judge WER of candidate 0 minus that of
+the winner) with a paired bootstrap 95 % interval, per setting and as the paired difference to
+the baseline. Finally it renders the first sentences at N=1 and N=8
 adaptive with each of --render-settings (fresh stores), for the real-time factor, the CPU
 seconds, the stage seconds and how often an adaptive render picks the baseline's winners.
 Writes benchmarks/results/verify_speed.json (or --out).
