@@ -281,6 +281,17 @@ def winners(
     return out
 
 
+def setting_scorer(name: str) -> tuple[Any, Any]:
+    """The shipped selection policy for a setting's WER scorer (packed or per-clip gates), and
+    that scorer loaded."""
+    from verified_tts.selection import SelectionPolicy, default_gates
+    from verifiers import WerOptions, load_wer_verifier
+
+    options = SETTINGS[name]
+    policy = SelectionPolicy(gates=default_gates(bool(options.get("packing"))))
+    return policy, load_wer_verifier(WerOptions(**options))
+
+
 def adaptive_rounds(
     name: str,
     texts: Sequence[str],
@@ -295,19 +306,10 @@ def adaptive_rounds(
     depends on the clip alone, so its rounds must pick what the replay on the fixed-N scores
     picks; a packed score depends on which utterances share the window, and later rounds pack
     fewer of them, so the same candidate can score differently than in the fixed-N call."""
-    from verified_tts.selection import (
-        SelectionPolicy,
-        choose,
-        default_gates,
-        judge,
-        round_targets,
-        should_stop,
-    )
-    from verifiers import Clip, WerOptions, load_wer_verifier
+    from verified_tts.selection import choose, judge, round_targets, should_stop
+    from verifiers import Clip
 
-    options = SETTINGS[name]
-    policy = SelectionPolicy(gates=default_gates(bool(options.get("packing"))))
-    verifier = load_wer_verifier(WerOptions(**options))
+    policy, verifier = setting_scorer(name)
     lead = LEADING_SILENCE_S.get(name, 0.0)
     chosen: dict[int, int] = {}
     used: list[int] = []
@@ -361,12 +363,10 @@ def scored_alone(
     """Every other utterance's candidates scored in a call of their own, as a rerender scores
     one utterance (packed: each candidate alone in its window), against the same candidates'
     scores from the fixed-N call, where up to 7 other sentences shared each window."""
-    from verified_tts.selection import SelectionPolicy, default_gates, judge
-    from verifiers import Clip, WerOptions, load_wer_verifier
+    from verified_tts.selection import judge
+    from verifiers import Clip
 
-    options = SETTINGS[name]
-    policy = SelectionPolicy(gates=default_gates(bool(options.get("packing"))))
-    verifier = load_wer_verifier(WerOptions(**options))
+    policy, verifier = setting_scorer(name)
     score_changes, logprob_changes = [], []
     rejected = {"alone": 0, "fixed_call": 0}
     for i in range(0, len(texts), 2):
