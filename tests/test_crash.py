@@ -68,10 +68,9 @@ def test_sigkill_in_store_write_assembly_and_report_then_resume_is_identical(sma
 
 @pytest.mark.slow
 def test_packed_scoring_resumes_to_the_same_winners(small_book, tmp_path):
-    # With packing (the default) a clip's Whisper scores depend on the clips that share its
-    # window, so a resumed run that scored the unfinished utterances' candidates again (in other
-    # windows) picked other winners (3 of 27 in a Piper render). The store keeps every round's
-    # scores. The setting is spelled out so that this stays the packed test whatever the default.
+    # With packing a clip's Whisper scores depend on the clips that share its window, so a
+    # resumed run that scored the unfinished utterances' candidates again (in other windows)
+    # picked other winners (3 of 27 in a Piper render). The store keeps every round's scores.
     config = tmp_path / "packed.toml"
     config.write_text("[verifiers.wer]\npacking = true\n", encoding="utf-8")
 

@@ -95,21 +95,32 @@ def test_decisions_are_kept_per_n(rendered, first, synthesizer):
     assert new is not None and new.winner == result.winner
 
 
-def test_with_packing_the_rerendered_utterance_is_scored_per_clip(rendered, first, synthesizer):
-    # the render packed (the default): its candidates were heard beside the other sentences,
-    # which raises their scores; a rerender has one sentence, so it scores all of them alone
-    _, before = rendered
-    key, _, after = first
-    assert synthesizer.verifiers.get("wer").options.packing
-    packed_before = next(u for u in before["utterances"] if u["key"] == key)["candidates"]
-    assert all("packed" in c["detail"] for c in packed_before)
+def test_with_packing_the_rerendered_utterance_is_scored_per_clip(synthesizer, tmp_path):
+    # a packed render heard its candidates beside the other sentences, which raises their
+    # scores; a rerender has one sentence, so it scores all of that sentence's candidates alone
+    from verified_tts.config import build_config
+
+    config = build_config({"verifiers": {"wer": {"packing": True}}}, candidates=2,
+                          generator="espeak", adaptive=False)  # fmt: skip
+    packed_wer = synthesizer.verifiers.get("wer").with_options(packing=True)
+    packed = Synthesizer(synthesizer.generator, synthesizer.verifiers.with_verifier(packed_wer),
+                         config)  # fmt: skip
+    book = tmp_path / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    render(book, tmp_path / "out", config, synthesizer=packed)
+    before = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
+    key = before["utterances"][1]["key"]
+    rerender(tmp_path / "out", key, n=4, synthesizer=packed)
+    after = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
+    old = before["utterances"][1]["candidates"]
+    assert all("packed" in c["detail"] for c in old)
     for utterance in after["utterances"]:
         alone = utterance["key"] == key
         assert all(("packed" in c["detail"]) != alone for c in utterance["candidates"])
-    assert after["utterances"][1]["candidates"][0]["scores"] != packed_before[0]["scores"]
-    gates = {g.metric: g.min for g in scored_per_clip(synthesizer).policy.gates}
+    assert after["utterances"][1]["candidates"][0]["scores"] != old[0]["scores"]
+    gates = {g.metric: g.min for g in scored_per_clip(packed).policy.gates}
     assert gates["asr_min_logprob"] == -8.212  # the per-clip bound, not the packed one
-    assert {g.metric: g.min for g in synthesizer.policy.gates}["asr_min_logprob"] == -7.011
+    assert {g.metric: g.min for g in packed.policy.gates}["asr_min_logprob"] == -7.011
 
 
 def test_a_second_rerender_keeps_the_first(rendered, first, synthesizer):

@@ -85,9 +85,9 @@ def test_policy_from_config_table():
 def test_packed_whisper_scoring_gets_its_own_min_logprob_gate():
     from verified_tts.config import build_config
 
-    per_clip_config = build_config({"verifiers": {"wer": {"packing": False}}})
+    per_clip_config = build_config({})  # per-clip scoring is the default
     per_clip = {g.metric: g for g in per_clip_config.selection.gates}
-    packed_config = build_config({})  # packing is the default
+    packed_config = build_config({"verifiers": {"wer": {"packing": True}}})
     packed = {g.metric: g for g in packed_config.selection.gates}
     # a left-out word costs less log-prob after the preceding clips' texts: a tighter bound
     assert packed["asr_min_logprob"].min > per_clip["asr_min_logprob"].min
@@ -96,8 +96,8 @@ def test_packed_whisper_scoring_gets_its_own_min_logprob_gate():
     }
     assert packed_config.selection.identity() != per_clip_config.selection.identity()
     assert (
-        packed_config.selection.gates
-        == build_config({"verifiers": {"wer": {"packing": True}}}).selection.gates
+        per_clip_config.selection.gates
+        == build_config({"verifiers": {"wer": {"packing": False}}}).selection.gates
     )
     # a gate the user sets wins over either default
     mine = build_config(

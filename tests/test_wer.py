@@ -152,8 +152,8 @@ def test_identity_and_options(verifier):
     assert identity["compute_type"] == "int8"
     assert "device" not in identity  # speed, not scores
     assert WerOptions().model is None
-    # the defaults: packed windows, greedy transcripts (benchmarks/verify_speed.py)
-    assert WerOptions().packing and WerOptions().beam_size == 1
+    # the defaults: each clip in its own window, beam-5 transcripts (packing is opt-in)
+    assert not WerOptions().packing and WerOptions().beam_size == 5
     assert "packing" not in identity
 
 

@@ -133,7 +133,7 @@ def clips():
 
 @pytest.fixture(scope="module")
 def verifiers_both():
-    return load_wer_verifier(WerOptions(packing=False)), load_wer_verifier()
+    return load_wer_verifier(), load_wer_verifier(WerOptions(packing=True))
 
 
 @pytest.fixture(scope="module")
@@ -171,10 +171,10 @@ def test_packed_logprob_tracks_per_clip_logprob(scored):
 def test_option_switch_from_the_config_table(verifiers_both):
     alone, packed = verifiers_both
     assert "packing" not in alone.identity() and "packing" in packed.identity()
-    loaded = load_verifiers({"wer": {"pack_clips": 4}}, order=("wer",))
+    loaded = load_verifiers({"wer": {"packing": True, "pack_clips": 4}}, order=("wer",))
     assert loaded.get("wer").options.packing and loaded.get("wer").options.pack_clips == 4
     assert loaded.status["wer"]["identity"]["packing"]["clips"] == 4
-    per_clip = load_verifiers({"wer": {"packing": False}}, order=("wer",))
+    per_clip = load_verifiers({"wer": {}}, order=("wer",))  # the default
     assert "packing" not in per_clip.status["wer"]["identity"]
 
 

@@ -67,7 +67,7 @@ class Gate:
 # Calibrated on injected faults (`verified-tts calibrate`, benchmarks/results/calibrate_espeak.json:
 # espeak-ng, 40 Harvard sentences x 8 candidates, at most 5 % false alarms on clean candidates)
 # with per-clip Whisper scoring, and measured on the Piper voice with it
-# (calibrate_piper_per_clip.json: 5.6 % of clean candidates rejected, 87.5-100 % of each fault
+# (calibrate_piper.json: 5.6 % of clean candidates rejected, 87.5-100 % of each fault
 # kind caught). Piper's own fit on 40 sentences rejected 20 % of clean candidates on held-out
 # sentences, so it is not shipped.
 # Plain WER and the mean reference log-prob lost their gates there: at that false-alarm budget
@@ -86,26 +86,26 @@ PER_CLIP_GATES: tuple[Gate, ...] = (
     Gate("speaker", min=0.8093, margin=0.03387),
 )
 
-# With packed Whisper scoring (the default, [verifiers.wer] packing = true) a clip's reference is
+# With packed Whisper scoring ([verifiers.wer] packing = true) a clip's reference is
 # force-decoded after the texts of the clips before it in its window, which primes the decoder: a
 # left-out word costs about 2 nats less there (three skips of 40 passed the per-clip gate in
 # calibration). This bound rejects as many clean candidates of packed scoring as the per-clip gate
 # does of per-clip scoring on sentences the calibration never saw (Piper, Harvard 600-663 x 8:
 # 11 of 512 each, benchmarks/verify_speed.py "packed_min_logprob_bound"); the calibration sentences
-# then test it (benchmarks/results/calibrate_piper.json; on 120 sentences against per-clip
-# scoring: compare_calibrations.json).
+# then test it (benchmarks/results/calibrate_piper_packed_greedy.json; on 120 sentences against
+# per-clip scoring: compare_calibrations.json).
 PACKED_WER_GATES: tuple[Gate, ...] = (Gate("asr_min_logprob", min=-7.011, margin=3.44),)
 
 
-def default_gates(packed_wer: bool = True) -> tuple[Gate, ...]:
-    """The shipped gates for the packed (default) or the per-clip Whisper scorer."""
+def default_gates(packed_wer: bool = False) -> tuple[Gate, ...]:
+    """The shipped gates for the per-clip (default) or the packed Whisper scorer."""
     if not packed_wer:
         return PER_CLIP_GATES
     replaced = {gate.metric: gate for gate in PACKED_WER_GATES}
     return tuple(replaced.get(gate.metric, gate) for gate in PER_CLIP_GATES)
 
 
-# The gates of the default verifier settings (packed Whisper scoring).
+# The gates of the default verifier settings (per-clip Whisper scoring).
 DEFAULT_GATES: tuple[Gate, ...] = default_gates()
 
 
@@ -172,7 +172,7 @@ class SelectionPolicy:
 
     @classmethod
     def from_mapping(
-        cls, table: Mapping[str, Any], *, adaptive: bool = True, packed_wer: bool = True
+        cls, table: Mapping[str, Any], *, adaptive: bool = True, packed_wer: bool = False
     ) -> SelectionPolicy:
         """Build from the ``[selection]`` TOML table; gates given there replace the defaults
         of the same metric (:func:`default_gates` of the WER scorer in use), and ``{}`` (an

@@ -32,18 +32,17 @@ sentences from 0.295 to 0.243; int8 gave float32's scores (mean ``asr_logprob`` 
 -0.565) at 1.3x its speed. Feeding the encoder less than 30 s is 25 % cheaper but made tiny.en
 hallucinate (WER 7.4), so it is not done.
 
-By default (``packing = true``, :mod:`verifiers.wer_packed`, layout in
-:mod:`verifiers.wer_packing`) up to 8 short clips of *different* utterances share one 28 s window,
-0.8 s apart, and the window's timestamped transcript and in-sequence forced decoding are taken
-apart per clip; what is described above is then the per-clip path (``packing = false``), which
-also scores any clip longer than half a window. Measured by benchmarks/verify_speed.py (64 Harvard
-sentences x 8 Piper candidates, two idle cores, benchmarks/results/verify_speed_piper.json):
+With ``packing = true`` (:mod:`verifiers.wer_packed`, layout in :mod:`verifiers.wer_packing`)
+up to 8 short clips of *different* utterances share one 28 s window, 0.8 s apart, and the
+window's timestamped transcript and in-sequence forced decoding are taken apart per clip (a clip
+longer than half a window is still scored alone). Measured by benchmarks/verify_speed.py (64
+Harvard sentences x 8 Piper candidates, two idle cores, benchmarks/results/verify_speed_piper.json):
 packing with greedy transcripts scores 3.5x the clips per second of per-clip scoring with beam 5
-(4.1x per CPU-second; beam 5 packed: 2.9x). A packed clip's scores depend on the clips that share
-its window, so the winner differs from per-clip scoring's on about half the sentences; per-clip
-scoring itself keeps its winner on 59 % when every clip is heard 1 s later. Whisper base, which no
-verifier uses, finds the packed winners no worse, and calibration on injected faults finds the
-same catch rates (README "Packed verification").
+(4.1x per CPU-second; beam 5 packed: 2.6x). A packed clip's scores depend on the clips that share
+its window, so the winner differs from per-clip scoring's on about half the sentences (per-clip
+scoring itself keeps its winner on 59 % when every clip is heard 1 s later), and the adaptive
+stop rule, tuned on per-clip scores, stops too early on packed ones; so it is off by default
+(README "Packed verification").
 """
 
 from __future__ import annotations
@@ -100,12 +99,12 @@ class WerOptions:
     model: str | None = None
     device: str = "cpu"
     compute_type: str = "int8"
-    beam_size: int = 1  # greedy: packed, beam 5 costs 22 % more wall time (module docstring)
+    beam_size: int = 5  # measured: -18 % verifier WER for +9 % CPU over greedy (docstring)
     batch_size: int | None = None  # rows per encoder call; None: 2 on CPU, 16 elsewhere
     cpu_threads: int = 0
     # Packing (verifiers.wer_packed): several short clips of different utterances share one
     # 30 s window, encoded once, transcribed with timestamps and force-decoded in sequence.
-    packing: bool = True
+    packing: bool = False
     pack_seconds: float = 28.0  # audio per window, gaps included (at most 30)
     pack_gap_s: float = 0.8  # silence between clips
     pack_clips: int = 8  # clips per window at most
@@ -256,10 +255,10 @@ class WerVerifier:
         self.options = options
         self.model_label = label
 
-    def per_clip(self) -> WerVerifier:
-        """The same loaded model scoring every clip in its own window (``packing = false``)."""
+    def with_options(self, **changes: Any) -> WerVerifier:
+        """The same loaded model under other decoding options (``packing``, ``beam_size``)."""
         return WerVerifier(
-            self._model, self._tokenizer, replace(self.options, packing=False), self.model_label
+            self._model, self._tokenizer, replace(self.options, **changes), self.model_label
         )
 
     def identity(self) -> Mapping[str, Any]:

@@ -13,8 +13,8 @@ book's voice). Chapter files, the book file, ``manifest.json`` and ``report.html
 rewritten, and the manifest marks the utterance as ``rerendered``. A later plain ``render`` with
 the original N reads the original decision again: rerun ``rerender`` (all candidates are stored,
 so it costs only verification) to bring the re-rendered winner back. With packed Whisper scoring
-(the default) the re-rendered utterance's candidates, old and new, are scored per clip under the
-per-clip gates, so that where a candidate was heard does not decide between them.
+(``packing = true``) the re-rendered utterance's candidates, old and new, are scored per clip
+under the per-clip gates, so that where a candidate was heard does not decide between them.
 """
 
 from __future__ import annotations
@@ -264,9 +264,8 @@ def scored_per_clip(synthesizer: Synthesizer) -> Synthesizer:
     if wer is None or not getattr(wer.options, "packing", False):
         return synthesizer
     config = replace(synthesizer.config, selection=per_clip_policy(synthesizer.config.selection))
-    return synthesizer.variant(
-        config, verifiers=synthesizer.verifiers.with_verifier(wer.per_clip())
-    )
+    verifiers = synthesizer.verifiers.with_verifier(wer.with_options(packing=False))
+    return synthesizer.variant(config, verifiers=verifiers)
 
 
 def _mark_rerendered(
