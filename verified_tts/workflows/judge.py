@@ -93,8 +93,8 @@ def load_judge(options: JudgeOptions | str) -> Judge:
             beam_size=options.beam_size,
             batch_size=options.batch_size,
             cpu_threads=options.cpu_threads,
-            # each clip in its own window: a judge's transcript must not depend on which other
-            # clips are judged with it (packing, the verifier's default, would make it so)
+            # each clip in its own window whatever the verifier's default: a judge's transcript
+            # must not depend on which other clips are judged with it, as packed ones do
             packing=False,
         )
     )
