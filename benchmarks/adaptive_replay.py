@@ -66,8 +66,8 @@ class Utterance:
 
 
 def scored_gates(path: Path) -> tuple[Gate, ...]:
-    """The gates of the run that scored the input; inputs that do not say were scored per clip
-    (written before packed Whisper scoring became the default)."""
+    """The gates of the run that scored the input; inputs that do not say were written before
+    runs recorded their gates, by per-clip Whisper scoring (the default)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     if "gates" not in data:
         return PER_CLIP_GATES
