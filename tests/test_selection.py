@@ -2,11 +2,14 @@ import pytest
 
 from verified_tts.errors import UserError
 from verified_tts.selection import (
+    PACKED_STOP,
     Gate,
     SelectionPolicy,
     choose,
+    default_policy,
     expected_gain,
     judge,
+    per_clip_policy,
     round_targets,
     should_stop,
 )
@@ -107,6 +110,33 @@ def test_packed_whisper_scoring_gets_its_own_min_logprob_gate():
         }
     )
     assert {g.metric: g for g in mine.selection.gates}["asr_min_logprob"].min == -9.0
+
+
+def test_packed_whisper_scoring_gets_its_own_rounds_and_stop_settings():
+    from verified_tts.config import build_config
+
+    names = ("rounds", "first_round", "step", "stop_gain", "prior_spread", "prior_weight")
+    per_clip = build_config({}).selection
+    packed = build_config({"verifiers": {"wer": {"packing": True}}}).selection
+    assert {name: getattr(packed, name) for name in PACKED_STOP} == dict(PACKED_STOP)
+    assert {name: getattr(per_clip, name) for name in names} == {
+        name: getattr(SelectionPolicy(), name) for name in names
+    }
+    assert packed == default_policy(packed_wer=True)
+    assert round_targets(8, packed) != round_targets(8, per_clip)
+    # back to per-clip scoring (a rerender's sentence): gates, rounds and stop settings follow
+    assert per_clip_policy(packed) == per_clip
+    # what the user sets stays, with either scorer
+    mine = build_config(
+        {"verifiers": {"wer": {"packing": True}}, "selection": {"stop_gain": 0.123}}
+    ).selection
+    assert mine.stop_gain == 0.123
+    assert per_clip_policy(mine).stop_gain == 0.123
+    # a schedule of first_round and step is the user's own, not the packed default's rounds
+    stepped = build_config(
+        {"verifiers": {"wer": {"packing": True}}, "selection": {"first_round": 3, "step": 2}}
+    ).selection
+    assert round_targets(8, stepped) == (3, 5, 7, 8)
 
 
 def test_default_rounds_one_candidate_at_a_time():

@@ -29,12 +29,14 @@ __all__ = [
     "PACKED_WER_GATES",
     "PER_CLIP_GATES",
     "DEFAULT_WEIGHTS",
+    "PACKED_STOP",
     "Gate",
     "STOP_RULES",
     "Judgement",
     "SelectionPolicy",
     "choose",
     "default_gates",
+    "default_policy",
     "expected_gain",
     "judge",
     "per_clip_policy",
@@ -144,8 +146,10 @@ class SelectionPolicy:
     gates: tuple[Gate, ...] = DEFAULT_GATES
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     adaptive: bool = True
-    # Defaults measured on Piper joe-medium, Harvard sentences 1-100 (benchmarks/adaptive_replay.py,
-    # README "How a winner is chosen"): one candidate a round, stop on expected gain.
+    # Defaults for per-clip Whisper scoring, tuned on Piper joe-medium, Harvard sentences 51-100
+    # (benchmarks/adaptive_replay.py, README "How a winner is chosen"): one candidate a round,
+    # stop on expected gain; held out on 101-300, 2.70 candidates keep 92 % of fixed N=8's judged
+    # gain. The packed scorer has its own (PACKED_STOP, default_policy).
     first_round: int = 1
     step: int = 1  # candidates added per round; 0 = double each round
     rounds: tuple[int, ...] = ()  # explicit round targets, overriding first_round and step
@@ -205,14 +209,16 @@ class SelectionPolicy:
             else:
                 gates.pop(metric, None)
         weights = {**DEFAULT_WEIGHTS, **{k: float(v) for k, v in table.get("weights", {}).items()}}
-        defaults = cls()
+        defaults = default_policy(packed_wer)
         first_round = int(table.get("first_round", defaults.first_round))
         if first_round < 1:
             raise UserError("[selection] first_round must be at least 1")
         step = int(table.get("step", defaults.step))
         if step < 0:
             raise UserError("[selection] step must be 0 (double each round) or more")
-        rounds = table.get("rounds", defaults.rounds)
+        # first_round or step given without rounds: the user's schedule, not a default's rounds
+        own_steps = "first_round" in table or "step" in table
+        rounds = table.get("rounds", () if own_steps else defaults.rounds)
         if not isinstance(rounds, (list, tuple)) or any(
             not isinstance(r, int) or r < 1 for r in rounds
         ):
@@ -224,7 +230,7 @@ class SelectionPolicy:
                 f"[selection] stop = {stop!r} is not a rule: use {' or '.join(STOP_RULES)}"
             )
         numbers = {}
-        for name in ("stop_gain", "prior_spread", "prior_weight"):
+        for name in _STOP_KEYS:
             value = float(table.get(name, getattr(defaults, name)))
             if value < 0:
                 raise UserError(f"[selection] {name} must be zero or more")
@@ -241,13 +247,49 @@ class SelectionPolicy:
         )
 
 
+# The adaptive rounds for packed Whisper scores. A packed clip's reference is force-decoded after
+# the texts before it in its window, so its asr_logprob sits nearer zero than per clip and the
+# prior spread (a share of -asr_logprob) shrinks with it: with the per-clip settings an adaptive
+# render stops after 2.1 candidates and keeps 35 % of fixed N=8's judged gain (replayed on
+# Harvard 1-300, benchmarks/results/adaptive_replay_packed_300.json). A later round packs fewer
+# sentences together, so its candidates are heard beside other sentences than the first round's
+# and the replay is not exact; a first round of two candidates compares those two in one layout.
+# Rendered round by round on Harvard 1-300 (benchmarks/results/adaptive_judged_packed.json): 4.25
+# candidates, 80 % of fixed N=8's judged gain, judge WER no different from per-clip scoring's
+# adaptive render (-0.001, -0.009..0.007) at a real-time factor of 0.29 against 0.40. One
+# candidate a round with these settings kept 54 % at 3.3 candidates
+# (adaptive_judged_packed_one_a_round.json).
+PACKED_STOP: Mapping[str, Any] = {
+    "rounds": (2, 4),
+    "stop_gain": 0.01,
+    "prior_spread": 0.3,
+    "prior_weight": 8.0,
+}
+_STOP_KEYS = ("stop_gain", "prior_spread", "prior_weight")
+
+
+def default_policy(packed_wer: bool = False, **changes: Any) -> SelectionPolicy:
+    """The shipped policy for the per-clip (default) or the packed Whisper scorer: its gates,
+    rounds and stop settings; ``changes`` replace fields (e.g. ``adaptive=False``)."""
+    base = SelectionPolicy(gates=default_gates(packed_wer))
+    if packed_wer:
+        base = replace(base, **PACKED_STOP)
+    return replace(base, **changes)
+
+
 def per_clip_policy(policy: SelectionPolicy) -> SelectionPolicy:
-    """``policy`` for per-clip Whisper scores: the packed scorer's default worst-token gate
-    becomes the per-clip one; a bound the user set stays as set."""
+    """``policy`` for per-clip Whisper scores: the packed scorer's default worst-token gate,
+    rounds and stop settings become the per-clip ones; what the user set stays as set."""
     per_clip = {gate.metric: gate for gate in PER_CLIP_GATES}
     packed = set(PACKED_WER_GATES)
     gates = tuple(per_clip[gate.metric] if gate in packed else gate for gate in policy.gates)
-    return replace(policy, gates=gates)
+    defaults = SelectionPolicy()
+    schedule = {
+        name: getattr(defaults, name)
+        for name, value in PACKED_STOP.items()
+        if getattr(policy, name) == value != getattr(defaults, name)
+    }
+    return replace(policy, gates=gates, **schedule)
 
 
 def judge(metrics: Mapping[str, float], policy: SelectionPolicy) -> Judgement:

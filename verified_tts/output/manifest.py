@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from verified_tts.errors import UserError
 from verified_tts.output.atomic import write_json_atomic
+from verified_tts.selection import round_targets
 
 if TYPE_CHECKING:
     from verified_tts.config import RenderConfig
@@ -300,9 +301,10 @@ class BookRecord:
 class Manifest:
     """``manifest.json``: the run's settings, its stats, the files it wrote and its utterances.
 
-    ``verifiers`` (each verifier's availability and identity), ``selection`` (gates and weights)
-    and ``stats`` (run counters, seconds per stage and the quality summary) are documents owned
-    by the modules that make them and are carried as plain mappings.
+    ``verifiers`` (each verifier's availability and identity), ``selection`` (gates, weights,
+    round targets and stop rule) and ``stats`` (run counters, seconds per stage and the quality
+    summary) are documents owned by the modules that make them and are carried as plain
+    mappings.
     """
 
     utterances: tuple[UtteranceRecord, ...]
@@ -509,6 +511,18 @@ def build_manifest(
                 {k: v for k, v in vars(g).items() if v is not None} for g in config.selection.gates
             ],
             "weights": dict(config.selection.weights),
+            "rounds": list(round_targets(n, config.selection)),
+            **(
+                {
+                    "stop": config.selection.stop,
+                    **{
+                        name: getattr(config.selection, name)
+                        for name in ("stop_gain", "prior_spread", "prior_weight")
+                    },
+                }
+                if config.selection.adaptive
+                else {}
+            ),
         },
         stats={**stats, **summarise(results), "wall_seconds": round(wall_seconds, 3)},
         production=production_record(config, loaded),
