@@ -9,7 +9,7 @@ benchmarks/results/ab_benchmark.json: every arm's verifier WER, judge WER and co
 judge confirms the verifier's gain.
 
 Usage: python benchmarks/ab_benchmark.py [--sentences 100] [--n 1 2 4 8] [--judge bundled:base]
-       [--report-only]
+       [--report-only] [--config benchmarks/configs/packed_greedy.toml --work DIR --output JSON]
 """
 
 from __future__ import annotations
@@ -124,6 +124,9 @@ def main() -> None:
         "--report-only", action="store_true", help="summarise the existing run, do not render"
     )
     parser.add_argument("--note", default=None, help="conditions of the run, kept in the JSON")
+    parser.add_argument(
+        "--config", type=Path, default=None, help="a render config TOML (default: the defaults)"
+    )
     parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / "work" / "ab")
     parser.add_argument(
         "--output", type=Path, default=ROOT / "benchmarks" / "results" / "ab_benchmark.json"
@@ -137,13 +140,14 @@ def main() -> None:
         )
         wall, cpu = previous.get("wall_seconds_total"), previous.get("cpu_seconds_total")
     else:
-        from verified_tts.config import build_config
+        from verified_tts.config import build_config, read_config_file
         from verified_tts.workflows.ab import ab
 
         book = harvard_book(args.work / "harvard.md", args.sentences)
+        table = read_config_file(args.config) if args.config else {}
         started, cpu_started = time.perf_counter(), time.process_time()
         ab_json = ab(
-            book, args.work / "out", build_config({}), ns=args.n, judge_asr=args.judge
+            book, args.work / "out", build_config(table), ns=args.n, judge_asr=args.judge
         ).ab_json
         wall = round(time.perf_counter() - started, 1)
         cpu = round(time.process_time() - cpu_started, 1)  # less than wall when cores are shared

@@ -19,7 +19,7 @@ wall seconds are inflated by other work, the CPU seconds are not.
 Judge WERs are cached in OUT_DIR/judge_cache.json. ``--while-ab-judges`` judges now only what
 the A/B's own judge will not (the winners of N=1, 2, 4, 8), to run beside it, and stops there.
 
-Usage: python benchmarks/selection_rules.py OUT_DIR [--all] [--while-ab-judges]
+Usage: python benchmarks/selection_rules.py OUT_DIR [--all] [--while-ab-judges] [--suffix _packed]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import os
 import statistics
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
@@ -61,6 +61,8 @@ def main() -> None:
     judge_all = "--all" in sys.argv[2:]
     manifest = read_manifest(out)
     while_ab = "--while-ab-judges" in sys.argv[2:]
+    # results of a non-default run go beside the default's: --suffix _packed
+    suffix = sys.argv[sys.argv.index("--suffix") + 1] if "--suffix" in sys.argv[2:] else ""
     cache = out / "judge_cache.json"
     judged = already_judged(out)
     if cache.is_file():
@@ -70,7 +72,9 @@ def main() -> None:
     # the gates the run chose its winners by: they depend on its WER scorer (per-clip or packed)
     gates = tuple(Gate(**gate) for gate in manifest.selection.get("gates", ()))
     policy = SelectionPolicy(gates=gates) if gates else SelectionPolicy()
-    no_speaker = SelectionPolicy(weights={**policy.weights, "speaker": 0.0})
+    no_speaker = replace(policy, weights={**policy.weights, "speaker": 0.0})
+    wer_identity = dict(manifest.verifiers.get("wer", {}).get("identity") or {})
+    scoring = "packed" if wer_identity.get("packing") else "per clip"
 
     def by_policy(p: SelectionPolicy):
         return lambda u: choose([judge(c.scores, p) for c in u.candidates])[0]
@@ -140,7 +144,8 @@ def main() -> None:
         "utterances": len(manifest.utterances),
         "candidates_judged": len(judged),
         "judge": "Whisper base (bundled:base), beam 5",
-        "verifier": "Whisper tiny.en, beam 5",
+        "verifier": f"Whisper {wer_identity.get('model', 'tiny.en')}, beam "
+        f"{wer_identity.get('beam_size', 5)}, {scoring}",
         "judge_clips_run_here": len(needed),
         "judged": "every candidate"
         if judge_all
@@ -152,12 +157,13 @@ def main() -> None:
         "rules": rows,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "selection_rules.json").write_text(json.dumps(result, indent=2) + "\n")
+    (RESULTS / f"selection_rules{suffix}.json").write_text(json.dumps(result, indent=2) + "\n")
     candidates = {
         "source": result["input"],
         "generator": manifest.generator,
         "judge": result["judge"],
         "gates": [asdict(gate) for gate in policy.gates],
+        "wer_packing": bool(wer_identity.get("packing")),
         "utterances": [
             {
                 "key": u.key,
@@ -175,7 +181,9 @@ def main() -> None:
             for u in manifest.utterances
         ],
     }
-    (RESULTS / "candidate_judgements.json").write_text(json.dumps(candidates, indent=1) + "\n")
+    (RESULTS / f"candidate_judgements{suffix}.json").write_text(
+        json.dumps(candidates, indent=1) + "\n"
+    )
 
 
 if __name__ == "__main__":

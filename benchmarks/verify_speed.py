@@ -254,15 +254,14 @@ def winners(
     fixed N=2,4,..,n and adaptive N=n (its own rounds and stop rule, replayed on the fixed-N
     scores)."""
     from verified_tts.selection import (
-        SelectionPolicy,
         choose,
-        default_gates,
+        default_policy,
         judge,
         round_targets,
         should_stop,
     )
 
-    policy = SelectionPolicy(gates=default_gates(packed))
+    policy = default_policy(packed)
     out: dict[str, list[int]] = {}
     judged = [[judge(m, policy) for m in row] for row in metrics]
     k = 2
@@ -284,11 +283,11 @@ def winners(
 def setting_scorer(name: str) -> tuple[Any, Any]:
     """The shipped selection policy for a setting's WER scorer (packed or per-clip gates), and
     that scorer loaded."""
-    from verified_tts.selection import SelectionPolicy, default_gates
+    from verified_tts.selection import default_policy
     from verifiers import WerOptions, load_wer_verifier
 
     options = SETTINGS[name]
-    policy = SelectionPolicy(gates=default_gates(bool(options.get("packing"))))
+    policy = default_policy(bool(options.get("packing")))
     return policy, load_wer_verifier(WerOptions(**options))
 
 
@@ -398,10 +397,10 @@ def score_noise(
     an utterance (a shift common to all candidates of an utterance changes no winner): the
     standard deviation of the score difference after removing each utterance's mean difference,
     beside the baseline's own spread of scores between candidates of an utterance."""
-    from verified_tts.selection import SelectionPolicy, default_gates, judge
+    from verified_tts.selection import default_policy, judge
 
-    reference = SelectionPolicy(gates=default_gates(packed_wer=False))
-    policy = SelectionPolicy(gates=default_gates(packed))
+    reference = default_policy(packed_wer=False)
+    policy = default_policy(packed)
     centred, spread = [], []
     for base_row, row in zip(baseline_metrics, metrics, strict=True):
         base_scores = [judge(m, reference).score for m in base_row]
