@@ -39,6 +39,7 @@ def test_render_writes_chapters_book_and_manifest(small_book, tmp_path, synthesi
     ]
     assert manifest["stats"]["candidates_generated"] == 2 * len(utterances)
     assert manifest["stats"]["candidates_reused"] == 0
+    assert manifest["selection"]["rounds"] == [2] and "stop" not in manifest["selection"]
     for utterance in utterances:
         assert len(utterance["candidates"]) == 2  # --no-adaptive: always N
         assert (out / utterance["audio"]).is_file()
@@ -99,6 +100,10 @@ def test_adaptive_samples_no_more_than_n_and_winners_only_drops_audio(
     counts = [len(u["candidates"]) for u in manifest["utterances"]]
     targets = round_targets(4, synthesizer.config.selection)
     assert all(c in targets for c in counts)
+    policy = synthesizer.config.selection
+    assert manifest["selection"]["rounds"] == list(targets)  # what the render stopped by
+    assert manifest["selection"]["stop"] == policy.stop
+    assert manifest["selection"]["stop_gain"] == policy.stop_gain
     assert manifest["stats"]["candidates_generated"] == sum(counts)
     for utterance in manifest["utterances"]:
         kept = [c for c in utterance["candidates"] if "audio" in c]
