@@ -150,7 +150,7 @@ def test_judge_transcribes_every_distinct_winner_once(run):
 
 
 def test_the_judge_hears_each_clip_alone(judge_model):
-    # packed scoring (the verifier's default) would make a judged transcript depend on the
+    # packed scoring (a verifier option) would make a judged transcript depend on the
     # other clips judged with it, and a judge's figures on what else was in the batch
     assert "packing" not in judge_model._verifier.identity()
 

@@ -32,7 +32,7 @@ def say():
 
 @pytest.fixture(scope="module")
 def verifier():
-    # the per-clip path (packing is the default; its own tests are in test_wer_packing.py)
+    # the per-clip path, spelled out (packing has its own tests in test_wer_packing.py)
     return load_wer_verifier(WerOptions(packing=False, beam_size=5))
 
 
