@@ -169,3 +169,26 @@ def test_unknown_models_are_one_line_user_errors(tmp_path):
     assert "\n" not in str(error.value)
     with pytest.raises(UserError, match="at least 1"):
         load_wer_verifier(WerOptions(beam_size=0))
+
+
+def test_workers_score_as_one_worker_does(scored, batch):
+    # One row per call on two workers at once: the calls run in parallel and their results
+    # come back in the clips' order, with the scores one worker gives.
+    two = load_wer_verifier(WerOptions(packing=False, beam_size=5, workers=2, batch_size=1))
+    assert two._workers == 2
+    again = two.score(batch)
+    assert [s.metrics for s in again] == [s.metrics for s in scored]
+    assert [s.detail for s in again] == [s.detail for s in scored]
+
+
+def test_cpu_workers_default_to_one_thread_each(monkeypatch):
+    from verifiers.wer import _workers_and_threads
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr("verifiers.wer._default_threads", lambda: 4)
+    assert _workers_and_threads(WerOptions()) == (4, 1)
+    assert _workers_and_threads(WerOptions(cpu_threads=2)) == (1, 2)  # the old single worker
+    assert _workers_and_threads(WerOptions(workers=3)) == (3, 1)
+    assert _workers_and_threads(WerOptions(device="cuda")) == (1, 4)
+    monkeypatch.setattr("verifiers.wer._default_threads", lambda: 0)  # OMP_NUM_THREADS set
+    assert _workers_and_threads(WerOptions()) == (1, 0)

@@ -185,3 +185,11 @@ def test_bad_packing_options_are_one_line_errors():
         load_wer_verifier(WerOptions(packing=True, pack_seconds=45.0))
     with pytest.raises(UserError, match="pack_clips"):
         load_wer_verifier(WerOptions(packing=True, pack_clips=0))
+
+
+def test_packed_windows_on_two_workers_score_as_one(scored, clips):
+    # one window per call, the calls on two workers at once: same scores, in the clips' order
+    two = load_wer_verifier(WerOptions(packing=True, workers=2, batch_size=1))
+    again = two.score(clips)
+    assert [s.metrics for s in again] == [s.metrics for s in scored[1]]
+    assert [s.detail for s in again] == [s.detail for s in scored[1]]

@@ -19,10 +19,10 @@ import numpy as np
 from verifiers.base import Clip, Score
 from verifiers.signal import resample
 from verifiers.wer_common import (
-    CPU_BATCH,
     HOP,
     MAX_DECODER_TOKENS,
     MIN_PROB,
+    PACKED_CPU_BATCH,
     SAMPLE_RATE,
     WINDOW_FRAMES,
     transcript_metrics,
@@ -65,11 +65,12 @@ def score_packed(verifier: WerVerifier, clips: Sequence[Clip]) -> list[Score]:
     scores: list[Score | None] = [None] * len(clips)
     for index, score in zip(alone, verifier._score_alone([clips[i] for i in alone]), strict=True):
         scores[index] = score
-    step = verifier.options.batch_size or (CPU_BATCH if verifier.options.device == "cpu" else 16)
-    for start in range(0, len(windows), step):
-        batch = windows[start : start + step]
-        for index, score in _run(verifier, batch, clips, audio, references):
-            scores[index] = score
+    largest = PACKED_CPU_BATCH if verifier.options.device == "cpu" else 16
+    runs = verifier._map_batches(
+        lambda batch: _run(verifier, batch, clips, audio, references), windows, largest
+    )
+    for index, score in runs:
+        scores[index] = score
     return [score for score in scores if score is not None]
 
 
