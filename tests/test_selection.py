@@ -88,9 +88,9 @@ def test_policy_from_config_table():
 def test_packed_whisper_scoring_gets_its_own_min_logprob_gate():
     from verified_tts.config import build_config
 
-    per_clip_config = build_config({})  # per-clip scoring is the default
+    per_clip_config = build_config({"verifiers": {"wer": {"packing": False}}})
     per_clip = {g.metric: g for g in per_clip_config.selection.gates}
-    packed_config = build_config({"verifiers": {"wer": {"packing": True}}})
+    packed_config = build_config({})  # packed scoring is the default
     packed = {g.metric: g for g in packed_config.selection.gates}
     # a left-out word costs less log-prob after the preceding clips' texts: a tighter bound
     assert packed["asr_min_logprob"].min > per_clip["asr_min_logprob"].min
@@ -99,8 +99,8 @@ def test_packed_whisper_scoring_gets_its_own_min_logprob_gate():
     }
     assert packed_config.selection.identity() != per_clip_config.selection.identity()
     assert (
-        per_clip_config.selection.gates
-        == build_config({"verifiers": {"wer": {"packing": False}}}).selection.gates
+        packed_config.selection.gates
+        == build_config({"verifiers": {"wer": {"packing": True}}}).selection.gates
     )
     # a gate the user sets wins over either default
     mine = build_config(
@@ -116,8 +116,8 @@ def test_packed_whisper_scoring_gets_its_own_rounds_and_stop_settings():
     from verified_tts.config import build_config
 
     names = ("rounds", "first_round", "step", "stop_gain", "prior_spread", "prior_weight")
-    per_clip = build_config({}).selection
-    packed = build_config({"verifiers": {"wer": {"packing": True}}}).selection
+    per_clip = build_config({"verifiers": {"wer": {"packing": False}}}).selection
+    packed = build_config({}).selection  # packing is the default
     assert {name: getattr(packed, name) for name in PACKED_STOP} == dict(PACKED_STOP)
     assert {name: getattr(per_clip, name) for name in names} == {
         name: getattr(SelectionPolicy(), name) for name in names

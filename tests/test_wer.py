@@ -152,8 +152,10 @@ def test_identity_and_options(verifier):
     assert identity["compute_type"] == "int8"
     assert "device" not in identity  # speed, not scores
     assert WerOptions().model is None
-    # the defaults: each clip in its own window, beam-5 transcripts (packing is opt-in)
-    assert not WerOptions().packing and WerOptions().beam_size == 5
+    # the defaults: packed windows with greedy transcripts; per clip, beam-5 transcripts
+    assert WerOptions().packing and WerOptions().beam == 1
+    assert WerOptions(packing=False).beam == 5 and WerOptions(beam_size=3).beam == 3
+    assert load_wer_verifier().identity()["beam_size"] == 1
     assert "packing" not in identity
 
 

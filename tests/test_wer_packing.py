@@ -133,7 +133,7 @@ def clips():
 
 @pytest.fixture(scope="module")
 def verifiers_both():
-    return load_wer_verifier(), load_wer_verifier(WerOptions(packing=True))
+    return load_wer_verifier(WerOptions(packing=False)), load_wer_verifier(WerOptions(packing=True))
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +174,9 @@ def test_option_switch_from_the_config_table(verifiers_both):
     loaded = load_verifiers({"wer": {"packing": True, "pack_clips": 4}}, order=("wer",))
     assert loaded.get("wer").options.packing and loaded.get("wer").options.pack_clips == 4
     assert loaded.status["wer"]["identity"]["packing"]["clips"] == 4
-    per_clip = load_verifiers({"wer": {}}, order=("wer",))  # the default
+    default = load_verifiers({"wer": {}}, order=("wer",))
+    assert default.status["wer"]["identity"]["packing"]["clips"] == 8
+    per_clip = load_verifiers({"wer": {"packing": False}}, order=("wer",))
     assert "packing" not in per_clip.status["wer"]["identity"]
 
 

@@ -10,8 +10,9 @@ of the first k candidates is ``choose(judgements[:k])``, which is what makes one
 every smaller arm of an A/B comparison. The adaptive early stop is pure too: whether an utterance
 stops after k candidates depends only on their judgements, so an adaptive render can be replayed
 from a fixed-N run's scores (``benchmarks/adaptive_replay.py``) exactly where a candidate's scores
-do not depend on the round that scored it: per-clip Whisper scoring, not packed scoring (whose
-later rounds hear each candidate beside fewer sentences; benchmarks/verify_speed.py measures it).
+do not depend on the round that scored it: per-clip Whisper scoring, not packed scoring, the
+default (whose later rounds hear each candidate beside fewer sentences; benchmarks/verify_speed.py
+measures it, benchmarks/adaptive_judged.py renders the rounds instead).
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ PER_CLIP_GATES: tuple[Gate, ...] = (
     Gate("speaker", min=0.8093, margin=0.03387),
 )
 
-# With packed Whisper scoring ([verifiers.wer] packing = true) a clip's reference is
+# With packed Whisper scoring (the default, [verifiers.wer] packing = true) a clip's reference is
 # force-decoded after the texts of the clips before it in its window, which primes the decoder: a
 # left-out word costs about 2 nats less there (three skips of 40 passed the per-clip gate in
 # calibration). This bound rejects as many clean candidates of packed scoring as the per-clip gate
@@ -99,15 +100,15 @@ PER_CLIP_GATES: tuple[Gate, ...] = (
 PACKED_WER_GATES: tuple[Gate, ...] = (Gate("asr_min_logprob", min=-7.011, margin=3.44),)
 
 
-def default_gates(packed_wer: bool = False) -> tuple[Gate, ...]:
-    """The shipped gates for the per-clip (default) or the packed Whisper scorer."""
+def default_gates(packed_wer: bool = True) -> tuple[Gate, ...]:
+    """The shipped gates for the packed (default) or the per-clip Whisper scorer."""
     if not packed_wer:
         return PER_CLIP_GATES
     replaced = {gate.metric: gate for gate in PACKED_WER_GATES}
     return tuple(replaced.get(gate.metric, gate) for gate in PER_CLIP_GATES)
 
 
-# The gates of the default verifier settings (per-clip Whisper scoring).
+# The gates of the default verifier settings (packed Whisper scoring).
 DEFAULT_GATES: tuple[Gate, ...] = default_gates()
 
 
@@ -141,9 +142,12 @@ STOP_RULES = ("margin", "expected_gain")
 
 @dataclass(frozen=True)
 class SelectionPolicy:
-    """Gates, weights and the adaptive schedule; ``identity()`` keys stored decisions."""
+    """Gates, weights and the adaptive schedule; ``identity()`` keys stored decisions.
 
-    gates: tuple[Gate, ...] = DEFAULT_GATES
+    The field defaults are the per-clip Whisper scorer's policy; :func:`default_policy` gives
+    the shipped policy of either scorer, and a render's config builds it for the scorer in use."""
+
+    gates: tuple[Gate, ...] = PER_CLIP_GATES
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     adaptive: bool = True
     # Defaults for per-clip Whisper scoring, tuned on Piper joe-medium, Harvard sentences 51-100
@@ -176,7 +180,7 @@ class SelectionPolicy:
 
     @classmethod
     def from_mapping(
-        cls, table: Mapping[str, Any], *, adaptive: bool = True, packed_wer: bool = False
+        cls, table: Mapping[str, Any], *, adaptive: bool = True, packed_wer: bool = True
     ) -> SelectionPolicy:
         """Build from the ``[selection]`` TOML table; gates given there replace the defaults
         of the same metric (:func:`default_gates` of the WER scorer in use), and ``{}`` (an
@@ -256,7 +260,8 @@ class SelectionPolicy:
 # and the replay is not exact; a first round of two candidates compares those two in one layout.
 # Rendered round by round on Harvard 1-300 (benchmarks/results/adaptive_judged_packed.json): 4.25
 # candidates, 80 % of fixed N=8's judged gain, judge WER no different from per-clip scoring's
-# adaptive render (-0.001, -0.009..0.007) at a real-time factor of 0.29 against 0.40. One
+# adaptive render (-0.001, -0.009..0.007) at a real-time factor of 0.29 against 0.40 (0.21
+# against 0.33 with one Whisper worker per core, adaptive_judged_*_workers.json). One
 # candidate a round with these settings kept 54 % at 3.3 candidates
 # (adaptive_judged_packed_one_a_round.json).
 PACKED_STOP: Mapping[str, Any] = {
@@ -268,8 +273,8 @@ PACKED_STOP: Mapping[str, Any] = {
 _STOP_KEYS = ("stop_gain", "prior_spread", "prior_weight")
 
 
-def default_policy(packed_wer: bool = False, **changes: Any) -> SelectionPolicy:
-    """The shipped policy for the per-clip (default) or the packed Whisper scorer: its gates,
+def default_policy(packed_wer: bool = True, **changes: Any) -> SelectionPolicy:
+    """The shipped policy for the packed (default) or the per-clip Whisper scorer: its gates,
     rounds and stop settings; ``changes`` replace fields (e.g. ``adaptive=False``)."""
     base = SelectionPolicy(gates=default_gates(packed_wer))
     if packed_wer:

@@ -32,22 +32,26 @@ sentences from 0.295 to 0.243; int8 gave float32's scores (mean ``asr_logprob`` 
 -0.565) at 1.3x its speed. Feeding the encoder less than 30 s is 25 % cheaper but made tiny.en
 hallucinate (WER 7.4), so it is not done. Those figures are for one Whisper worker on both cores;
 on CPU the default is one single-threaded worker per core, each taking its share of the batches
-(:class:`WerOptions` ``workers``): on 128 Piper candidates 4.2 clips/s became 5.9 (1.4x), with
-the same scores to the last bit (``int8`` results do not depend on the batch a row is in).
+(:class:`WerOptions` ``workers``): on 256 Piper candidates 3.9 clips/s became 5.4 (1.4x), with
+the same scores to the last bit (``int8`` results do not depend on the batch a row is in;
+benchmarks/whisper_workers.py).
 
-With ``packing = true`` (:mod:`verifiers.wer_packed`, layout in :mod:`verifiers.wer_packing`)
-up to 8 short clips of *different* utterances share one 28 s window, 0.8 s apart, and the
-window's timestamped transcript and in-sequence forced decoding are taken apart per clip (a clip
-longer than half a window is still scored alone). Measured by benchmarks/verify_speed.py (64
-Harvard sentences x 8 Piper candidates, two idle cores, benchmarks/results/verify_speed_piper.json):
-packing with greedy transcripts scores 3.5x the clips per second of per-clip scoring with beam 5
-(4.1x per CPU-second; beam 5 packed: 2.6x). A packed clip's scores depend on the clips that share
-its window, so the winner differs from per-clip scoring's on about half the sentences (per-clip
-scoring itself keeps its winner on 59 % when every clip is heard 1 s later), and an adaptive
-render's later rounds hear a candidate beside other sentences than the first round's. With its own
-rounds and stop settings (verified_tts.selection.PACKED_STOP) a packed N=8 adaptive render took
-27 % less wall time than per-clip scoring at a judge WER no different; it is off by default
-because per-clip scores do not depend on the rest of the render (README "Packed verification").
+By default (``packing = true``, :mod:`verifiers.wer_packed`, layout in
+:mod:`verifiers.wer_packing`) up to 8 short clips of *different* utterances share one 28 s
+window, 0.8 s apart, and the window's timestamped transcript (greedy) and in-sequence forced
+decoding are taken apart per clip; what is described above is then the per-clip path
+(``packing = false``, beam 5), which also scores any clip longer than half a window. Measured by
+benchmarks/verify_speed.py (64 Harvard sentences x 8 Piper candidates, two idle cores,
+benchmarks/results/verify_speed_piper.json, one worker): packing with greedy transcripts scores
+3.5x the clips per second of per-clip scoring with beam 5 (4.1x per CPU-second; beam 5 packed:
+2.6x), and two single-threaded workers with up to 8 windows a call 1.6x that again (21.9 clips/s
+against 13.3, benchmarks/whisper_workers.py). A packed clip's scores depend on the clips that
+share its window, so the winner differs from per-clip scoring's on about half the sentences
+(per-clip scoring itself keeps its winner on 59 % when every clip is heard 1 s later), and an
+adaptive render's later rounds hear a candidate beside other sentences than the first round's.
+With its own rounds and stop settings (verified_tts.selection.PACKED_STOP) a packed N=8 adaptive
+render of Harvard 1-300 runs at a real-time factor of 0.21 against 0.33 per clip, at a judge WER
+no different (README "Packed verification").
 """
 
 from __future__ import annotations
@@ -102,25 +106,35 @@ class WerOptions:
     online). ``compute_type``: "int8" on CPU (measured fastest, same scores), "float16" on GPU.
     ``workers``: Whisper calls in flight at once, each on ``cpu_threads`` threads. The CPU default
     (both 0) is one single-threaded worker per core this process may use: decoding a small batch
-    leaves a second thread mostly idle, so two one-thread workers score 2.0x the packed clips per
-    second of one two-thread worker on two cores (1.4x per clip), with the same scores. Setting
+    leaves a second thread mostly idle, so on two cores two one-thread workers score 1.4x the
+    clips per second of one two-thread worker per clip, and packed (with up to 8 windows a call
+    instead of 2) 1.6x, with the same scores (benchmarks/results/whisper_workers.json). Setting
     only ``cpu_threads`` gives one worker on that many threads; with OMP_NUM_THREADS set, one
-    worker that CTranslate2 sizes from it.
+    worker that CTranslate2 sizes from it. ``beam_size`` None: greedy when packing (packed beam
+    5 costs 33 % more time and the packed gates were calibrated greedy), 5 per clip (-18 %
+    verifier WER for +9 % CPU over greedy, and what the per-clip gates were calibrated with).
     """
 
     model: str | None = None
     device: str = "cpu"
     compute_type: str = "int8"
-    beam_size: int = 5  # measured: -18 % verifier WER for +9 % CPU over greedy (docstring)
+    beam_size: int | None = None
     batch_size: int | None = None  # rows per encoder call; None: 2 on CPU, 16 elsewhere
     cpu_threads: int = 0
     workers: int = 0
     # Packing (verifiers.wer_packed): several short clips of different utterances share one
     # 30 s window, encoded once, transcribed with timestamps and force-decoded in sequence.
-    packing: bool = False
+    packing: bool = True
     pack_seconds: float = 28.0  # audio per window, gaps included (at most 30)
     pack_gap_s: float = 0.8  # silence between clips
     pack_clips: int = 8  # clips per window at most
+
+    @property
+    def beam(self) -> int:
+        """The beam size decoding uses (``beam_size``, or the default of the scorer)."""
+        if self.beam_size is not None:
+            return self.beam_size
+        return 1 if self.packing else 5
 
 
 def bundled_model_path() -> str:
@@ -197,7 +211,7 @@ def load_wer_verifier(options: WerOptions | None = None) -> WerVerifier:
     from faster_whisper.tokenizer import Tokenizer
 
     options = options or WerOptions()
-    if options.beam_size < 1 or (options.batch_size is not None and options.batch_size < 1):
+    if options.beam < 1 or (options.batch_size is not None and options.batch_size < 1):
         raise UserError("[verifiers.wer] beam_size and batch_size must be at least 1")
     if not (2.0 <= options.pack_seconds <= 30.0 and 0.0 <= options.pack_gap_s < 5.0):
         raise UserError(
@@ -285,8 +299,9 @@ class WerVerifier:
         self.model_label = label
         self._workers = workers
 
-    def _map_batches(self, run: Callable[[Sequence[T]], list[R]], items: Sequence[T],
-                     largest: int) -> list[R]:
+    def _map_batches(
+        self, run: Callable[[Sequence[T]], list[R]], items: Sequence[T], largest: int
+    ) -> list[R]:
         """``run`` over batches of ``items`` on every worker at once, results in order.
 
         Batches are at most ``largest`` rows (or ``batch_size``), fewer where that would leave a
@@ -301,7 +316,10 @@ class WerVerifier:
     def with_options(self, **changes: Any) -> WerVerifier:
         """The same loaded model under other decoding options (``packing``, ``beam_size``)."""
         return WerVerifier(
-            self._model, self._tokenizer, replace(self.options, **changes), self.model_label,
+            self._model,
+            self._tokenizer,
+            replace(self.options, **changes),
+            self.model_label,
             self._workers,
         )
 
@@ -313,7 +331,7 @@ class WerVerifier:
             "version": 2,  # 2: asr_insertions and asr_deletions
             "model": self.model_label,
             "compute_type": self.options.compute_type,
-            "beam_size": self.options.beam_size,
+            "beam_size": self.options.beam,
         }
         if self.options.packing:  # packed scores differ from per-clip ones: never mix them
             identity["packing"] = {
@@ -391,7 +409,7 @@ class WerVerifier:
         generated = self._model.generate(
             encoded,
             [[*tokenizer.sot_sequence, tokenizer.no_timestamps]] * len(windows),
-            beam_size=self.options.beam_size,
+            beam_size=self.options.beam,
             max_length=MAX_DECODER_TOKENS,
             return_scores=True,
             return_no_speech_prob=True,

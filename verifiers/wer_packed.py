@@ -1,12 +1,13 @@
 """Packed scoring for the Whisper WER verifier: several short clips share one encoder window.
 
-:func:`score_packed` is what :meth:`verifiers.wer.WerVerifier.score` runs when ``packing`` is on.
-The layout (which clips share a window, where each sits) comes from :mod:`verifiers.wer_packing`;
-each batch of windows is encoded once, transcribed with timestamps (each clip gets the transcript
-words heard in its stretch of the window; clips a decode stopped before are transcribed again in
-a window that starts with them) and force-decoded: the references of a window's clips in layout
-order, so each clip's ``asr_logprob`` is the likelihood of its own text given the audio and the
-texts of the clips before it, which are the same texts for every candidate of its utterance.
+:func:`score_packed` is what :meth:`verifiers.wer.WerVerifier.score` runs when ``packing`` is on
+(the default). The layout (which clips share a window, where each sits) comes from
+:mod:`verifiers.wer_packing`; each batch of windows is encoded once, transcribed with timestamps
+(each clip gets the transcript words heard in its stretch of the window; clips a decode stopped
+before are transcribed again in a window that starts with them) and force-decoded: the references
+of a window's clips in layout order, so each clip's ``asr_logprob`` is the likelihood of its own
+text given the audio and the texts of the clips before it, which are the same texts for every
+candidate of its utterance. The batches of windows are shared among the verifier's workers.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def _transcribe(
     generated = verifier._model.generate(
         encoded,
         [list(tokenizer.sot_sequence)] * len(windows),  # no <|notimestamps|>: timestamps on
-        beam_size=verifier.options.beam_size,
+        beam_size=verifier.options.beam,
         max_length=MAX_DECODER_TOKENS,
         return_scores=True,
         return_no_speech_prob=True,

@@ -13,8 +13,9 @@ book's voice). Chapter files, the book file, ``manifest.json`` and ``report.html
 rewritten, and the manifest marks the utterance as ``rerendered``. A later plain ``render`` with
 the original N reads the original decision again: rerun ``rerender`` (all candidates are stored,
 so it costs only verification) to bring the re-rendered winner back. With packed Whisper scoring
-(``packing = true``) the re-rendered utterance's candidates, old and new, are scored per clip
-under the per-clip gates, so that where a candidate was heard does not decide between them.
+(``packing = true``, the default) the re-rendered utterance's candidates, old and new, are scored
+per clip under the per-clip gates, so that where a candidate was heard does not decide between
+them.
 """
 
 from __future__ import annotations
