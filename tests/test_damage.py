@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import crashkit
 import pytest
 
 from verified_tts.errors import UserError
@@ -81,6 +82,36 @@ def _results(out: Path, regenerated: set[str]) -> list:
         )
         for u in manifest["utterances"]
     ]  # fmt: skip
+
+
+def test_per_clip_scoring_repairs_to_the_same_scores(small_book, tmp_path, synthesizer_factory):
+    # Per-clip Whisper scores do not depend on the other clips of a call: a regenerated
+    # candidate scored on its own scores as it did beside the others, so every score comes back.
+    from verified_tts.config import build_config
+    from verified_tts.pipeline import Synthesizer
+
+    shared = synthesizer_factory()
+    per_clip = shared.verifiers.with_verifier(
+        shared.verifiers.get("wer").with_options(packing=False)
+    )
+    config = build_config(
+        {"verifiers": {"wer": {"packing": False}}}, candidates=2, generator="espeak"
+    )
+
+    def synthesizer():
+        return Synthesizer(shared.generator, per_clip, config)
+
+    finished = tmp_path / "clean"
+    render(small_book, finished, config, synthesizer=synthesizer())
+    damaged = tmp_path / "damaged"
+    shutil.copytree(finished, damaged)
+    truncated, missing = _winner_files(damaged)[:2]
+    truncated.write_bytes(truncated.read_bytes()[: truncated.stat().st_size // 2])
+    missing.unlink()
+    summary = render(small_book, damaged, config, synthesizer=synthesizer())
+    assert len(summary.damaged) == 2 and summary.candidates_generated == 2
+    assert _digests(damaged) == _digests(finished)
+    assert crashkit.fingerprint(damaged) == crashkit.fingerprint(finished)
 
 
 def test_doctor_reports_and_repairs_what_it_did(finished, tmp_path):
