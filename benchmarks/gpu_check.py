@@ -172,7 +172,7 @@ def bicodec_check(
     device: torch.device, batches: list[int], seconds: float, repeats: int, tiny: bool
 ):
     from verified_tts.generators.codecs.bicodec_modules import BiCodecNet
-    from verified_tts.generators.tiny import bicodec_config
+    from verified_tts.testing.tiny_models import bicodec_config
 
     torch.manual_seed(0)
     net = BiCodecNet(bicodec_config(tiny)).eval().to(device)
@@ -320,7 +320,7 @@ def search_check(args: argparse.Namespace) -> dict[str, Any]:
     if args.quick or args.search_model is None:
         if not args.quick:
             return {"skipped": "no --search-model (real weights) and not --quick"}
-        from verified_tts.generators.tiny import build_all
+        from verified_tts.testing.tiny_models import build_all
 
         with tempfile.TemporaryDirectory(prefix="vtts-tiny-") as tmp:
             built = build_all(Path(tmp), only=(layout,))[layout]

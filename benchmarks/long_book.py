@@ -33,15 +33,14 @@ SENTENCES = 40
 
 
 def _store_winners(store_dir: Path) -> list:
+    from harvard import sentences  # benchmarks/ is on sys.path when run
+
     from verified_tts.generators import SynthesisRequest
     from verified_tts.generators.espeak import EspeakGenerator
     from verified_tts.keys import candidate_key, candidate_seed
     from verified_tts.store import Store
 
-    lines = (Path("/work/shared/data/harvard-sentences.txt")
-             if Path("/work/shared/data/harvard-sentences.txt").is_file()
-             else ROOT / "tests" / "data" / "harvard-sentences.txt")  # fmt: skip
-    texts = [t.strip() for t in lines.read_text().splitlines() if t.strip()][:SENTENCES]
+    texts = sentences(0, SENTENCES)
     generator = EspeakGenerator()
     stored = []
     with Store(store_dir) as store:

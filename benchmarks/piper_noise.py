@@ -1,6 +1,6 @@
 """Which Piper noise settings give the largest judge-confirmed gain at N=8?
 
-For each (noise_scale, noise_w) setting, renders Harvard sentences (../shared/data/
+For each (noise_scale, noise_w) setting, renders Harvard sentences (the package's copy,
 harvard-sentences.txt, one per paragraph; default 101-140) with the bundled en_US-joe-medium voice
 at a fixed N=8 through the real pipeline (default verifiers and selection policy), then has the
 independent judge (Whisper base, ``bundled:base``, beam 5) transcribe every candidate. Reports per
@@ -24,20 +24,12 @@ import time
 from pathlib import Path
 
 import soundfile as sf
+from harvard import harvard_book  # benchmarks/ is on sys.path when run
 from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
 
 ROOT = Path(__file__).resolve().parent.parent
-HARVARD = ROOT.parent / "shared" / "data" / "harvard-sentences.txt"
 OUT = ROOT / "benchmarks" / "results" / "piper_noise.json"
 N = 8
-
-
-def harvard_book(path: Path, first: int, count: int) -> list[str]:
-    lines = [s.strip() for s in HARVARD.read_text(encoding="utf-8").splitlines() if s.strip()]
-    sentences = lines[first - 1 : first - 1 + count]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n\n".join(sentences) + "\n", encoding="utf-8")
-    return sentences
 
 
 def render_setting(book: Path, out: Path, noise_scale: float, noise_w: float) -> dict:
@@ -120,7 +112,7 @@ def main() -> None:
     from verified_tts.workflows.ab import load_judge
 
     book = args.work / "harvard.md"
-    harvard_book(book, args.first, args.count)
+    harvard_book(book, args.count, first=args.first - 1)
     judge_model = load_judge("bundled:base")
     results = []
     for setting in args.settings:

@@ -1,9 +1,10 @@
 """How fast does the Piper voice sample candidates on this machine, and how should runs be laid out?
 
-Synthesizes 8 candidates each of the first Harvard sentences (../shared/data/harvard-sentences.txt)
-with the bundled en_US-joe-medium voice in four layouts and reports the generation real-time
-factor per candidate (wall seconds / seconds of audio; phonemization included), and the CPU
-seconds per second of audio, which other work on a shared machine does not inflate:
+Synthesizes 8 candidates each of the first Harvard sentences (the package's copy,
+benchmarks/harvard.py) with the bundled en_US-joe-medium voice in four layouts and reports the
+generation real-time factor per candidate (wall seconds / seconds of audio; phonemization
+included), and the CPU seconds per second of audio, which other work on a shared machine does not
+inflate:
 
 - sequential: one graph run at a time, one onnxruntime thread;
 - threads: one run at a time, onnxruntime's intra-op threads = the cores;
@@ -28,9 +29,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from harvard import HARVARD  # benchmarks/ is on sys.path when run
 
 ROOT = Path(__file__).resolve().parent.parent
-HARVARD = ROOT.parent / "shared" / "data" / "harvard-sentences.txt"
 OUT = ROOT / "benchmarks" / "results" / "piper_throughput.json"
 CANDIDATES = 8
 

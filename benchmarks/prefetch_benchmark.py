@@ -17,8 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from harvard import sentences as harvard_sentences  # benchmarks/ is on sys.path when run
+
 ROOT = Path(__file__).resolve().parent.parent
-HARVARD = ROOT.parent / "shared" / "data" / "harvard-sentences.txt"
 
 
 def main() -> None:
@@ -32,7 +33,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     models = tiny_models()
     work = Path(tempfile.mkdtemp(prefix="prefetch-"))
-    sentences = HARVARD.read_text(encoding="utf-8").splitlines()[300:308]
+    sentences = harvard_sentences(300, 8)
     book = work / "book.md"
     book.write_text("# Eight\n\n" + "\n\n".join(sentences) + "\n", encoding="utf-8")
     table = {

@@ -25,15 +25,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from harvard import harvard_book  # benchmarks/ is on sys.path when run
+
 ROOT = Path(__file__).resolve().parent.parent
-HARVARD = ROOT.parent / "shared" / "data" / "harvard-sentences.txt"
 RESULT = ROOT / "benchmarks" / "results" / "ray_benchmark.json"
-
-
-def harvard_book(path: Path, count: int) -> Path:
-    sentences = HARVARD.read_text(encoding="utf-8").splitlines()[:count]
-    path.write_text("# Harvard sentences\n\n" + "\n\n".join(sentences) + "\n", encoding="utf-8")
-    return path
 
 
 def winners(out: Path) -> list[tuple[str, int]]:
@@ -89,7 +84,7 @@ def main() -> None:
     scratch.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ray-bench-", dir=scratch) as tmp:
         work = Path(tmp)
-        book = harvard_book(work / "book.md", args.sentences)
+        book = harvard_book(work / "book.md", args.sentences, heading="Harvard sentences")
 
         started = time.perf_counter()
         local = Synthesizer.load(config)

@@ -38,25 +38,22 @@ import tempfile
 import time
 from pathlib import Path
 
+from harvard import sentences as harvard_sentences  # benchmarks/ is on sys.path when run
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import crashkit  # noqa: E402
 
-from verified_tts.output.atomic import write_json_atomic  # noqa: E402
+from verified_tts.atomic import write_json_atomic  # noqa: E402
 from verified_tts.workflows.doctor import check_store  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "reliability.json"
-HARVARD = Path("/work/shared/data/harvard-sentences.txt")
 IN_FLIGHT = ("temporary file", "has no row in the index", "manifest.json is missing")
 
 
 def _sentences() -> list[str]:
-    if HARVARD.exists():
-        return [line.strip() for line in HARVARD.read_text().splitlines() if line.strip()]
-    from conftest import SMALL_BOOK  # the tests' own book, when the shared data is not here
-
-    return [line for line in SMALL_BOOK.splitlines() if line and not line.startswith("#")]
+    return harvard_sentences()
 
 
 def make_book(path: Path, utterances: int, per_chapter: int = 50) -> Path:

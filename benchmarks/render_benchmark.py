@@ -1,6 +1,6 @@
 """Render benchmark for the embedded default: demo time, real-time factor and WER vs N.
 
-Renders the first sentences of the Harvard list (../shared/data/harvard-sentences.txt, one
+Renders the first sentences of the Harvard list (the package's copy, benchmarks/harvard.py, one
 sentence per paragraph) at N=1, N=8 adaptive and N=8 fixed, each into a fresh store so every
 figure is the compute of that setting alone, and times `verified-tts render examples/book.md`
 as a user runs it after set-up. Writes JSON to benchmarks/results/render_benchmark.json; a run
@@ -28,14 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from harvard import harvard_book  # benchmarks/ is on sys.path when run
+
 ROOT = Path(__file__).resolve().parent.parent
-HARVARD = ROOT.parent / "shared" / "data" / "harvard-sentences.txt"
-
-
-def harvard_book(path: Path, count: int) -> Path:
-    sentences = HARVARD.read_text(encoding="utf-8").splitlines()[:count]
-    path.write_text("# Harvard sentences\n\n" + "\n\n".join(sentences) + "\n", encoding="utf-8")
-    return path
 
 
 def run_setting(book: Path, work: Path, name: str, n: int, adaptive: bool) -> dict:
@@ -136,7 +131,7 @@ def main() -> None:
         previous = {}  # figures of another input do not mix
     with tempfile.TemporaryDirectory() as temporary:
         work = Path(temporary)
-        book = harvard_book(work / "harvard.md", args.sentences)
+        book = harvard_book(work / "harvard.md", args.sentences, heading="Harvard sentences")
         fresh = []
         for name in args.settings:
             n, adaptive = SETTINGS[name]

@@ -31,6 +31,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from harvard import sentences as harvard_sentences  # benchmarks/ is on sys.path when run
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -45,23 +47,8 @@ ENGINE = {
 }
 
 
-HARVARD = [  # list 1 of the Harvard sentences, when the shared data folder is not here
-    "The birch canoe slid on the smooth planks.",
-    "Glue the sheet to the dark blue background.",
-    "It's easy to tell the depth of a well.",
-    "These days a chicken leg is a rare dish.",
-    "Rice is often served in round bowls.",
-    "The juice of lemons makes fine punch.",
-]
-
-
 def _sentences(count: int) -> list[str]:
-    for folder in (ROOT / "shared" / "data", ROOT.parent / "shared" / "data"):
-        path = folder / "harvard-sentences.txt"
-        if path.is_file():
-            lines = [line.strip() for line in path.read_text().splitlines()]
-            return [line for line in lines if line and not line.startswith("#")][:count]
-    return HARVARD[:count]
+    return harvard_sentences(0, count)
 
 
 def _segments(texts: list[str]) -> list[Any]:
@@ -177,7 +164,7 @@ def main() -> None:
     layouts = ["orpheus"] if args.quick else args.only.split(",")
     if args.quick:
         args.sentences = 2
-    from verified_tts.generators.tiny import build_all
+    from verified_tts.testing.tiny_models import build_all
 
     result: dict[str, Any] = {
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},

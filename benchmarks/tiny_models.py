@@ -10,7 +10,7 @@ runs end to end without downloading anything, e.g.::
         --model OUT/llasa/lm --codec OUT/llasa/codec
 
 The models speak noise; they exist to exercise the real loading, engine and codec code.
-The builders are :mod:`verified_tts.generators.tiny` (the tests use the same ones).
+The builders are :mod:`verified_tts.testing.tiny_models` (the tests use the same ones).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def main() -> None:
     parser.add_argument("out", type=Path, help="folder to write OUT/{orpheus,llasa,spark}")
     parser.add_argument("--only", default="orpheus,llasa,spark", help="comma-separated layouts")
     args = parser.parse_args()
-    from verified_tts.generators.tiny import build_all
+    from verified_tts.testing.tiny_models import build_all
 
     layouts = tuple(name.strip() for name in args.only.split(",") if name.strip())
     unknown = set(layouts) - {"orpheus", "llasa", "spark"}

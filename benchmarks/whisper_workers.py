@@ -1,12 +1,12 @@
 """Whisper verifier throughput by worker layout: one worker on every core against a worker per core.
 
-Generates N candidates for Harvard sentences (../shared/data/harvard-sentences.txt) with the chosen
-generator, then scores all of them with the WER verifier, per clip (beam 5) and packed (greedy),
-each with one CTranslate2 worker on every core and two windows per encoder call (the layout before
-``workers``) and with the default of one single-threaded worker per core (packed: up to 8 windows a
-call, also timed on one worker alone), one ``score`` call per window of utterances as a render's
-round hands them over. Reports wall and CPU seconds, clips per
-second, the speed-up, and whether every metric and detail came out identical. Writes
+Generates N candidates for Harvard sentences (the package's copy, benchmarks/harvard.py) with the
+chosen generator, then scores all of them with the WER verifier, per clip (beam 5) and packed
+(greedy), each with one CTranslate2 worker on every core and two windows per encoder call (the
+layout before ``workers``) and with the default of one single-threaded worker per core (packed: up
+to 8 windows a call, also timed on one worker alone), one ``score`` call per window of utterances
+as a render's round hands them over. Reports wall and CPU seconds, clips per second, the speed-up,
+and whether every metric and detail came out identical. Writes
 benchmarks/results/whisper_workers.json (or --out).
 
 Usage: python benchmarks/whisper_workers.py [--generator piper] [--first 600] [--sentences 32]

@@ -35,7 +35,7 @@ UTTERANCE_RUN_FIELDS = ("reused",)
 
 
 def _install(point: str | None, count: int, log: Path) -> None:
-    import verified_tts.output.atomic as atomic
+    import verified_tts.atomic as atomic
     import verified_tts.store as store_module
 
     seen = {"write": 0, "row": 0, "decision": 0}

@@ -1,7 +1,7 @@
 """Tiny random-weight stand-ins for the codec LMs and their codecs, built inside the test run.
 
 No weights can be downloaded in CI, so the codec-LM tests build their own models with the same
-architecture and token layout as the real ones (:mod:`verified_tts.generators.tiny`, the builder
+architecture and token layout as the real ones (:mod:`verified_tts.testing.tiny_models`, the builder
 ``benchmarks/tiny_models.py`` also uses): random-weight LMs with the full vocabularies and special
 ids, head_dim 64, their tokenizers, and random codecs built from configuration. Each layout's pair
 is built once per test process (the engine tests share one vLLM engine), in a temporary folder
@@ -31,7 +31,7 @@ __all__ = [
     "vllm_skip_reason",
 ]
 
-from verified_tts.generators.tiny import (  # noqa: E402  (re-exported for the tests)
+from verified_tts.testing.tiny_models import (  # noqa: E402  (re-exported for the tests)
     ORPHEUS_3B_SHAPE,
     SNAC_24KHZ_CONFIG,
     TINY_SHAPE,

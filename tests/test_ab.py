@@ -20,10 +20,9 @@ from verified_tts.errors import UserError
 from verified_tts.keys import candidate_seed
 from verified_tts.pipeline import Synthesizer
 from verified_tts.selection import choose, judge
-from verified_tts.store import Store
+from verified_tts.store import STORE_DIR, Store
 from verified_tts.workflows.ab import ab, arm_winners, build_arms
 from verified_tts.workflows.judge import load_judge, resolve_judge_model
-from verified_tts.workflows.render import STORE_DIR
 
 BOOK = """# A test
 

@@ -1,6 +1,6 @@
 """X-codec2 (Llasa) and BiCodec (Spark-TTS): decode, encode, checkpoint format, front-ends.
 
-Both run on random-weight models built from configuration (verified_tts.generators.tiny): the
+Both run on random-weight models built from configuration (verified_tts.testing.tiny_models): the
 real transformers ``Xcodec2Model`` and our BiCodec modules loaded from a checkpoint written in
 Spark-TTS's format (weight-normalised layers as weight_g/weight_v).
 """

@@ -19,7 +19,7 @@ from verified_tts.errors import UserError
 from verified_tts.generators import GeneratorConfig, SynthesisRequest, load_generator
 from verified_tts.generators import piper as piper_module
 from verified_tts.generators.piper import draw_noise
-from verified_tts.text.phonemes import PhonemeMapper
+from verified_tts.generators.piper_phonemes import PhonemeMapper
 
 TEXT = "The birch canoe slid on the smooth planks."
 

@@ -13,8 +13,8 @@ from verified_tts.errors import UserError
 from verified_tts.keys import candidate_seed
 from verified_tts.pipeline import Synthesizer
 from verified_tts.selection import choose, judge
-from verified_tts.store import Store
-from verified_tts.workflows.render import STORE_DIR, render
+from verified_tts.store import STORE_DIR, Store
+from verified_tts.workflows.render import render
 from verified_tts.workflows.rerender import find_utterance, rerender, scored_per_clip
 
 BOOK = """# One

@@ -34,11 +34,19 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
+from verified_tts.atomic import write_audio_atomic
 from verified_tts.errors import UserError
-from verified_tts.output.atomic import write_audio_atomic
 
-__all__ = ["Decision", "Store", "StoredCandidate", "audio_problem", "index_error"]
+__all__ = [
+    "STORE_DIR",
+    "Decision",
+    "Store",
+    "StoredCandidate",
+    "audio_problem",
+    "index_error",
+]
 
+STORE_DIR = "store"  # the store's folder inside an output folder; manifest audio paths start here
 INDEX_FILE = "index.sqlite"
 
 _SCHEMA = """

@@ -32,6 +32,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from verified_tts.atomic import write_json_atomic
 from verified_tts.cluster.state import (
     JOB_RESOURCE,
     STATE_FILE,
@@ -44,7 +45,6 @@ from verified_tts.cluster.state import (
     state_dir,
 )
 from verified_tts.errors import MissingExtra, UserError
-from verified_tts.output.atomic import write_json_atomic
 
 __all__ = [
     "JOB_RESOURCE",

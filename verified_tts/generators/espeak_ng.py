@@ -1,12 +1,12 @@
 """The espeak-ng shared library from the ``espeakng-loader`` wheel, opened for one use at a time.
 
 Both the espeak generator (synthesis) and the phonemizer of Piper voices
-(``verified_tts.text.phonemes``) call espeak-ng through ctypes. The library keeps static state
-between calls (the pitch-flutter phase, the last voice) that ``espeak_Terminate`` does not reset,
-and one process shares one copy of it. So every use opens the library, initialises it, and closes
-it again (dlclose), under one process-wide lock: a use never sees what an earlier one left behind,
-which is what makes a seed reproduce its audio byte for byte. Opening costs a few milliseconds.
-"""
+(``verified_tts.generators.piper_phonemes``) call espeak-ng through ctypes. The library keeps
+static state between calls (the pitch-flutter phase, the last voice) that ``espeak_Terminate`` does
+not reset, and one process shares one copy of it. So every use opens the library, initialises it,
+and closes it again (dlclose), under one process-wide lock: a use never sees what an earlier one
+left behind, which is what makes a seed reproduce its audio byte for byte. Opening costs a few
+milliseconds. """
 
 from __future__ import annotations
 

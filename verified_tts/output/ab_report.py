@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from verified_tts.output.atomic import write_text_atomic
+from verified_tts.atomic import write_text_atomic
 from verified_tts.output.html import escape, fmt, json_script, line_chart, page, player
 
 __all__ = ["render_ab_html", "write_ab_report"]

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from verified_tts.atomic import write_audio_atomic
 from verified_tts.config import AssemblyOptions
 from verified_tts.output.acx import master
-from verified_tts.output.atomic import write_audio_atomic
 from verified_tts.output.encode import grid_samples, write_pcm
 
 __all__ = ["AssembledFile", "Placed", "assemble_book", "level_clip", "trim_silence"]

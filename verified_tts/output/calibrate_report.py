@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.output.atomic import write_audio_atomic, write_json_atomic, write_text_atomic
+from verified_tts.atomic import write_audio_atomic, write_json_atomic, write_text_atomic
 from verified_tts.output.html import escape, fmt, json_script, line_chart, page, player
 from verified_tts.selection import Gate
 

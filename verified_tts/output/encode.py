@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from verified_tts.output.atomic import atomic_path
+from verified_tts.atomic import atomic_path
 
 __all__ = [
     "DELIVERY_RATE",

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from verified_tts.atomic import write_json_atomic
 from verified_tts.errors import UserError
-from verified_tts.output.atomic import write_json_atomic
 from verified_tts.selection import round_targets
+from verified_tts.store import STORE_DIR
 
 if TYPE_CHECKING:
     from verified_tts.config import RenderConfig
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 __all__ = [
     "MANIFEST_FILE",
     "MANIFEST_FORMAT",
-    "STORE_DIR",
     "BookRecord",
     "CandidateRecord",
     "ChapterRecord",
@@ -53,7 +53,6 @@ __all__ = [
 
 MANIFEST_FORMAT = "verified-tts manifest 1"
 MANIFEST_FILE = "manifest.json"
-STORE_DIR = "store"  # the store's folder inside the output folder; manifest audio paths start here
 
 
 def _extra(data: Mapping[str, Any], known: Iterable[str]) -> dict[str, Any]:

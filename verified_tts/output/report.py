@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from verified_tts.output.atomic import write_text_atomic
+from verified_tts.atomic import write_text_atomic
 from verified_tts.output.html import escape, fmt, page, player
 from verified_tts.output.manifest import Manifest, UtteranceRecord, as_manifest, read_manifest
 

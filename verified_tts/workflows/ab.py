@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from verified_tts.atomic import write_json_atomic
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
-from verified_tts.output.atomic import write_json_atomic
 from verified_tts.output.manifest import (
     CandidateRecord,
     Manifest,

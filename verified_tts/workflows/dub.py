@@ -23,15 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.config import RenderConfig
-from verified_tts.errors import UserError
-from verified_tts.output.assembly import AssembledFile
-from verified_tts.output.atomic import (
+from verified_tts.atomic import (
     remove_interrupted_writes,
     write_audio_atomic,
     write_json_atomic,
     write_text_atomic,
 )
+from verified_tts.config import RenderConfig
+from verified_tts.errors import UserError
+from verified_tts.output.assembly import AssembledFile
 from verified_tts.output.dub_track import (
     DubOptions,
     PlacedCue,
@@ -43,7 +43,6 @@ from verified_tts.output.dub_track import (
     voiced_srt,
 )
 from verified_tts.output.manifest import (
-    STORE_DIR,
     Manifest,
     build_manifest,
     output_folders,
@@ -51,7 +50,7 @@ from verified_tts.output.manifest import (
 )
 from verified_tts.pipeline import Synthesizer, UtteranceResult
 from verified_tts.selection import Gate
-from verified_tts.store import Store
+from verified_tts.store import STORE_DIR, Store
 from verified_tts.tables import check_keys
 from verified_tts.text.book import Segment
 from verified_tts.text.cues import cue_segments, cues_within, unmapped_speakers

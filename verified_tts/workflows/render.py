@@ -18,14 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from verified_tts.atomic import remove_interrupted_writes, write_json_atomic
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.output.assembly import AssembledFile, Placed, assemble_book
-from verified_tts.output.atomic import remove_interrupted_writes, write_json_atomic
 from verified_tts.output.deliver import deliver
 from verified_tts.output.encode import BookTags
 from verified_tts.output.manifest import (
-    STORE_DIR,
     build_manifest,
     output_folders,
     summarise,
@@ -33,12 +32,11 @@ from verified_tts.output.manifest import (
 )
 from verified_tts.output.report import write_render_report
 from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.store import Store
+from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.book import Book
 from verified_tts.text.production import load_input
 
 __all__ = [
-    "STORE_DIR",
     "RenderSummary",
     "book_tags",
     "finish_output",

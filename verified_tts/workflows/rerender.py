@@ -30,11 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from verified_tts.atomic import remove_interrupted_writes
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
-from verified_tts.output.atomic import remove_interrupted_writes
 from verified_tts.output.manifest import (
-    STORE_DIR,
     Manifest,
     RerenderMark,
     UtteranceRecord,
@@ -47,7 +46,7 @@ from verified_tts.output.manifest import (
 from verified_tts.output.report import write_render_report
 from verified_tts.pipeline import Synthesizer, Utterance, UtteranceResult
 from verified_tts.selection import per_clip_policy
-from verified_tts.store import Store
+from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.production import LoadedBook, load_input
 from verified_tts.workflows.render import finish_output, place_winners
 
