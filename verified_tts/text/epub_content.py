@@ -243,8 +243,11 @@ class _ContentParser(HTMLParser):
             self.doc.lexicons.append(values.get("href", ""))
         if self.skipping:
             return
+        why = None if tag in _SILENT_TAGS else self._open_skip(tag, values)
+        if why is not None and why[1]:
+            self.doc.marks[why[0]] += 1
         if values.get("id"):
-            self.doc.items.append(Anchor(values["id"]))
+            self.doc.items.append(Anchor(values["id"], live=why is None or why[1]))
         if tag == "br":
             self.buffer.append(" ")
         elif tag in ("hr", "p", "div"):
