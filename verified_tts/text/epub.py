@@ -331,7 +331,9 @@ def load_epub(
                 links[posixpath.normpath(posixpath.join(base, unquote(urldefrag(href)[0])))] = None
             reason = reason or document.whole
             if reason:
-                words = sum(len(i.text.split()) for i in document.items if isinstance(i, TextBlock))
+                words = document.whole_words or sum(
+                    len(i.text.split()) for i in document.items if isinstance(i, TextBlock)
+                )
                 skipped.append(f"{name}: {reason} (whole document, {words} words)")
                 continue  # its TOC entries find no place and start no chapter
             skipped += _left_out(document)

@@ -104,6 +104,7 @@ class ContentDocument:
     title: str | None = None  # the document's <title>
     lexicons: list[str] = field(default_factory=list)  # hrefs of linked PLS lexicons
     whole: str | None = None  # why the whole document (its <body>) was left out
+    whole_words: int = 0
 
 
 @dataclass
@@ -138,8 +139,10 @@ def _why(tag: str, values: Mapping[str, str], keep_extras: bool) -> tuple[str, b
         return "line numbers", True
     if keep_extras:
         return None
-    if kinds & _NOTE_TYPES or tag == "aside":
+    if kinds & _NOTE_TYPES:
         return "notes", False
+    if tag == "aside":
+        return "aside (a sidebar or note)", False
     for kind in sorted(kinds):
         if kind in FRONT_TYPES:
             return f"front matter: {FRONT_TYPES[kind]}", False
@@ -288,7 +291,7 @@ class _ContentParser(HTMLParser):
 
     def _record(self, closed: _Open) -> None:
         if closed.tag == "body":
-            self.doc.whole = closed.why
+            self.doc.whole, self.doc.whole_words = closed.why, closed.words
         elif closed.words and closed.why:
             tag, _, anchor = closed.element.partition("#")
             self.doc.skipped.append((anchor, closed.why, tag, closed.words))
