@@ -345,14 +345,15 @@ def load_epub(
             stream.extend(StreamItem(name, item) for item in items)
         lexicon, lexicon_warnings = _book_lexicon(archive, links, package.language)
         cover = archive.read(package.cover) if package.cover in names else None
-    entries = navigation.entries
-    if entries:
+    cut = None
+    if navigation.entries:
         cut = cut_chapters(
-            stream, entries, keep_extras=keep_extras, toc_depth=toc_depth, titles=titles
+            stream, navigation.entries, keep_extras=keep_extras, toc_depth=toc_depth, titles=titles
         )
+    if cut is not None and cut.placed:
         sections, used, depth, depths = cut.sections, cut.entries, cut.depth, cut.depths
         skipped += cut.skipped
-    else:  # no table of contents: each document is a chapter
+    else:  # no table of contents, or none that points into the text: a chapter a document
         sections, used = _by_document(stream, documents)
         depth, depths = None, ()
     book = book_from_document(Document(package.title, tuple(sections)), max_chars=max_chars)

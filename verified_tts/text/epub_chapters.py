@@ -43,6 +43,7 @@ class ChapterCut:
     depth: int
     depths: tuple[int, ...]  # the depths the TOC has
     skipped: tuple[str, ...]
+    placed: bool = True  # False: no entry points into the text read
 
 
 def _words(item: Anchor | TextBlock) -> int:
@@ -236,7 +237,8 @@ def cut_chapters(
                 tuple(_block(i) for i in items if isinstance(i, TextBlock)),
             )
         )
-    return ChapterCut(tuple(sections), tuple(used), depth, depths, tuple(skipped))
+    placed = any(p is not None for p in positions)
+    return ChapterCut(tuple(sections), tuple(used), depth, depths, tuple(skipped), placed)
 
 
 def _block(item: TextBlock) -> Block:
