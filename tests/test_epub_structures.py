@@ -365,13 +365,27 @@ def test_malformed_pls_and_unknown_symbols_are_warnings_not_refusals(tmp_path):
     broken = load_epub(_georgia(tmp_path, b"<lexicon><lexeme>"))
     assert broken.lexicon == () and len(broken.book.chapters) == 3
     assert broken.warnings[0].startswith("OEBPS/lexicon/en.pls is not well-formed XML")
-    sampa = GEORGIA.replace('ssml:ph="ˈθɜrti dɪˈgriz"', 'ssml:ph="T3rti" ssml:alphabet="x-sampa"')
-    path = build_epub(tmp_path / "s.epub", [("g.xhtml", xhtml(sampa))], [("GEORGIA", "g.xhtml")])
-    sampa_book = load_epub(path)
-    assert sampa_book.warnings == (
-        "OEBPS/g.xhtml: ssml:ph on '30°': alphabet 'x-sampa' is not IPA; left out",
+
+    def first_segment(ph: str, alphabet: str):
+        body = GEORGIA.replace(
+            'ssml:ph="ˈθɜrti dɪˈgriz"', f'ssml:ph="{ph}" ssml:alphabet="{alphabet}"'
+        )
+        path = build_epub(tmp_path / "s.epub", [("g.xhtml", xhtml(body))], [("GEORGIA", "g.xhtml")])
+        loaded = load_epub(path)
+        return loaded.book.chapters[0].segments[1].phonemes, loaded.warnings
+
+    assert first_segment("&quot;T3rti dI&quot;gri:z", "x-sampa") == (
+        (("thirty degrees", "ˈθɜɹti dɪˈɡɹiːz"),),
+        (),
     )
-    assert sampa_book.book.chapters[0].segments[1].phonemes == ()
+    assert first_segment("'T3rti", "x-sampa")[0] == (("thirty degrees", "ˈθɜɹti"),)
+    assert first_segment("T3;rti", "x-sampa") == (
+        (),
+        ("OEBPS/g.xhtml: ssml:ph on '30°': unknown X-SAMPA symbol(s) ';' (U+003B); left out",),
+    )
+    assert first_segment("sa-n-zyu:", "x-JEITA")[1] == (
+        "OEBPS/g.xhtml: ssml:ph on '30°': alphabet 'x-JEITA' is neither IPA nor X-SAMPA; left out",
+    )
 
 
 def test_pls_ipa_maps_to_espeak_ng_symbols():
@@ -381,6 +395,13 @@ def test_pls_ipa_maps_to_espeak_ng_symbols():
     assert espeak_ipa("ʬa", "en")[1] == ("ʬ",)
     entries = read_pls(pls([("bass", "beɪs"), ("Bass", "bæs")]), "x.pls", "en").entries
     assert [(e.pattern, e.phonemes) for e in entries] == [("bass", "beɪs")]  # first one wins
+    sampa = pls([("Notre Dame", "noUt@r 'deIm"), ("bass", "b{s;")]).replace(b'"ipa"', b'"x-sampa"')
+    lexicon = read_pls(sampa, "x.pls", "en")
+    assert [(e.pattern, e.phonemes) for e in lexicon.entries] == [("Notre Dame", "noʊtəɹ ˈdeɪm")]
+    assert lexicon.warnings == (
+        "x.pls entry 2 (bass): unknown X-SAMPA symbol(s) ';' (U+003B) in 'b{s;'; the entry is "
+        "left out",
+    )
 
 
 # --- a language no voice speaks ----------------------------------------------------------------

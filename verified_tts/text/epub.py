@@ -40,7 +40,7 @@ from verified_tts.text.epub_content import (
     read_content,
 )
 from verified_tts.text.epub_nav import TocEntry, read_navigation
-from verified_tts.text.epub_pls import espeak_ipa, read_pls
+from verified_tts.text.epub_pls import read_pls, to_espeak_ipa
 from verified_tts.text.lexicon import LexiconEntry
 from verified_tts.text.markdown_book import Block, Document, Section
 
@@ -250,14 +250,9 @@ def _spoken_phonemes(
         if isinstance(item, TextBlock) and item.phonemes:
             kept = []
             for written, given, alphabet in item.phonemes:
-                where = f"{document.name}: ssml:ph on '{written}'"
-                if alphabet.lower() != "ipa":
-                    warnings.append(f"{where}: alphabet '{alphabet}' is not IPA; left out")
-                    continue
-                ipa, unknown = espeak_ipa(given, language)
-                if unknown:
-                    symbols = ", ".join(f"'{c}' (U+{ord(c):04X})" for c in unknown)
-                    warnings.append(f"{where}: unknown IPA symbol(s) {symbols}; left out")
+                ipa, why = to_espeak_ipa(given, alphabet, language)
+                if ipa is None:
+                    warnings.append(f"{document.name}: ssml:ph on '{written}': {why}; left out")
                     continue
                 kept.append((written, ipa, "ipa"))
             item = replace(item, phonemes=tuple(kept))

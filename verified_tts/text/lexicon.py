@@ -16,7 +16,9 @@ text alone and ride along as (word as spoken, phonemes) pairs on the segment and
 request, so a phoneme generator can splice them in while others read the word; they enter the
 utterance's content key, so changing an entry re-renders only the sentences that contain the
 word. Phonemes are checked symbol by symbol against the espeak-ng IPA inventory that Piper voices
-are trained on; a bad regex or an unknown phoneme is one :class:`UserError` line.
+are trained on; a bad regex or an unknown phoneme is one :class:`UserError` line. An EPUB's own
+PLS entries (:mod:`verified_tts.text.epub_pls`) carry their file as ``source`` and come after the
+producer's, which override them (:func:`merge_lexicons`).
 """
 
 from __future__ import annotations
