@@ -6,7 +6,8 @@ zipped here into a temporary EPUB with ``mimetype`` first, uncompressed), throug
 ``load_input`` with the render defaults (automatic TOC depth, extras left out), and records for
 each book: its language and whether the default voice speaks it (``check_language``), the TOC
 depth chosen and the depths it has, the chapters (number, title, words), the words and characters
-read (characters for scripts written without spaces), what was left out and why, the warnings
+read (characters for scripts written without spaces), what was left out and why (the first
+150 chapters and lines of a long book), the warnings
 about its own pronunciations and how many lexicon entries it brought; or the one-line error it
 was refused with. With ``--piper``, the book's own phonemes (PLS entries and ``ssml:ph``) are
 put through the default Piper voice's phonemizer as a render would: how many (word, IPA) pairs
@@ -27,6 +28,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+LISTED = 150  # chapters and left-out lines kept per book (the counts are of all)
 
 
 def pack(folder: Path, into: Path, name: str) -> Path:
@@ -112,8 +114,9 @@ def read(name: str, path: Path, mapper=None) -> dict:
         "characters": sum(len(s.text) for c in loaded.chapters for s in c.segments),
         "utterances": sum(c.utterances for c in chapters),
         "untitled_chapters": sum(not c.title for c in chapters),
-        "chapters": [c.as_dict() for c in chapters],
-        "skipped": list(loaded.skipped),
+        "chapters": [c.as_dict() for c in chapters[:LISTED]],
+        "skipped_lines": len(loaded.skipped),
+        "skipped": list(loaded.skipped[:LISTED]),
         "book_lexicon_entries": len(book_entries),
         "segments_with_book_phonemes": sum(bool(s.phonemes) for s in loaded.book.segments),
         "warnings": list(loaded.warnings),
@@ -141,7 +144,7 @@ def main() -> None:
         else:
             print(
                 f"{r['book']:50} {r['language'] or '-':6} depth {r['toc_depth']} "
-                f"{r['chapter_count']:4} chapters {r['words']:7} words, {len(r['skipped'])} "
+                f"{r['chapter_count']:4} chapters {r['words']:7} words, {r['skipped_lines']} "
                 f"left out, {len(r['warnings'])} warnings"
             )
     args.output.parent.mkdir(parents=True, exist_ok=True)
