@@ -70,6 +70,8 @@ class ProductionOptions:
     narrator: str | None = None
     author: str | None = None  # overrides the EPUB's author (Markdown has none)
     split_hours: float | None = None  # M4B parts of at most this many hours
+    toc_depth: int | None = None  # EPUB: chapters at this TOC depth (None: chapter-sized level)
+    language_override: str | None = None  # read as this language, whatever dc:language says
 
     def __post_init__(self) -> None:
         from verified_tts.output.encode import FORMATS
@@ -84,6 +86,8 @@ class ProductionOptions:
             )
         if self.split_hours is not None and self.split_hours <= 0:
             raise UserError(f"--split-hours must be positive (got {self.split_hours})")
+        if self.toc_depth is not None and (type(self.toc_depth) is not int or self.toc_depth < 1):
+            raise UserError(f"--toc-depth must be a whole number from 1 (got {self.toc_depth!r})")
 
 
 @dataclass(frozen=True)

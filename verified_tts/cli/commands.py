@@ -269,6 +269,22 @@ def render(
     split_hours: Annotated[
         float | None, typer.Option("--split-hours", help="M4B parts of at most H hours.")
     ] = None,
+    toc_depth: Annotated[
+        int | None,
+        typer.Option(
+            "--toc-depth",
+            help="EPUB: chapters at this depth of the table of contents (1 = top; default: the "
+            "level that splits the book into chapter-sized parts; see `verified-tts chapters`).",
+        ),
+    ] = None,
+    language_override: Annotated[
+        str | None,
+        typer.Option(
+            "--language-override",
+            help="Read the book as this language (BCP 47, e.g. en) whatever its dc:language "
+            "says; a book in a language the voice does not speak is refused without it.",
+        ),
+    ] = None,
 ) -> None:
     """Render a Markdown or EPUB book to chapter audio by best-of-N verifier-guided synthesis."""
     from verified_tts.workflows.render import render as render_book
@@ -294,6 +310,8 @@ def render(
             "author": author,
             "keep_extras": keep_extras,
             "split_hours": split_hours,
+            "toc_depth": toc_depth,
+            "language_override": language_override,
         },
         search=search,
         budget=budget,
@@ -311,6 +329,8 @@ def render(
             on_result=reporter.on_result,
         )
     _print_summary(summary)
+    for warning in summary.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
     console.print(f"manifest: {summary.out_dir / 'manifest.json'}")
     console.print(f"ACX check: {summary.out_dir / 'acx.json'}")
 

@@ -102,6 +102,11 @@ def max_chars(config: GeneratorConfig) -> int:
     return SparkOptions.from_mapping(config.options).max_chars()
 
 
+def languages(config: GeneratorConfig) -> tuple[str, ...]:
+    """Spark-TTS is trained on English and Chinese speech."""
+    return ("en", "zh")
+
+
 @dataclass(frozen=True)
 class SparkVoice:
     """A created voice: gender, pitch and speed labels."""

@@ -467,12 +467,17 @@ def production_record(config: RenderConfig, loaded: LoadedBook | None) -> dict[s
         "author": options.author,
         "split_hours": options.split_hours,
         "lexicon": options.lexicon,
+        "toc_depth": options.toc_depth,
+        "language_override": options.language_override,
     }
     if loaded is not None:
         record["book_author"] = loaded.book.author
         record["language"] = loaded.book.language
         record["skipped"] = list(loaded.skipped)
-        if loaded.lexicon is not None:
+        # the EPUB TOC depth chapters were cut at (chosen when toc_depth is None), of its depths
+        record["toc_depth_cut"], record["toc_depths"] = loaded.toc_depth, list(loaded.toc_depths)
+        record["warnings"] = list(loaded.warnings)
+        if loaded.lexicon is not None:  # the book's own entries carry their PLS file as source
             record["lexicon_entries"] = [e.as_dict() for e in loaded.lexicon.entries]
     return record
 

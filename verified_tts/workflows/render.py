@@ -34,7 +34,7 @@ from verified_tts.output.report import write_render_report
 from verified_tts.pipeline import Synthesizer, UtteranceResult
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.book import Book
-from verified_tts.text.production import load_input
+from verified_tts.text.production import check_language, load_input
 
 __all__ = [
     "RenderSummary",
@@ -61,6 +61,7 @@ class RenderSummary:
     seconds: dict[str, float]
     unavailable: dict[str, str]  # verifier -> why it did not score
     damaged: tuple[str, ...] = ()  # store entries found damaged, dropped and generated again
+    warnings: tuple[str, ...] = ()  # what the book got wrong and was read without (its PLS)
 
 
 def prepare_output(out_dir: str | os.PathLike) -> Path:
@@ -137,6 +138,7 @@ def render(
     started = time.perf_counter()
     run_began = time.time()  # earlier temporary files are a killed run's
     loaded = load_input(book_path, config.production, max_chars=config.utterance_chars())
+    check_language(loaded.book, config.generator, book_path)
     book: Book = loaded.book
     out = prepare_output(out_dir)
     if synthesizer is None:
@@ -182,4 +184,5 @@ def render(
         seconds=manifest.stats["seconds"],
         unavailable=synthesizer.verifiers.unavailable(),
         damaged=damaged,
+        warnings=loaded.warnings,
     )

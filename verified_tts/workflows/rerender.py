@@ -90,7 +90,8 @@ def find_utterance(manifest: Manifest | Mapping[str, Any], key: str) -> str:
 
 
 _PRODUCTION_KEYS = {
-    "formats", "chapters", "keep_extras", "credits", "narrator", "author", "split_hours", "lexicon"
+    "formats", "chapters", "keep_extras", "credits", "narrator", "author", "split_hours", "lexicon",
+    "toc_depth", "language_override",
 }  # fmt: skip
 
 
