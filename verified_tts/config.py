@@ -100,14 +100,26 @@ class RayOptions:
     pools: Mapping[str, int] = field(default_factory=dict)  # per-verifier pool size overrides
     chunk: int = 0  # requests per actor call; 0 = split each batch evenly over the actors
     max_in_flight: int = 2  # calls queued per actor: the backpressure bound
-    max_restarts: int = 3  # times Ray restarts a killed actor
+    max_restarts: int = 3  # times Ray restarts a killed actor (on another node if its node died)
     max_task_retries: int = 3  # times a call lost with its actor is retried
+    # the resource that the *_num_gpus settings ask for: "GPU" on GPU nodes; a custom resource
+    # a node declares (e.g. "gpu_slot") stands in for accelerators on CPU-only nodes
+    accelerator: str = "GPU"
+    spread: bool = True  # spread each pool's actors over the nodes (Ray's SPREAD strategy)
+    # refuse actors no node can hold before creating any; false on an autoscaling cluster,
+    # which adds nodes for pending actors
+    check_resources: bool = True
 
     def __post_init__(self) -> None:
         sizes = {"replicas": self.replicas, "pool_size": self.pool_size, **dict(self.pools)}
         for name, value in {**sizes, "max_in_flight": self.max_in_flight}.items():
             if int(value) < 1:
                 raise UserError(f"[ray] {name} must be at least 1 (got {value})")
+        if not self.accelerator or self.accelerator in ("CPU", "memory", "object_store_memory"):
+            raise UserError(
+                "[ray] accelerator must be GPU or a custom resource name "
+                f"(got {self.accelerator!r})"
+            )
 
 
 @dataclass(frozen=True)
