@@ -102,13 +102,9 @@ class RayOptions:
     max_in_flight: int = 2  # calls queued per actor: the backpressure bound
     max_restarts: int = 3  # times Ray restarts a killed actor (on another node if its node died)
     max_task_retries: int = 3  # times a call lost with its actor is retried
-    # the resource that the *_num_gpus settings ask for: "GPU" on GPU nodes; a custom resource
-    # a node declares (e.g. "gpu_slot") stands in for accelerators on CPU-only nodes
-    accelerator: str = "GPU"
+    accelerator: str = "GPU"  # what *_num_gpus ask for: GPU, or a custom resource standing in
     spread: bool = True  # spread each pool's actors over the nodes (Ray's SPREAD strategy)
-    # refuse actors no node can hold before creating any; false on an autoscaling cluster,
-    # which adds nodes for pending actors
-    check_resources: bool = True
+    check_resources: bool = True  # refuse actors no node can hold (false: an autoscaling cluster)
 
     def __post_init__(self) -> None:
         sizes = {"replicas": self.replicas, "pool_size": self.pool_size, **dict(self.pools)}

@@ -38,7 +38,7 @@ __all__ = [
 class StandInGeneratorOptions:
     """``[generator.standin]``: what one candidate costs and how long its audio is."""
 
-    seconds_per_candidate: float = 0.0
+    seconds_per_candidate: float = 0.0  # seconds slept per candidate
     words_per_second: float = 2.5
     sample_rate: int = 22_050
 
@@ -86,7 +86,7 @@ def load(config: Any) -> StandInGenerator:
 class StandInVerifierOptions:
     """``[verifiers.standin]``: what scoring one clip costs."""
 
-    seconds_per_clip: float = 0.0
+    seconds_per_clip: float = 0.0  # a stand-in for measuring the driver: seconds slept per clip
 
 
 class StandInVerifier:
