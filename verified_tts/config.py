@@ -104,14 +104,22 @@ class RayOptions:
     pools: Mapping[str, int] = field(default_factory=dict)  # per-verifier pool size overrides
     chunk: int = 0  # requests per actor call; 0 = split each batch evenly over the actors
     max_in_flight: int = 2  # calls queued per actor: the backpressure bound
-    max_restarts: int = 3  # times Ray restarts a killed actor
+    max_restarts: int = 3  # times Ray restarts a killed actor (on another node if its node died)
     max_task_retries: int = 3  # times a call lost with its actor is retried
+    accelerator: str = "GPU"  # what *_num_gpus ask for: GPU, or a custom resource standing in
+    spread: bool = True  # spread each pool's actors over the nodes (Ray's SPREAD strategy)
+    check_resources: bool = True  # refuse actors no node can hold (false: an autoscaling cluster)
 
     def __post_init__(self) -> None:
         sizes = {"replicas": self.replicas, "pool_size": self.pool_size, **dict(self.pools)}
         for name, value in {**sizes, "max_in_flight": self.max_in_flight}.items():
             if int(value) < 1:
                 raise UserError(f"[ray] {name} must be at least 1 (got {value})")
+        if not self.accelerator or self.accelerator in ("CPU", "memory", "object_store_memory"):
+            raise UserError(
+                "[ray] accelerator must be GPU or a custom resource name "
+                f"(got {self.accelerator!r})"
+            )
 
 
 @dataclass(frozen=True)

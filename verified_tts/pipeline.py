@@ -111,9 +111,11 @@ class RunStats:
     audio_seconds_verified: float = 0.0
     tokens_generated: int = 0  # codec tokens the generator produced (0 for non-token models)
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    # where the work ran, asked when the stats are written (the Ray backend: nodes and actors)
+    backend: Callable[[], Mapping[str, Any]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        stats = {
             "candidates_generated": self.candidates_generated,
             "candidates_reused": self.candidates_reused,
             "utterances_reused": self.utterances_reused,
@@ -122,6 +124,9 @@ class RunStats:
             "tokens_generated": self.tokens_generated,
             "seconds": {stage: round(s, 3) for stage, s in self.seconds.items()},
         }
+        if self.backend is not None:
+            stats["backend"] = dict(self.backend())
+        return stats
 
     def merge(self, other: RunStats) -> None:
         """Add ``other``'s counts and seconds to these (a run made of several passes)."""
@@ -133,6 +138,7 @@ class RunStats:
         self.tokens_generated += other.tokens_generated
         for stage, seconds in other.seconds.items():
             self.seconds[stage] += seconds
+        self.backend = self.backend or other.backend
 
 
 class _Timer:
@@ -224,9 +230,9 @@ class Synthesizer:
     ) -> Synthesizer:
         """The same loaded models under changed settings (policy, N, extra verifiers).
 
-        Nothing is loaded again; the variant starts its own run statistics.
+        Nothing is loaded again; the variant starts its own run statistics (on the same backend).
         """
-        return Synthesizer(
+        variant = Synthesizer(
             self.generator,
             verifiers if verifiers is not None else self.verifiers,
             config if config is not None else self.config,
@@ -234,6 +240,8 @@ class Synthesizer:
                 self.voice_reference if voice_reference is ... else voice_reference  # type: ignore[arg-type]
             ),
         )
+        variant.stats.backend = self.stats.backend
+        return variant
 
     def plan(
         self,

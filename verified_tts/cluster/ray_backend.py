@@ -12,7 +12,13 @@ actors of its pool with at most ``[ray] max_in_flight`` calls queued per actor (
 driver waits for results before sending more); the pipeline's ``window`` bounds the utterances in
 flight. Actors are created with ``max_restarts``/``max_task_retries``, so a killed actor comes back
 and Ray re-runs the calls it lost; the proxies notice the new process, retry calls that still
-failed, and log both. Nothing here imports Ray until :func:`connect` is called.
+failed, and log both. On a cluster of several nodes each pool is spread over the nodes
+(``[ray] spread``), every actor reports the node it runs on, and an actor whose node was lost is
+recreated by Ray on another node (logged as a move; ``manifest.json``'s ``stats.backend`` lists
+where every actor ran). Before any actor is created, each role's request (CPUs, and
+``*_num_gpus`` of ``[ray] accelerator``: ``GPU``, or a custom resource standing in for one) is
+checked against the nodes, so a request no node can hold is one error line, not a job pending
+forever. Nothing here imports Ray until :func:`connect` is called.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from verified_tts.config import RayOptions, RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.generators import Candidate, GeneratorConfig, SynthesisRequest
 from verified_tts.pipeline import Synthesizer
-from verified_tts.verification import LoadedVerifiers
+from verified_tts.verification import LoadedVerifiers, parse_verifier_table
 from verifiers import DEFAULT_VERIFIERS, Clip, Score
 
 __all__ = [
@@ -45,10 +51,13 @@ __all__ = [
     "RayBackendError",
     "RayGenerator",
     "RayVerifier",
+    "actor_requests",
+    "check_fits",
     "connect",
     "disconnect",
     "load_ray_synthesizer",
     "load_ray_verifiers",
+    "placement",
     "resolve_address",
 ]
 
@@ -156,12 +165,21 @@ class _GeneratorActor:
             "model": g.model,
             "sample_rate": g.sample_rate,
             "identity": dict(g.identity()),
-            "pid": os.getpid(),
+            "where": _whereabouts(),
         }
 
-    def sample(self, requests: Sequence[SynthesisRequest]) -> tuple[int, list[Candidate]]:
-        # the pid travels with every result, so the driver sees when a replica was restarted
-        return os.getpid(), self.generator.sample(requests)
+    def sample(
+        self, requests: Sequence[SynthesisRequest]
+    ) -> tuple[tuple[int, str], list[Candidate]]:
+        # pid and node travel with every result, so the driver sees a restart or a move
+        return _whereabouts(), self.generator.sample(requests)
+
+
+def _whereabouts() -> tuple[int, str]:
+    """(pid, node id) of the calling actor: both travel with every result."""
+    import ray
+
+    return os.getpid(), ray.get_runtime_context().get_node_id()
 
 
 def _writable(clip: Clip) -> Clip:
@@ -194,7 +212,7 @@ class _VerifierActor:
             "active": v is not None,
             "identity": dict(v.identity()) if v is not None else None,
             "methods": [m for m in ("embed", "embed_file") if hasattr(v, m)],
-            "pid": os.getpid(),
+            "where": _whereabouts(),
         }
 
     def __repr__(self) -> str:
@@ -205,19 +223,21 @@ class _VerifierActor:
 
         return [_writable(clip) for clip in ray.get(list(refs))]
 
-    def score(self, refs: Sequence[Any]) -> tuple[int, list[Score]]:
-        return os.getpid(), self.verifier.score(self._clips(refs))
+    def score(self, refs: Sequence[Any]) -> tuple[tuple[int, str], list[Score]]:
+        return _whereabouts(), self.verifier.score(self._clips(refs))
 
-    def embed(self, refs: Sequence[Any]) -> tuple[int, np.ndarray]:
-        return os.getpid(), np.asarray(self.verifier.embed(self._clips(refs)))
+    def embed(self, refs: Sequence[Any]) -> tuple[tuple[int, str], np.ndarray]:
+        return _whereabouts(), np.asarray(self.verifier.embed(self._clips(refs)))
 
-    def embed_file(self, path_or_bytes: str | bytes, suffix: str) -> tuple[int, np.ndarray]:
+    def embed_file(
+        self, path_or_bytes: str | bytes, suffix: str
+    ) -> tuple[tuple[int, str], np.ndarray]:
         if isinstance(path_or_bytes, str):  # not a file on the driver: let the verifier explain
-            return os.getpid(), self.verifier.embed_file(path_or_bytes)
+            return _whereabouts(), self.verifier.embed_file(path_or_bytes)
         with tempfile.NamedTemporaryFile(suffix=suffix) as handle:
             handle.write(path_or_bytes)
             handle.flush()
-            return os.getpid(), self.verifier.embed_file(handle.name)
+            return _whereabouts(), self.verifier.embed_file(handle.name)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -237,26 +257,56 @@ class _Pool:
 
     def __init__(self, ray: ModuleType, role: str, actors: list[Any], options: RayOptions):
         self.ray, self.role, self.actors, self.options = ray, role, actors, options
-        self.pids: list[int | None] = [None] * len(actors)
+        self.places: list[tuple[int, str] | None] = [None] * len(actors)  # (pid, node id)
+        self.nodes_seen: list[list[str]] = [[] for _ in actors]  # every node each actor ran on
         self.restarts = 0
+        self.moves = 0  # restarts on another node (its node was lost)
         self.retries = 0
 
     @property
     def capacity(self) -> int:
         return len(self.actors) * self.options.max_in_flight
 
-    def note_pid(self, actor: int, pid: int) -> None:
-        previous = self.pids[actor]
-        if previous is not None and previous != pid:
+    def note_place(self, actor: int, place: Sequence[Any]) -> None:
+        pid, node = int(place[0]), str(place[1])
+        previous = self.places[actor]
+        if previous is not None and previous[0] != pid:
             self.restarts += 1
-            log.warning(
-                "%s actor %d was restarted (pid %d -> %d); calls it lost ran again there",
-                self.role,
-                actor,
-                previous,
-                pid,
-            )
-        self.pids[actor] = pid
+            if previous[1] != node:
+                self.moves += 1
+                log.warning(
+                    "%s actor %d moved from node %s to node %s (pid %d -> %d): its node was "
+                    "lost; calls it lost ran again on the new node",
+                    self.role,
+                    actor,
+                    previous[1][:12],
+                    node[:12],
+                    previous[0],
+                    pid,
+                )
+            else:
+                log.warning(
+                    "%s actor %d was restarted (pid %d -> %d); calls it lost ran again there",
+                    self.role,
+                    actor,
+                    previous[0],
+                    pid,
+                )
+        self.places[actor] = (pid, node)
+        if not self.nodes_seen[actor] or self.nodes_seen[actor][-1] != node:
+            self.nodes_seen[actor].append(node)
+
+    def placement(self) -> dict[str, Any]:
+        """Where each actor runs now and every node it ran on, for the manifest."""
+        return {
+            "actors": [
+                {"node": place[1] if place else None, "nodes": list(seen)}
+                for place, seen in zip(self.places, self.nodes_seen, strict=True)
+            ],
+            "restarts": self.restarts,
+            "moves": self.moves,
+            "retries": self.retries,
+        }
 
     def start(self, method: str, chunks: Sequence[tuple[Any, ...]]) -> _Batch:
         return _Batch(self, method, chunks)
@@ -300,7 +350,7 @@ class _Batch:
                 index, actor, attempt = self.pending.pop(ref)
                 self.load[actor] -= 1
                 try:
-                    pid, value = ray.get(ref)
+                    place, value = ray.get(ref)
                 except RayActorError as error:
                     self._retry(index, actor, attempt, error)
                     continue
@@ -309,7 +359,7 @@ class _Batch:
                     if isinstance(error.cause, UserError):
                         raise error.cause from None
                     raise
-                self.pool.note_pid(actor, pid)
+                self.pool.note_place(actor, place)
                 self.results[index] = value
             self._fill()
         return self.results
@@ -337,13 +387,70 @@ class _Batch:
         self.queue.append((index, attempt + 1, actor))
 
 
+def _request(num_cpus: float, num_gpus: float, options: RayOptions) -> dict[str, float]:
+    """What one actor asks of a node: CPUs, and its accelerator share as GPUs or as the custom
+    resource that stands in for them."""
+    request = {"CPU": float(num_cpus)} if num_cpus else {}
+    if num_gpus:
+        request[options.accelerator] = float(num_gpus)
+    return request
+
+
 def _actor_options(num_cpus: float, num_gpus: float, options: RayOptions) -> dict[str, Any]:
+    extra: dict[str, Any] = {"num_gpus": num_gpus} if options.accelerator == "GPU" else {}
+    if options.accelerator != "GPU" and num_gpus:
+        extra["resources"] = {options.accelerator: num_gpus}
+    if options.spread:
+        extra["scheduling_strategy"] = "SPREAD"
     return {
         "num_cpus": num_cpus,
-        "num_gpus": num_gpus,
+        **extra,
         "max_restarts": options.max_restarts,
         "max_task_retries": options.max_task_retries,
     }
+
+
+def _show(resources: Mapping[str, float]) -> str:
+    shown = {k: v for k, v in resources.items() if "memory" not in k and not k.startswith("node:")}
+    return ", ".join(f"{v:g} {k}" for k, v in sorted(shown.items())) or "nothing"
+
+
+def check_fits(
+    ray: ModuleType, roles: Sequence[tuple[str, Mapping[str, float], int]], options: RayOptions
+) -> None:
+    """Refuse, in one line, actors that no node of the cluster can hold, or more of them than
+    the cluster holds at once: Ray would keep them pending forever. ``roles`` holds (role, one
+    actor's request, how many). Skipped with ``[ray] check_resources = false`` (an autoscaling
+    cluster adds nodes for pending actors)."""
+    if not options.check_resources:
+        return
+    nodes = [dict(n.get("Resources", {})) for n in ray.nodes() if n.get("Alive")]
+    left = [dict(node) for node in nodes]
+    for role, request, count in roles:
+        setting = "generator" if role == "generator" else "verifier"
+        if not any(all(n.get(k, 0.0) + 1e-9 >= v for k, v in request.items()) for n in nodes):
+            raise UserError(
+                f"[ray] each {role} actor asks for {_show(request)}, but no node of the cluster "
+                f"has that much (its nodes have: {'; '.join(_show(n) for n in nodes)}): lower "
+                f"[ray] {setting}_num_cpus / {setting}_num_gpus, or add a node that has it"
+                + (
+                    ""
+                    if options.accelerator == "GPU"
+                    else f" ({options.accelerator} stands in for GPUs: [ray] accelerator)"
+                )
+            )
+        placed = 0
+        for node in sorted(left, key=lambda n: -sum(n.values())):
+            while placed < count and all(node.get(k, 0.0) + 1e-9 >= v for k, v in request.items()):
+                for k, v in request.items():
+                    node[k] = node.get(k, 0.0) - v
+                placed += 1
+        if placed < count:
+            raise UserError(
+                f"[ray] {count} {role} actors ask for {_show(request)} each, but the cluster "
+                f"holds only {placed} of them beside the other actors: lower [ray] replicas / "
+                "pool_size / pools or the per-actor resources, or add nodes"
+            )
 
 
 def _get(ray: ModuleType, refs: list[Any]) -> list[Any]:
@@ -385,13 +492,15 @@ class RayGenerator:
             raise RayBackendError(f"generator replicas disagree on their identity: {identities}")
         pool = _Pool(ray, "generator", actors, options)
         for index, d in enumerate(described):
-            pool.note_pid(index, d["pid"])
+            pool.note_place(index, d["where"])
         log.info(
-            "generator %s: %d replica(s), %s CPU / %s GPU each",
+            "generator %s: %d replica(s), %s CPU / %s %s each, on node(s) %s",
             described[0]["name"],
             len(actors),
             options.generator_num_cpus,
             options.generator_num_gpus,
+            options.accelerator,
+            ", ".join(sorted({d["where"][1][:12] for d in described})),
         )
         return cls(pool, described[0])
 
@@ -408,6 +517,9 @@ class RayGenerator:
     @property
     def restarts(self) -> int:
         return self._pool.restarts
+
+    def placement(self) -> dict[str, Any]:
+        return self._pool.placement()
 
     def close(self) -> None:
         self._pool.kill()
@@ -473,6 +585,9 @@ class RayVerifier:
     @property
     def restarts(self) -> int:
         return self._pool.restarts
+
+    def placement(self) -> dict[str, Any]:
+        return self._pool.placement()
 
     def close(self) -> None:
         self._pool.kill()
@@ -542,25 +657,62 @@ def load_ray_verifiers(
             continue
         actors = [probe, *extra[plan.name]]
         pool = _Pool(ray, f"verifier {plan.name}", actors, options)
-        for index, d in enumerate([info, *more[plan.name]]):
-            pool.note_pid(index, d["pid"])
+        places = [d["where"] for d in [info, *more[plan.name]]]
+        for index, place in enumerate(places):
+            pool.note_place(index, place)
         broker.pools[plan.name] = pool
         cls = RaySpeakerVerifier if "embed" in info["methods"] else RayVerifier
         active.append(cls(plan.name, pool, broker, info["identity"]))
         log.info(
-            "verifier %s: pool of %d, %s CPU / %s GPU each",
+            "verifier %s: pool of %d, %s CPU / %s %s each, on node(s) %s",
             plan.name,
             len(actors),
             options.verifier_num_cpus,
             options.verifier_num_gpus,
+            options.accelerator,
+            ", ".join(sorted({place[1][:12] for place in places})),
         )
     return LoadedVerifiers(tuple(active), status)
 
 
+def actor_requests(config: RenderConfig) -> list[tuple[str, dict[str, float], int]]:
+    """Every actor the backend will ask for: (role, one actor's request, how many)."""
+    options = config.ray
+    verifier = _request(options.verifier_num_cpus, options.verifier_num_gpus, options)
+    roles = [
+        (
+            "generator",
+            _request(options.generator_num_cpus, options.generator_num_gpus, options),
+            options.replicas,
+        )
+    ]
+    for name in DEFAULT_VERIFIERS:
+        enabled, _ = parse_verifier_table(name, config.verifiers.get(name, {}))
+        if enabled:
+            roles.append((f"verifier {name}", verifier, options.pools.get(name, options.pool_size)))
+    return roles
+
+
+def placement(generator: RayGenerator, verifiers: LoadedVerifiers) -> dict[str, Any]:
+    """Where every actor ran: the nodes, and per pool each actor's node(s), restarts and moves."""
+    pools = {"generator": generator.placement()}
+    pools.update(
+        {
+            f"verifier {v.name}": v.placement()
+            for v in verifiers.active
+            if isinstance(v, RayVerifier)
+        }
+    )
+    nodes = {node for pool in pools.values() for actor in pool["actors"] for node in actor["nodes"]}
+    return {"ray": {"nodes": sorted(nodes), "pools": pools}}
+
+
 def load_ray_synthesizer(config: RenderConfig, address: str | None = "auto") -> Synthesizer:
-    """Connect, start the generator replicas and verifier pools, return a ``Synthesizer``."""
+    """Connect, check that the cluster can hold every actor, start the generator replicas and
+    verifier pools, return a ``Synthesizer`` whose run stats say where each actor ran."""
     started = time.perf_counter()
-    connect(address)
+    ray = connect(address)
+    check_fits(ray, actor_requests(config), config.ray)
     generator = RayGenerator.start(config.generator, config.ray)
     verifiers = load_ray_verifiers(config.verifiers, config.ray)
     reference = None
@@ -568,4 +720,7 @@ def load_ray_synthesizer(config: RenderConfig, address: str | None = "auto") -> 
         reference = verifiers.embed_reference(config.generator.voice_ref)
     synthesizer = Synthesizer(generator, verifiers, config, voice_reference=reference)
     synthesizer.stats.seconds["load"] += time.perf_counter() - started
+    synthesizer.stats.backend = lambda: placement(generator, verifiers)
+    nodes = placement(generator, verifiers)["ray"]["nodes"]
+    log.info("actors on %d node(s): %s", len(nodes), ", ".join(n[:12] for n in nodes))
     return synthesizer

