@@ -29,6 +29,7 @@ from verified_tts.atomic import (
     write_json_atomic,
     write_text_atomic,
 )
+from verified_tts.audio import read_audio
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.output.assembly import AssembledFile
@@ -115,20 +116,6 @@ def _dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
     return base.variant(config, verifiers=verifiers)
 
 
-def _read_original(path: Path) -> tuple[np.ndarray, int]:
-    import soundfile as sf
-
-    if not path.is_file():
-        raise UserError(f"--mix {path} does not exist or is not a file: give the original's WAV")
-    try:
-        audio, rate = sf.read(path, dtype="float32", always_2d=True)
-    except (RuntimeError, OSError) as error:  # soundfile's LibsndfileError is a RuntimeError
-        raise UserError(
-            f"--mix {path} is not an audio file soundfile can read ({error}); give a WAV or FLAC"
-        ) from None
-    return audio, int(rate)
-
-
 def dub(
     subtitles_path: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -167,7 +154,7 @@ def dub(
     )
     name = str(subtitles_path)
     subtitles, cues, warnings = _read_cues(subtitles_path, name, options)
-    original = _read_original(Path(mix)) if mix is not None else None
+    original = read_audio(mix, "--mix", mono=False) if mix is not None else None
     out = prepare_output(out_dir)
     for warning in warnings:
         if on_warning:
