@@ -42,9 +42,9 @@ from typing import Any
 
 import numpy as np
 from harvard import sentences as harvard_sentences  # benchmarks/ is on sys.path when run
-from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
 
 from verified_tts.errors import UserError
+from verified_tts.paired import paired_gain
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -546,7 +546,7 @@ def judge_gains(
             gains = [judged[(i, 0)] - judged[(i, w)] for i, w in enumerate(ws)]
             entry = {
                 "judge_wer": round(statistics.fmean(judged[(i, w)] for i, w in enumerate(ws)), 4),
-                "gain_over_candidate0": paired_gain(gains),
+                "gain_over_candidate0": paired_gain(gains).as_dict(),
             }
             if base is not None and name != "baseline":
                 # paired difference of the two settings' winners: > 0 means this setting's
@@ -556,7 +556,7 @@ def judge_gains(
                         judged[(i, b)] - judged[(i, w)]
                         for i, (w, b) in enumerate(zip(ws, base[arm], strict=True))
                     ]  # fmt: skip
-                )
+                ).as_dict()
             per_arm[arm] = entry
         result["settings"][name] = per_arm
     return result
