@@ -58,6 +58,7 @@ from verified_tts.text.cues import cue_segments, cues_within, unmapped_speakers
 from verified_tts.text.subtitles import Cue, Subtitles, load_subtitles
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verified_tts.workflows.render import prepare_output
+from verifiers import HasOptions
 from verifiers.duration_fit import DurationFitOptions
 
 __all__ = ["DubSummary", "dub", "dub_settings"]
@@ -227,7 +228,7 @@ def _lay_winners(
     """Each cue's winner from the store, fitted to its slot and added to ``track``; edge silence
     is trimmed with the settings the ``duration_fit`` verifier measured with."""
     fit_verifier = synth.verifiers.get("duration_fit")
-    trim = getattr(fit_verifier, "options", None) or DurationFitOptions()
+    trim = fit_verifier.options if isinstance(fit_verifier, HasOptions) else DurationFitOptions()
     return [
         place_on_track(
             track,

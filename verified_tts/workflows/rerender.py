@@ -49,6 +49,7 @@ from verified_tts.selection import per_clip_policy
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.production import LoadedBook, load_input
 from verified_tts.workflows.render import finish_output, place_winners
+from verifiers import WerVerifier
 
 __all__ = [
     "RerenderResult",
@@ -261,7 +262,7 @@ def scored_per_clip(synthesizer: Synthesizer) -> Synthesizer:
     old ones for where they were heard. Per clip, old and new are scored alike (the old ones are
     scored again; the render's packed scores stay in the store)."""
     wer = synthesizer.verifiers.get("wer")
-    if wer is None or not getattr(wer.options, "packing", False):
+    if not isinstance(wer, WerVerifier) or not wer.options.packing:
         return synthesizer
     config = replace(synthesizer.config, selection=per_clip_policy(synthesizer.config.selection))
     verifiers = synthesizer.verifiers.with_verifier(wer.with_options(packing=False))
