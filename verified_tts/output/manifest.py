@@ -29,7 +29,8 @@ from verified_tts.store import STORE_DIR
 if TYPE_CHECKING:
     from verified_tts.config import RenderConfig
     from verified_tts.output.assembly import AssembledFile
-    from verified_tts.pipeline import CandidateResult, Synthesizer, UtteranceResult
+    from verified_tts.pipeline import Synthesizer
+    from verified_tts.results import CandidateResult, UtteranceResult
     from verified_tts.text.production import LoadedBook
 
 __all__ = [

@@ -49,7 +49,8 @@ from verified_tts.output.manifest import (
     output_folders,
     write_manifest,
 )
-from verified_tts.pipeline import Synthesizer, UtteranceResult
+from verified_tts.pipeline import Synthesizer
+from verified_tts.results import UtteranceResult
 from verified_tts.selection import Gate
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.tables import check_keys

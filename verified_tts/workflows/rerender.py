@@ -44,7 +44,8 @@ from verified_tts.output.manifest import (
     write_manifest,
 )
 from verified_tts.output.report import write_render_report
-from verified_tts.pipeline import Synthesizer, Utterance, UtteranceResult
+from verified_tts.pipeline import Synthesizer
+from verified_tts.results import Utterance, UtteranceResult
 from verified_tts.selection import per_clip_policy
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.production import LoadedBook, load_input
