@@ -282,8 +282,9 @@ def test_ab_arms_at_equal_budget_and_manifest_search_paths(loaded, tmp_path):
 
 
 def test_arms_parse_and_paired_bootstrap():
+    from verified_tts.paired import paired_bootstrap
     from verified_tts.search import parse_arm
-    from verified_tts.workflows.ab_search import arm_config, paired_bootstrap
+    from verified_tts.workflows.ab_search import arm_config
 
     assert parse_arm("best-of-n:8") == ("best-of-n", 8, 1)
     assert parse_arm("beam:2x4") == ("beam", 2, 4)
