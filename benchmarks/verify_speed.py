@@ -113,6 +113,8 @@ def generate(generator_name: str, texts: Sequence[str], n: int) -> list[list[Any
 
 def base_metrics(texts: Sequence[str], candidates: Sequence[Sequence[Any]], window: int) -> dict:
     """Signal and speaker metrics of every candidate (the same for every WER setting)."""
+    from verified_tts.results import RunStats
+    from verified_tts.scoring import score_clips, unit_centroid
     from verifiers import Clip, SignalVerifier, load_speaker_verifier
 
     speaker = load_speaker_verifier()
@@ -120,28 +122,22 @@ def base_metrics(texts: Sequence[str], candidates: Sequence[Sequence[Any]], wind
         Clip(c[0].audio, c[0].sample_rate, t)
         for t, c in zip(texts[:window], candidates[:window], strict=True)
     ]
-    reference = np.mean(speaker.embed(first), axis=0)
-    reference = reference / np.linalg.norm(reference)
+    reference = unit_centroid(speaker.embed(first))
     signal = SignalVerifier()
     metrics: list[list[dict[str, float]]] = []
     started = time.perf_counter()
-    speaker_seconds = 0.0
+    timing = RunStats()
     for text, group in zip(texts, candidates, strict=True):
         clips = [
             Clip(c.audio, c.sample_rate, text, spoken=text, speaker_reference=reference)
             for c in group
         ]
-        t0 = time.perf_counter()
-        spoken = speaker.score(clips)
-        speaker_seconds += time.perf_counter() - t0
-        rows = [
-            {**s.metrics, **p.metrics} for s, p in zip(signal.score(clips), spoken, strict=True)
-        ]
-        metrics.append(rows)
+        scores = score_clips([signal, speaker], clips, timer=timing.timer)
+        metrics.append([dict(s.metrics) for s in scores])
     return {
         "metrics": metrics,
         "seconds": time.perf_counter() - started,
-        "speaker_seconds": speaker_seconds,
+        "speaker_seconds": timing.seconds["speaker"],
         "reference": reference,
     }
 

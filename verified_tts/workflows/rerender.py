@@ -46,6 +46,7 @@ from verified_tts.output.manifest import (
 from verified_tts.output.report import write_render_report
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import Utterance, UtteranceResult
+from verified_tts.scoring import unit_centroid
 from verified_tts.selection import per_clip_policy
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.production import LoadedBook, load_input
@@ -115,14 +116,6 @@ def config_from_manifest(
         },
     }
     return {**recorded, **{k: v for k, v in overrides.items() if v is not None}}
-
-
-def _unit_mean(vectors: list[np.ndarray]) -> np.ndarray | None:
-    if not vectors:
-        return None
-    mean = np.mean(vectors, axis=0)
-    norm = float(np.linalg.norm(mean))
-    return mean / norm if norm > 0 else mean
 
 
 def rerender(
@@ -240,7 +233,7 @@ def _rerun_targets(
             continue  # the book no longer has it: nothing to keep
         reference = synthesizer.voice_reference
         if reference is None:
-            reference = _unit_mean(
+            reference = unit_centroid(
                 [
                     np.asarray(r.embedding, dtype=np.float32)
                     for r in results
