@@ -148,6 +148,25 @@ def test_judge_transcribes_every_distinct_winner_once(run):
     )
 
 
+def test_every_arm_gets_the_paired_judge_interval_against_the_first(run):
+    from verified_tts.paired import paired_bootstrap
+
+    _, result, data, _ = run
+    first = [row["arms"][str(NS[0])]["judge_wer"] for row in data["utterances"]]
+    assert data["arms"][0]["judge_wer_vs_first"] is None
+    assert result.arms[0].judge_wer_vs_first is None
+    for arm, returned in zip(data["arms"][1:], result.arms[1:], strict=True):
+        these = [row["arms"][str(arm["n"])]["judge_wer"] for row in data["utterances"]]
+        mean, low, high = arm["judge_wer_vs_first"]
+        assert (mean, low, high) == paired_bootstrap(first, these) == returned.judge_wer_vs_first
+        assert low <= mean <= high
+        assert mean == pytest.approx(statistics.fmean(these) - statistics.fmean(first), abs=1e-4)
+    html = result.ab_html.read_text(encoding="utf-8")
+    assert "judge WER vs first (95 % paired)" in html
+    mean, low, high = data["arms"][-1]["judge_wer_vs_first"]
+    assert f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]" in html
+
+
 def test_the_judge_hears_each_clip_alone(judge_model):
     # packed scoring (a verifier option) would make a judged transcript depend on the
     # other clips judged with it, and a judge's figures on what else was in the batch

@@ -22,7 +22,8 @@ from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason 
 
 from verified_tts.config import build_config  # noqa: E402
 from verified_tts.errors import UserError  # noqa: E402
-from verified_tts.search import SearchOptions, continuation_seed, prefix_error  # noqa: E402
+from verified_tts.keys import continuation_seed  # noqa: E402
+from verified_tts.search import SearchOptions, prefix_error  # noqa: E402
 from verified_tts.store import Store  # noqa: E402
 from verified_tts.text.book import Segment  # noqa: E402
 
@@ -281,8 +282,9 @@ def test_ab_arms_at_equal_budget_and_manifest_search_paths(loaded, tmp_path):
 
 
 def test_arms_parse_and_paired_bootstrap():
+    from verified_tts.paired import paired_bootstrap
     from verified_tts.search import parse_arm
-    from verified_tts.workflows.ab_search import arm_config, paired_bootstrap
+    from verified_tts.workflows.ab_search import arm_config
 
     assert parse_arm("best-of-n:8") == ("best-of-n", 8, 1)
     assert parse_arm("beam:2x4") == ("beam", 2, 4)
@@ -315,3 +317,34 @@ def test_cli_beam_with_espeak_is_one_error_line(small_book: Path, tmp_path: Path
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "codec-LM generator" in errors[0]
     assert "Traceback" not in done.stderr
+
+
+@on_engine
+def test_search_and_budget_requests_carry_the_lexicon_phonemes(loaded, tmp_path, monkeypatch):
+    """Every request a beam search or a budgeted best-of-N makes for an utterance is that
+    utterance's request (:meth:`Utterance.request`): lexicon phonemes included, as best-of-N's own
+    candidates always had them."""
+    phonemes = (("canoe", "kənˈuː"),)
+    segment = replace(_segment(), phonemes=phonemes)
+    synth = _synth(loaded, width=1, expansions=2)
+    [utterance] = synth.plan([segment])
+    backend = synth._beam_search().backend
+    seen = []
+    real_extend, real_decode = backend.extend, backend.decode
+    monkeypatch.setattr(
+        backend, "extend", lambda items: seen.extend(i.request for i in items) or real_extend(items)
+    )
+    monkeypatch.setattr(
+        backend, "decode", lambda items: seen.extend(r for r, _ in items) or real_decode(items)
+    )
+    [result] = synth.run([utterance], Store(tmp_path / "beam"))
+    assert len(seen) > len(result.candidates) >= 1
+    assert {(r.utterance_key, r.phonemes) for r in seen} == {(utterance.key, phonemes)}
+
+    bon = loaded.variant(replace(synth.config, search=SearchOptions(budget_s=1.0)))
+    allowance = bon.strategy.backend
+    asked = []
+    real_max = allowance.max_tokens
+    monkeypatch.setattr(allowance, "max_tokens", lambda r: asked.append(r) or real_max(r))
+    bon.run([utterance], Store(tmp_path / "bon"), n=4)
+    assert asked and all(r.phonemes == phonemes for r in asked)

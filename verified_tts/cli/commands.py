@@ -517,14 +517,18 @@ def ab_command(
             on_start=reporter.on_start,
             on_result=reporter.on_result,
         )
+    from verified_tts.output.ab_report import interval_text
+
     table = Table(title=f"A/B in {result.out_dir}")
-    for column in ("N", "verifier WER", "judge WER", "flagged", "candidates", "wall s"):
+    columns = ("N", "verifier WER", "judge WER", "vs first", "flagged", "candidates", "wall s")
+    for column in columns:
         table.add_column(column, justify="right")
     for arm in result.arms:
         table.add_row(
             str(arm.n),
             f"{arm.wer:.3f}" if arm.wer is not None else "-",
             f"{arm.judge_wer:.3f}" if arm.judge_wer is not None else "-",
+            interval_text(arm.judge_wer_vs_first),
             str(arm.flagged),
             str(arm.candidates),
             f"{arm.wall_seconds:.1f}" if arm.wall_seconds is not None else "-",
@@ -536,6 +540,7 @@ def ab_command(
 
 
 def _ab_arms(book: Path, out: Path | None, settings, arms: list[str], judge_asr: str | None):
+    from verified_tts.output.ab_report import interval_text
     from verified_tts.workflows.ab_search import ab_search
 
     out = out or Path("out") / f"{book.stem}-ab-search"
@@ -563,12 +568,11 @@ def _ab_arms(book: Path, out: Path | None, settings, arms: list[str], judge_asr:
     ):
         table.add_column(column, justify="right")
     for a in result.arms:
-        interval = a.judge_wer_vs_first
         table.add_row(
             a.arm,
             f"{a.wer:.3f}" if a.wer is not None else "-",
             f"{a.judge_wer:.3f}" if a.judge_wer is not None else "-",
-            f"{interval[0]:+.3f} [{interval[1]:+.3f}, {interval[2]:+.3f}]" if interval else "-",
+            interval_text(a.judge_wer_vs_first),
             str(a.flagged),
             f"{a.audio_s_generated:.1f}",
             f"{a.wall_seconds:.1f}",

@@ -8,7 +8,7 @@ held (same keys, same order) and ``from_json()`` reads it back, so no module ind
 hand. Keys a record does not know are kept in its ``extra`` and written back after the known ones,
 so reading and rewriting a manifest from a newer version loses nothing. The manifest's candidate
 keys (``scores``, ``failed_gates``) differ from the store's decision records (``metrics``,
-``failed``, see :mod:`verified_tts.pipeline`): the manifest is the published format, the store an
+``failed``, see :mod:`verified_tts.results`): the manifest is the published format, the store an
 internal one, and both stay as they are. :func:`build_manifest` makes the record of a finished run.
 """
 
@@ -29,7 +29,8 @@ from verified_tts.store import STORE_DIR
 if TYPE_CHECKING:
     from verified_tts.config import RenderConfig
     from verified_tts.output.assembly import AssembledFile
-    from verified_tts.pipeline import CandidateResult, Synthesizer, UtteranceResult
+    from verified_tts.pipeline import Synthesizer
+    from verified_tts.results import CandidateResult, UtteranceResult
     from verified_tts.text.production import LoadedBook
 
 __all__ = [

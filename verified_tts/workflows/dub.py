@@ -29,6 +29,7 @@ from verified_tts.atomic import (
     write_json_atomic,
     write_text_atomic,
 )
+from verified_tts.audio import read_audio
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.output.assembly import AssembledFile
@@ -48,7 +49,8 @@ from verified_tts.output.manifest import (
     output_folders,
     write_manifest,
 )
-from verified_tts.pipeline import Synthesizer, UtteranceResult
+from verified_tts.pipeline import Synthesizer
+from verified_tts.results import UtteranceResult
 from verified_tts.selection import Gate
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.tables import check_keys
@@ -57,6 +59,7 @@ from verified_tts.text.cues import cue_segments, cues_within, unmapped_speakers
 from verified_tts.text.subtitles import Cue, Subtitles, load_subtitles
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verified_tts.workflows.render import prepare_output
+from verifiers import HasOptions
 from verifiers.duration_fit import DurationFitOptions
 
 __all__ = ["DubSummary", "dub", "dub_settings"]
@@ -115,20 +118,6 @@ def _dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
     return base.variant(config, verifiers=verifiers)
 
 
-def _read_original(path: Path) -> tuple[np.ndarray, int]:
-    import soundfile as sf
-
-    if not path.is_file():
-        raise UserError(f"--mix {path} does not exist or is not a file: give the original's WAV")
-    try:
-        audio, rate = sf.read(path, dtype="float32", always_2d=True)
-    except (RuntimeError, OSError) as error:  # soundfile's LibsndfileError is a RuntimeError
-        raise UserError(
-            f"--mix {path} is not an audio file soundfile can read ({error}); give a WAV or FLAC"
-        ) from None
-    return audio, int(rate)
-
-
 def dub(
     subtitles_path: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -167,7 +156,7 @@ def dub(
     )
     name = str(subtitles_path)
     subtitles, cues, warnings = _read_cues(subtitles_path, name, options)
-    original = _read_original(Path(mix)) if mix is not None else None
+    original = read_audio(mix, "--mix", mono=False) if mix is not None else None
     out = prepare_output(out_dir)
     for warning in warnings:
         if on_warning:
@@ -240,7 +229,7 @@ def _lay_winners(
     """Each cue's winner from the store, fitted to its slot and added to ``track``; edge silence
     is trimmed with the settings the ``duration_fit`` verifier measured with."""
     fit_verifier = synth.verifiers.get("duration_fit")
-    trim = getattr(fit_verifier, "options", None) or DurationFitOptions()
+    trim = fit_verifier.options if isinstance(fit_verifier, HasOptions) else DurationFitOptions()
     return [
         place_on_track(
             track,

@@ -31,7 +31,8 @@ from verified_tts.output.manifest import (
     write_manifest,
 )
 from verified_tts.output.report import write_render_report
-from verified_tts.pipeline import Synthesizer, UtteranceResult
+from verified_tts.pipeline import Synthesizer
+from verified_tts.results import UtteranceResult
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.book import Book
 from verified_tts.text.production import check_language, load_input

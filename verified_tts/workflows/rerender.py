@@ -44,11 +44,14 @@ from verified_tts.output.manifest import (
     write_manifest,
 )
 from verified_tts.output.report import write_render_report
-from verified_tts.pipeline import Synthesizer, Utterance, UtteranceResult
+from verified_tts.pipeline import Synthesizer
+from verified_tts.results import Utterance, UtteranceResult
+from verified_tts.scoring import unit_centroid
 from verified_tts.selection import per_clip_policy
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.production import LoadedBook, load_input
 from verified_tts.workflows.render import finish_output, place_winners
+from verifiers import WerVerifier
 
 __all__ = [
     "RerenderResult",
@@ -114,14 +117,6 @@ def config_from_manifest(
         },
     }
     return {**recorded, **{k: v for k, v in overrides.items() if v is not None}}
-
-
-def _unit_mean(vectors: list[np.ndarray]) -> np.ndarray | None:
-    if not vectors:
-        return None
-    mean = np.mean(vectors, axis=0)
-    norm = float(np.linalg.norm(mean))
-    return mean / norm if norm > 0 else mean
 
 
 def rerender(
@@ -239,7 +234,7 @@ def _rerun_targets(
             continue  # the book no longer has it: nothing to keep
         reference = synthesizer.voice_reference
         if reference is None:
-            reference = _unit_mean(
+            reference = unit_centroid(
                 [
                     np.asarray(r.embedding, dtype=np.float32)
                     for r in results
@@ -262,7 +257,7 @@ def scored_per_clip(synthesizer: Synthesizer) -> Synthesizer:
     old ones for where they were heard. Per clip, old and new are scored alike (the old ones are
     scored again; the render's packed scores stay in the store)."""
     wer = synthesizer.verifiers.get("wer")
-    if wer is None or not getattr(wer.options, "packing", False):
+    if not isinstance(wer, WerVerifier) or not wer.options.packing:
         return synthesizer
     config = replace(synthesizer.config, selection=per_clip_policy(synthesizer.config.selection))
     verifiers = synthesizer.verifiers.with_verifier(wer.with_options(packing=False))
