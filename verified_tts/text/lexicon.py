@@ -37,7 +37,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["PHONEMES", "Lexicon", "LexiconEntry", "apply_lexicon", "load_lexicon"]
+__all__ = ["PHONEMES", "Lexicon", "LexiconEntry", "apply_lexicon", "load_lexicon", "make_entry"]
 
 # The symbols of espeak-ng's IPA output as Piper's phoneme maps list them (one id per code point):
 # letters, IPA letters, stress, length and tone marks, diacritics, and clause punctuation.
@@ -132,6 +132,12 @@ def _entry(pattern: str, value: Any, *, regex: bool, where: str) -> LexiconEntry
             f"{where}: '{pattern}' is not a valid regular expression ({error})"
         ) from None
     return entry
+
+
+def make_entry(pattern: str, value: Any, *, regex: bool = False, where: str) -> LexiconEntry:
+    """One entry (a respelling, or a table of say/phonemes/case), checked as a file's entries
+    are; ``where`` names it in the one-line error."""
+    return _entry(pattern, value, regex=regex, where=where)
 
 
 def load_lexicon(path: str | Path) -> Lexicon:
