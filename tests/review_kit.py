@@ -122,3 +122,129 @@ def m4b_region(m4b: np.ndarray, book_flac: np.ndarray, start: int, length: int) 
     search = m4b[offset : 2 * (start + length) + 4096].astype(np.float64)
     lag = int(np.argmax(correlate(search, window, mode="valid")))
     return search[lag : lag + len(window)]
+
+
+def copy_render(review_render, into: Path) -> tuple[Path, Path]:
+    """A copy of the session's rendered review book (its manifest still names the book)."""
+    import shutil
+
+    book, out, _ = review_render
+    shutil.copytree(out, into)
+    return book, into
+
+
+class App:
+    """``verified-tts review OUT`` run as a user runs it, in its own process; the address is
+    read from what it prints."""
+
+    def __init__(self, out: Path, *args: str, wait_for: str = "open http") -> None:
+        import os
+        import queue
+        import subprocess
+        import sys
+        import threading
+
+        self.out = out
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "verified_tts", "review", str(out), "--no-browser",
+             "--port", "0", "--reviewer", "ann", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        )  # fmt: skip
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.url = self.base = self.token = ""
+        if wait_for:
+            self.wait_for(wait_for)
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put("")  # the process ended
+
+    def wait_for(self, text: str, timeout: float = 180) -> str:
+        import queue
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=1)
+            except queue.Empty:
+                continue
+            self.seen.append(line)
+            if line == "" and self.process.poll() is not None:
+                raise AssertionError("the review ended: " + "\n".join(self.seen))
+            if text in line:
+                if "open http" in line:
+                    self.url = line.split("open ", 1)[1].strip()
+                    self.base = self.url.split("/?token=")[0]
+                    self.token = self.url.split("token=")[1]
+                return line
+        raise AssertionError(f"no line with {text!r} in: " + "\n".join(self.seen))
+
+    def output(self) -> str:
+        """Everything it printed (once it has ended)."""
+        import queue
+
+        lines = list(self.seen)
+        while True:
+            try:
+                line = self.lines.get(timeout=5)
+            except queue.Empty:
+                break
+            if line == "" and self.process.poll() is not None:
+                break
+            lines.append(line)
+        return "\n".join(lines)
+
+    def request(self, path: str, body: dict | None = None, *, token: bool = True,
+                headers: dict | None = None) -> tuple[int, bytes, dict]:  # fmt: skip
+        import urllib.error
+        import urllib.request
+
+        sent = dict(headers or {})
+        if token:
+            sent["X-Review-Token"] = self.token
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            sent["Content-Type"] = "application/json"
+        request = urllib.request.Request(self.base + path, data=data, headers=sent)
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, response.read(), dict(response.headers)
+        except urllib.error.HTTPError as error:
+            return error.code, error.read(), dict(error.headers)
+
+    def api(self, path: str, body: dict | None = None) -> dict:
+        status, content, _ = self.request(path, body)
+        assert status == 200, content
+        return json.loads(content)
+
+    def wait_jobs(self, kind: str | None = None, timeout: float = 600) -> list[dict]:
+        """Wait until the work queue is idle (and, with ``kind``, has run such a job)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            jobs = self.api("/api/jobs")["jobs"]
+            seen = kind is None or any(j["kind"] == kind for j in jobs)
+            if seen and all(j["state"] not in ("queued", "running") for j in jobs):
+                return jobs
+            time.sleep(0.2)
+        raise AssertionError("the review's work did not finish")
+
+    def stop(self) -> int:
+        import signal
+
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout=60)
+
+    def kill(self) -> None:
+        import signal
+
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=60)

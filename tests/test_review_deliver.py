@@ -14,6 +14,7 @@ import soundfile as sf
 from review_kit import (
     BOOK,
     chapter_lines,
+    copy_render,
     correlation,
     expected_chapter,
     levelled,
@@ -40,18 +41,13 @@ def digest(path):
 
 
 @pytest.fixture(scope="module")
-def synthesizer(synthesizer_factory):
-    return synthesizer_factory(candidates=3, adaptive=False,
-                               production={"formats": "wav,flac,m4b"})  # fmt: skip
+def synthesizer(review_render):
+    return review_render[2]
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory, synthesizer):
-    folder = tmp_path_factory.mktemp("review")
-    book = folder / "book.md"
-    book.write_text(BOOK, encoding="utf-8")
-    render(book, folder / "out", synthesizer.config, synthesizer=synthesizer)
-    return book, folder / "out"
+def rendered(tmp_path_factory, review_render):
+    return copy_render(review_render, tmp_path_factory.mktemp("review") / "out")
 
 
 @pytest.fixture(scope="module")

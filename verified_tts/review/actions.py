@@ -61,6 +61,10 @@ class Reviewer:
 
     # decisions --------------------------------------------------------------------------------
     def choose(self, position: int, candidate: int) -> Entry:
+        with self.session.lock:
+            return self._choose(position, candidate)
+
+    def _choose(self, position: int, candidate: int) -> Entry:
         state = self.session.state(position)
         record = state.record
         if not 0 <= candidate < len(record.candidates):
@@ -72,6 +76,10 @@ class Reviewer:
         return self.session.record("choose", by=self.by, line=state.line, data=data)
 
     def approve(self, position: int) -> Entry:
+        with self.session.lock:
+            return self._approve(position)
+
+    def _approve(self, position: int) -> Entry:
         state = self.session.state(position)
         record = state.record
         data = {"key": record.key, "candidate": state.winner, "text": record.text,
@@ -79,6 +87,10 @@ class Reviewer:
         return self.session.record("approve", by=self.by, line=state.line, data=data)
 
     def undo(self, seq: int | None = None) -> Entry:
+        with self.session.lock:  # two quick undos take back two decisions, not one twice
+            return self._undo(seq)
+
+    def _undo(self, seq: int | None) -> Entry:
         review = self.session.review
         target = review.undoable() if seq is None else next(
             (e for e in review.entries if e.seq == seq), None
@@ -96,11 +108,13 @@ class Reviewer:
         if not 1 <= k <= MAX_MORE:
             raise UserError(f"ask for 1 to {MAX_MORE} more takes at a time (not {k})")
         self._can_render()
-        state = self.session.state(position)
-        record = state.record
-        data = {"key": record.key, "k": k, "n": len(record.candidates) + k, "text": record.text,
-                "where": where(record)}  # fmt: skip
-        return self._queue(self.session.record("more", by=self.by, line=state.line, data=data))
+        with self.session.lock:
+            state = self.session.state(position)
+            record = state.record
+            data = {"key": record.key, "k": k, "n": len(record.candidates) + k,
+                    "text": record.text, "where": where(record)}  # fmt: skip
+            entry = self.session.record("more", by=self.by, line=state.line, data=data)
+        return self._queue(entry)
 
     def edit(self, position: int, typed: str) -> Entry:
         typed = " ".join(str(typed).split())
@@ -109,18 +123,20 @@ class Reviewer:
         if len(typed) > 2000:
             raise UserError("the new spoken text is longer than 2000 characters: split the line")
         self._can_render()
-        state = self.session.state(position)
-        record = state.record
         spoken, phonemes, used = typed, (), ()
         lexicon = self.models.lexicon()
         if lexicon is not None:
             spoken, phonemes, used = lexicon.apply(typed)
-        if spoken == record.spoken:
-            raise UserError("the line already says that: change the text, or approve it")
-        data = {"key": record.key, "typed": typed, "spoken": spoken,
-                "phonemes": [list(p) for p in phonemes], "lexicon": list(used),
-                "text": record.text, "where": where(record)}  # fmt: skip
-        return self._queue(self.session.record("edit", by=self.by, line=state.line, data=data))
+        with self.session.lock:
+            state = self.session.state(position)
+            record = state.record
+            if spoken == record.spoken:
+                raise UserError("the line already says that: change the text, or approve it")
+            data = {"key": record.key, "typed": typed, "spoken": spoken,
+                    "phonemes": [list(p) for p in phonemes], "lexicon": list(used),
+                    "text": record.text, "where": where(record)}  # fmt: skip
+            entry = self.session.record("edit", by=self.by, line=state.line, data=data)
+        return self._queue(entry)
 
     def lexicon_lines(self, word: str, say: str | None, phonemes: str | None) -> dict[str, Any]:
         """The entry for ``word`` and the lines it would render again (without recording it)."""

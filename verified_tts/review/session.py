@@ -111,6 +111,11 @@ class ReviewSession:
             return entry
 
     @property
+    def lock(self) -> threading.RLock:
+        """Held while a decision is checked against the state and recorded."""
+        return self._lock
+
+    @property
     def entries(self) -> list[Entry]:
         return list(self._entries)
 
