@@ -1,7 +1,7 @@
 """One writer per output folder: the lock that ``render``, ``rerender``, ``dub``, ``review`` take.
 
 Every command that rewrites an output folder's manifest, chapters or deliverables holds an
-exclusive ``flock`` on ``OUT/.verified-tts.lock`` while it works, and writes into the file who
+exclusive ``flock`` on ``OUT/verified-tts.lock`` while it works, and writes into the file who
 holds it (the command, its process id and when it started), so a second command on the same
 folder is refused with one line that names the holder (or, where it asked to wait, waits for it)
 instead of racing it. The kernel drops the lock when its process dies, ``kill -9`` included, so
@@ -23,7 +23,7 @@ from verified_tts.errors import UserError
 
 __all__ = ["LOCK_FILE", "holder", "output_lock"]
 
-LOCK_FILE = ".verified-tts.lock"
+LOCK_FILE = "verified-tts.lock"  # not hidden: a finished run leaves no hidden file
 
 _held: dict[Path, int] = {}  # folders this process holds, with how many times it entered
 _guard = threading.Lock()

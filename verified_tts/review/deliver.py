@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ class Delivery:
     files: tuple[str, ...]  # the deliverables written (M4B parts, MP3s)
     acx_passed: bool | None
     seconds: float
+    stages: dict[str, float] = field(default_factory=dict)  # seconds each step took
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "rebuilt": list(self.rebuilt), "kept": list(self.kept),
@@ -160,7 +161,17 @@ def deliver_review(
     returns the manifest written and what was done. See the module docstring."""
     started = time.perf_counter()
     run_began = time.time()
-    say = on_progress or (lambda line: None)
+    stages: dict[str, float] = {}
+    clock = [started]
+
+    def say(line: str, stage: str | None = None) -> None:
+        if stage is not None:  # the step before this one ended now
+            now = time.perf_counter()
+            stages[stage] = round(now - clock[0], 3)
+            clock[0] = now
+        if on_progress:
+            on_progress(line)
+
     say("reading the book")
     book, segments = book_segments(manifest, config)
     titles = {chapter.index: chapter.title for chapter in book.chapters}
@@ -169,6 +180,7 @@ def deliver_review(
         out, manifest, chapter_signatures(manifest.utterances, segments, titles, rate, config)
     )
     wanted = chapter_signatures(records, segments, titles, rate, config)
+    say("assembling the chapters that changed", "read")
     recorded = {c.index: c for c in manifest.chapters}
     formats = config.production.formats
     files: list[AssembledFile] = []
@@ -198,12 +210,12 @@ def deliver_review(
         held[index] = wanted[index]
         _write_assembled(out, held, _stamp(out))
         rebuilt.append(index)
-    say("writing the book files")
+    say("writing the book files", "chapters")
     book_file = write_book_files(files, out, formats=formats)
-    say("encoding the deliverables and checking them against ACX")
+    say("encoding the deliverables and checking them against ACX", "book_files")
     delivery = deliver([*files, book_file], out, config.production, book_tags(book, config))
     write_json_atomic(out / "acx.json", delivery["acx"])
-    say("writing the manifest and the report")
+    say("writing the manifest and the report", "deliverables")
     updated = replace(
         manifest,
         utterances=tuple(records),
@@ -217,6 +229,7 @@ def deliver_review(
     write_render_report(out, updated)
     _write_assembled(out, held, _stamp(out))
     remove_interrupted_writes(output_folders(out), older_than=run_began)
+    say("delivered", "manifest")
     made = [m["path"] for kind in ("m4b", "mp3") for m in delivery.get(kind, [])]
     return updated, Delivery(
         rebuilt=tuple(rebuilt),
@@ -224,4 +237,5 @@ def deliver_review(
         files=tuple(made),
         acx_passed=delivery.get("acx", {}).get("passed"),
         seconds=round(time.perf_counter() - started, 3),
+        stages=stages,
     )

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verified_tts.output.manifest import UtteranceRecord
-from verified_tts.review.explain import doubtful_word, line_reasons, mark, nearest_gate
+from verified_tts.review.explain import doubtful_word, line_reasons, mark
 from verified_tts.review.state import LineState
 
 __all__ = ["FILTERS", "Ranked", "Ranking", "doubt"]
@@ -31,22 +31,42 @@ def _heard(text: Any) -> str:
     return re.sub(r"[^\w\s']", "", str(text or "").lower()).strip()
 
 
-def doubt(record: UtteranceRecord, gates: Sequence[Mapping[str, Any]]) -> float:
+def _gate_bounds(gates: Sequence[Mapping[str, Any]]) -> list[tuple[str, float, float]]:
+    """(metric, bound, signed scale) per side of every gate: slack = (value - bound) / scale."""
+    bounds = []
+    for gate in gates:
+        for side, sign in (("min", 1.0), ("max", -1.0)):
+            bound = gate.get(side)
+            if bound is not None:
+                scale = float(gate.get("margin") or 0.0) or max(abs(float(bound)), 1e-3)
+                bounds.append((str(gate["metric"]), float(bound), sign * scale))
+    return bounds
+
+
+def doubt(
+    record: UtteranceRecord,
+    gates: Sequence[Mapping[str, Any]],
+    *,
+    bounds: list[tuple[str, float, float]] | None = None,
+) -> float:
     """How much the verifiers doubt the record's winner (0 to 3; see the module docstring)."""
     winner = record.winner_candidate
-    nearest = nearest_gate(winner, gates)
-    near = 0.0 if nearest is None else min(1.0, max(0.0, 1.0 - nearest[1]))
-    logprob = winner.metric("asr_logprob")
-    unlikely = 0.0 if logprob is None else 1.0 - math.exp(min(0.0, logprob))
+    scores = winner.scores
+    slack = min(
+        ((value - bound) / scale
+         for metric, bound, scale in (bounds if bounds is not None else _gate_bounds(gates))
+         if (value := scores.get(metric)) is not None and value == value),
+        default=None,
+    )  # fmt: skip
+    near = 0.0 if slack is None else min(1.0, max(0.0, 1.0 - slack))
+    logprob = scores.get("asr_logprob")
+    unlikely = 0.0 if logprob is None or logprob != logprob else 1.0 - math.exp(min(0.0, logprob))
     others = [c for c in record.candidates if c.index != winner.index]
+    if not others:
+        return near + unlikely
     heard = _heard(winner.detail.get("transcript"))
-    disagree = (
-        sum((not c.passed) or _heard(c.detail.get("transcript")) != heard for c in others)
-        / len(others)
-        if others
-        else 0.0
-    )
-    return near + unlikely + disagree
+    differ = sum((not c.passed) or _heard(c.detail.get("transcript")) != heard for c in others)
+    return near + unlikely + differ / len(others)
 
 
 @dataclass(frozen=True)
@@ -64,16 +84,30 @@ class Ranking:
 
     def __init__(self, gates: Sequence[Mapping[str, Any]]) -> None:
         self.gates = list(gates)
+        self._bounds = _gate_bounds(self.gates)
+        self._doubts: dict[tuple[Any, ...], float] = {}
         self._cache: dict[tuple[Any, ...], Ranked] = {}
 
+    @staticmethod
+    def _key(record: UtteranceRecord) -> tuple[Any, ...]:
+        return (record.key, record.winner, len(record.candidates), record.flagged)
+
+    def doubt(self, record: UtteranceRecord) -> float:
+        key = self._key(record)
+        found = self._doubts.get(key)
+        if found is None:
+            found = self._doubts[key] = round(doubt(record, self.gates, bounds=self._bounds), 4)
+        return found
+
     def ranked(self, record: UtteranceRecord) -> Ranked:
-        key = (record.key, record.winner, len(record.candidates), record.flagged)
+        """The line's figures with its reason in words (for the rows a page shows)."""
+        key = self._key(record)
         found = self._cache.get(key)
         if found is None:
             reasons = line_reasons(record, self.gates)
             word = doubtful_word(reasons)
             found = Ranked(
-                doubt=round(doubt(record, self.gates), 4),
+                doubt=self.doubt(record),
                 reason=reasons[0]["text"] if reasons else None,
                 word=word,
                 marked=mark(record.text, word),
@@ -83,11 +117,11 @@ class Ranking:
 
     def order(self, lines: Sequence[LineState]) -> list[int]:
         """Positions in the order a producer hears them: flagged, most doubtful, book order."""
-        records = [state.effective() for state in lines]
-        figures = [self.ranked(record) for record in records]
+        doubts = [
+            self.doubt(state.effective() if state.choice else state.record) for state in lines
+        ]
         return sorted(
-            range(len(lines)),
-            key=lambda p: (not lines[p].record.flagged, -figures[p].doubt, p),
+            range(len(lines)), key=lambda p: (not lines[p].record.flagged, -doubts[p], p)
         )
 
     def rows(

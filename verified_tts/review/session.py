@@ -75,6 +75,7 @@ class ReviewSession:
                 places[record.chapter] = places.get(record.chapter, 0) + 1
                 self.places.append(places[record.chapter])
             self.chapter_sizes = places
+            self._untouched: dict[str, LineState] = {}  # states of lines no decision is about
             self.refresh()
 
     def _read_dub_cues(self, manifest: Manifest) -> list[Mapping[str, Any] | None]:
@@ -96,7 +97,8 @@ class ReviewSession:
         with self._lock:
             last = self._entries[-1].seq if self._entries else 0
             self._entries.extend(self.log.entries(after=last))
-            self.review: Review = fold(self.manifest.utterances, self._entries)
+            self.review: Review = fold(self.manifest.utterances, self._entries,
+                                       untouched=self._untouched)  # fmt: skip
             self.order = self.ranking.order(self.review.lines)
             self.positions: dict[str, list[int]] = {}
             for position, state in enumerate(self.review.lines):

@@ -173,21 +173,35 @@ def _valid_take(record: UtteranceRecord, index: Any) -> bool:
     )
 
 
+def _touched(entries: Sequence[Entry]) -> set[str]:
+    """The lines any entry is about."""
+    touched: set[str] = set()
+    for entry in entries:
+        if entry.line:
+            touched.add(entry.line)
+        touched.update(entry.data.get("lines") or ())
+        touched.update(item["line"] for item in entry.data.get("records", ()))
+    return touched
+
+
 def fold(
     records: Sequence[UtteranceRecord],
     entries: Sequence[Entry],
     *,
     line_ids: Sequence[str] | None = None,
     from_log: bool = True,
+    untouched: dict[str, LineState] | None = None,
 ) -> Review:
     """Play ``entries`` over ``records`` (book order); see the module docstring. ``line_ids``
     name each record's line (default: :func:`line_id`); with ``from_log`` a line starts from the
-    first record the log kept of it, which undoes what a delivery wrote into the manifest."""
+    first record the log kept of it, which undoes what a delivery wrote into the manifest.
+    ``untouched`` caches the states of lines no entry is about, across folds of one manifest."""
     ids = list(line_ids) if line_ids is not None else [line_id(r) for r in records]
     befores = first_records(entries) if from_log else {}
+    touched = _touched(entries)
     lines: dict[str, _Line] = {}
     for ident, record in zip(ids, records, strict=True):
-        if ident not in lines:
+        if ident in touched and ident not in lines:
             base = befores.get(ident)
             lines[ident] = _Line(ident, UtteranceRecord.from_json(base) if base else plain(record))
     undone = {e.of for e in entries if e.kind == "undo"}
@@ -231,10 +245,18 @@ def fold(
         else:
             state.approval = entry
         state.history.append(entry)
-    _mark_stale(lines, ids, records, orphans)
+    if orphans:
+        _mark_stale(lines, ids, records, orphans)
+    cache = untouched if untouched is not None else {}
     frozen = {ident: state.frozen() for ident, state in lines.items()}
+    states = []
+    for ident, record in zip(ids, records, strict=True):
+        state = frozen.get(ident) or cache.get(ident)
+        if state is None:
+            state = cache[ident] = LineState(ident, plain(record))
+        states.append(state)
     return Review(
-        lines=tuple(frozen[ident] for ident in ids),
+        lines=tuple(states),
         entries=tuple(entries),
         pending=tuple(pending),
         orphans=tuple({e.seq: e for e in orphans}.values()),
@@ -257,6 +279,8 @@ def _mark_stale(
         if not place:
             continue
         for ident in places.get(tuple(place), ()):
+            if ident not in lines:
+                lines[ident] = _Line(ident, plain(records[ids.index(ident)]))
             state = lines[ident]
             if state.history or state.record.text == entry.data.get("text"):
                 continue
