@@ -216,3 +216,34 @@ def test_a_line_whose_text_changed_says_so(rendered, synthesizer, tmp_path):
     assert "The birch canoe slid" in line["review"]["stale"]
     assert again["review"]["not_applied"] >= 1
     assert len(line["candidates"]) == 3  # rendered as the book says now, not from the review
+
+
+def test_a_dub_delivers_its_chosen_take_on_the_track(review_render, tmp_path):
+    from verified_tts.workflows.dub import dub
+
+    subtitles = tmp_path / "dub.srt"
+    subtitles.write_text("1\n00:00:00,500 --> 00:00:03,000\nThe birch canoe slid on the "
+                         "smooth planks.\n\n2\n00:00:03,500 --> 00:00:06,000\nGlue the sheet "
+                         "to the dark blue background.\n", encoding="utf-8")  # fmt: skip
+    synthesizer = review_render[2]
+    out = tmp_path / "dubbed"
+    dub(subtitles, out, synthesizer.config, synthesizer=synthesizer.variant())
+    before = manifest_json(out)
+    track = digest(out / "track.wav")
+    line = before["utterances"][0]
+    chosen = next(c["index"] for c in line["candidates"] if c["index"] != line["winner"])
+    reviewer = Reviewer(ReviewSession(out), by="ann", synthesizer=synthesizer.variant())
+    try:
+        assert reviewer.session.detail(0)["dub"]["start"] == 0.5
+        reviewer.choose(0, chosen)
+        reviewer.deliver()
+        finish(reviewer)
+    finally:
+        reviewer.close()
+    after = manifest_json(out)
+    assert after["utterances"][0]["winner"] == chosen
+    assert after["utterances"][0]["review"]["decision"] == "choose"
+    assert after["utterances"][1]["winner"] == before["utterances"][1]["winner"]
+    cues = json.loads((out / "dub.json").read_text(encoding="utf-8"))["cues"]
+    assert cues[0]["winner"] == chosen and cues[0]["audio"] == line["candidates"][chosen]["audio"]
+    assert digest(out / "track.wav") != track

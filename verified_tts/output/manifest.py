@@ -10,6 +10,8 @@ so reading and rewriting a manifest from a newer version loses nothing. The mani
 keys (``scores``, ``failed_gates``) differ from the store's decision records (``metrics``,
 ``failed``, see :mod:`verified_tts.pipeline`): the manifest is the published format, the store an
 internal one, and both stay as they are. :func:`build_manifest` makes the record of a finished run.
+What a producer decided in ``verified-tts review`` is added as ``review`` (per utterance, and a
+summary at the top); a manifest without a review has neither key.
 """
 
 from __future__ import annotations

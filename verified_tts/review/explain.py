@@ -112,11 +112,16 @@ def derived_reasons(
     return []
 
 
+def _recorded(record: CandidateRecord | UtteranceRecord) -> Any:
+    """``reasons`` as a record carries them: a field of its own, or a key it does not know yet."""
+    return getattr(record, "reasons", None) or record.extra.get("reasons")
+
+
 def candidate_reasons(
     candidate: CandidateRecord, gates: Sequence[Mapping[str, Any]] = (), text: str = ""
 ) -> list[dict[str, Any]]:
     """The reasons the verifiers recorded for this take, else :func:`derived_reasons`."""
-    recorded = candidate.extra.get("reasons")
+    recorded = _recorded(candidate)
     if recorded:
         return [dict(reason) for reason in recorded]
     return derived_reasons(candidate, gates, text)
@@ -126,7 +131,7 @@ def line_reasons(
     record: UtteranceRecord, gates: Sequence[Mapping[str, Any]] = ()
 ) -> list[dict[str, Any]]:
     """Why the line's take is doubtful: the line's recorded reasons, else its winner's."""
-    recorded = record.extra.get("reasons")
+    recorded = _recorded(record)
     if recorded:
         return [dict(reason) for reason in recorded]
     return candidate_reasons(record.winner_candidate, gates, record.text)
