@@ -69,6 +69,8 @@ def test_choose_and_deliver_rebuild_only_that_chapter(rendered, reviewer, tmp_pa
     before = manifest_json(out)
     files = {c["index"]: (out / c["flac"], out / c["wav"]) for c in before["chapters"]}
     digests = {i: (digest(f), digest(w)) for i, (f, w) in files.items()}
+    mp3s = {m["index"]: out / m["path"] for m in before["delivery"]["mp3"]}
+    encoded = {i: digest(path) for i, path in mp3s.items()}
     old_book = sf.read(out / "book.flac", dtype="int16")[0]
     position = text_at(out, "The Tortoise never stopped.")
     line = before["utterances"][position]
@@ -81,7 +83,11 @@ def test_choose_and_deliver_rebuild_only_that_chapter(rendered, reviewer, tmp_pa
     # the other chapters' files are the very bytes they were
     for index in (0, 2):
         assert (digest(files[index][0]), digest(files[index][1])) == digests[index]
-    assert digest(files[1][0]) != digests[1][0]
+        assert digest(mp3s[index]) == encoded[index]  # kept, not encoded again
+    assert digest(files[1][0]) != digests[1][0] and digest(mp3s[1]) != encoded[1]
+    acx = json.loads((out / "acx.json").read_text(encoding="utf-8"))
+    assert [f["path"] for f in acx["files"]] == [m["path"] for m in after["delivery"]["mp3"]]
+    assert acx["files"][0] == before["delivery"]["acx"]["files"][0]  # its figures carried over
     # chapter 2 holds the chosen take, sample-exact, as assembly lays a winner out
     flac = sf.read(files[1][0], dtype="int16")[0]
     wav = sf.read(files[1][1], dtype="int16")[0]

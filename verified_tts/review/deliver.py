@@ -120,22 +120,32 @@ def chapter_signatures(
     }
 
 
-def _read_assembled(out: Path, manifest: Manifest, known: dict[int, str]) -> dict[int, str]:
-    """What each chapter file holds: the record of the last delivery, when it was written beside
-    the manifest on disk, else the manifest's own winners (``known``)."""
-    try:
-        data = json.loads((out / ASSEMBLED_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = {}
-    if data.get("manifest") == _stamp(out):
-        return {int(k): v for k, v in data.get("chapters", {}).items()}
-    return dict(known)
+@dataclass
+class _Held:
+    """What the files hold, by chapter signature: each chapter's WAV/FLAC, and its MP3."""
 
+    chapters: dict[int, str]
+    mp3: dict[int, str]
 
-def _write_assembled(out: Path, chapters: dict[int, str], stamp: list[int] | None) -> None:
-    write_json_atomic(out / ASSEMBLED_FILE, {
-        "manifest": stamp, "chapters": {str(k): v for k, v in sorted(chapters.items())},
-    })  # fmt: skip
+    @classmethod
+    def read(cls, out: Path, known: dict[int, str], mp3: bool) -> _Held:
+        """The record of the last delivery when it was written beside the manifest on disk,
+        else what the manifest's own winners make (``known``)."""
+        try:
+            data = json.loads((out / ASSEMBLED_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        if data.get("manifest") == _stamp(out):
+            return cls(*({int(k): v for k, v in data.get(part, {}).items()}
+                         for part in ("chapters", "mp3")))  # fmt: skip
+        return cls(dict(known), dict(known) if mp3 else {})
+
+    def write(self, out: Path) -> None:
+        write_json_atomic(out / ASSEMBLED_FILE, {
+            "manifest": _stamp(out),
+            **{part: {str(k): v for k, v in sorted(getattr(self, part).items())}
+               for part in ("chapters", "mp3")},
+        })  # fmt: skip
 
 
 def _intact(out: Path, record: ChapterRecord | None, sample_rate: int) -> bool:
@@ -176,9 +186,8 @@ def deliver_review(
     book, segments = book_segments(manifest, config)
     titles = {chapter.index: chapter.title for chapter in book.chapters}
     rate = int(manifest.sample_rate or 0)
-    held = _read_assembled(
-        out, manifest, chapter_signatures(manifest.utterances, segments, titles, rate, config)
-    )
+    known = chapter_signatures(manifest.utterances, segments, titles, rate, config)
+    held = _Held.read(out, known, mp3=bool((manifest.delivery or {}).get("mp3")))
     wanted = chapter_signatures(records, segments, titles, rate, config)
     say("assembling the chapters that changed", "read")
     recorded = {c.index: c for c in manifest.chapters}
@@ -188,13 +197,13 @@ def deliver_review(
     grouped = _chapters(records, segments)
     for position, (index, items) in enumerate(grouped.items(), 1):
         old = recorded.get(index)
-        if held.get(index) == wanted[index] and _intact(out, old, rate):
+        if held.chapters.get(index) == wanted[index] and _intact(out, old, rate):
             assert old is not None
             files.append(AssembledFile(index, old.title, old.wav, old.flac, old.duration_s))
             continue
         say(f"assembling chapter {position} of {len(grouped)}: {titles.get(index) or ''}")
-        held.pop(index, None)
-        _write_assembled(out, held, _stamp(out))
+        held.chapters.pop(index, None)  # unknown until its files are whole
+        held.write(out)
         placed = [
             Placed(
                 audio=lambda path=out / str(record.audio): sf.read(path, dtype="float32")[0],
@@ -207,13 +216,19 @@ def deliver_review(
         ]
         files.append(write_chapter(placed, index, titles.get(index), rate, out, config.assembly,
                                    formats=formats))  # fmt: skip
-        held[index] = wanted[index]
-        _write_assembled(out, held, _stamp(out))
+        held.chapters[index] = wanted[index]
+        held.write(out)
         rebuilt.append(index)
     say("writing the book files", "chapters")
     book_file = write_book_files(files, out, formats=formats)
     say("encoding the deliverables and checking them against ACX", "book_files")
-    delivery = deliver([*files, book_file], out, config.production, book_tags(book, config))
+    unchanged = {i for i in grouped if held.mp3.get(i) == wanted[i]}
+    held.mp3 = {i: wanted[i] for i in unchanged}
+    held.write(out)
+    delivery = deliver([*files, book_file], out, config.production, book_tags(book, config),
+                       unchanged=unchanged, previous=manifest.delivery)  # fmt: skip
+    if "mp3" in config.production.formats:
+        held.mp3 = dict(wanted)
     write_json_atomic(out / "acx.json", delivery["acx"])
     say("writing the manifest and the report", "deliverables")
     updated = replace(
@@ -227,7 +242,7 @@ def deliver_review(
     )
     write_manifest(out, updated)
     write_render_report(out, updated)
-    _write_assembled(out, held, _stamp(out))
+    held.write(out)
     remove_interrupted_writes(output_folders(out), older_than=run_began)
     say("delivered", "manifest")
     made = [m["path"] for kind in ("m4b", "mp3") for m in delivery.get(kind, [])]
