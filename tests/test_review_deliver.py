@@ -253,3 +253,25 @@ def test_a_dub_delivers_its_chosen_take_on_the_track(review_render, tmp_path):
     cues = json.loads((out / "dub.json").read_text(encoding="utf-8"))["cues"]
     assert cues[0]["winner"] == chosen and cues[0]["audio"] == line["candidates"][chosen]["audio"]
     assert digest(out / "track.wav") != track
+
+
+def test_a_request_cut_short_runs_again_when_the_review_reopens(review_render, tmp_path):
+    _, out = copy_render(review_render, tmp_path / "out")
+    session = ReviewSession(out)
+    state = session.state(0)
+    record = state.record
+    # what a review killed between recording "more takes" and its result leaves in the log
+    asked = session.record("more", by="ann", line=state.line,
+                           data={"key": record.key, "k": 1, "n": len(record.candidates) + 1})
+    session.close()
+    reviewer = Reviewer(ReviewSession(out), by="ann", synthesizer=review_render[2].variant())
+    try:
+        assert [e.seq for e in reviewer.session.review.pending] == [asked.seq]
+        assert reviewer.resume() == 1
+        finish(reviewer)
+        assert reviewer.session.review.pending == ()
+        assert len(reviewer.session.state(0).record.candidates) == len(record.candidates) + 1
+        answers = [e for e in reviewer.session.entries if e.kind == "result"]
+        assert [e.of for e in answers] == [asked.seq]
+    finally:
+        reviewer.close()
