@@ -45,11 +45,17 @@ def main() -> None:
         wait(driver, "return document.body.dataset.ready === '1' && state.detail")
         time.sleep(0.3)
         driver.save_screenshot(str(args.docs / "review.png"))
-        driver.execute_script("openLexicon(state.detail.word || '')")
+        # the first line whose doubtful word is a word (not a punctuation mark)
+        driver.execute_script(
+            "const i = state.rows.findIndex(r => r.marked && /\\w/.test("
+            "r.text.slice(r.marked[0], r.marked[1]))); return select(Math.max(0, i))"
+        )
+        wait(driver, "return state.detail && state.detail.word && /\\w/.test(state.detail.word)")
+        driver.execute_script("openLexicon(state.detail.word)")
         driver.switch_to.active_element.send_keys("sir uh")
         wait(driver, "return document.getElementById('lex-count').textContent.length > 0")
-        driver.execute_script("document.getElementById('lex-form').scrollIntoView()")
-        time.sleep(0.3)
+        driver.set_window_size(1400, 1240)  # the line, its takes and the form in one view
+        time.sleep(0.5)
         driver.save_screenshot(str(args.docs / "review-lexicon.png"))
     finally:
         driver.quit()

@@ -16,7 +16,15 @@ from typing import Any
 
 from verified_tts.output.manifest import CandidateRecord, UtteranceRecord
 
-__all__ = ["candidate_reasons", "derived_reasons", "doubtful_word", "line_reasons", "mark"]
+__all__ = [
+    "candidate_reasons",
+    "derived_reasons",
+    "doubtful_word",
+    "gate_scale",
+    "line_reasons",
+    "mark",
+    "nearest_gate",
+]
 
 
 def _word(detail: Mapping[str, Any], text: str) -> str | None:
@@ -40,7 +48,7 @@ def _unclear(detail: Mapping[str, Any], text: str) -> tuple[str, str | None]:
 
 # metric -> (kind, words for a failing value v)
 _WORDS = {
-    "asr_insertions": ("extra-words", "{v:g} word(s) heard that the text does not have"),
+    "asr_insertions": ("extra-words", "{v:g} {words} heard that the text does not have"),
     "speaker": ("voice", "sounds unlike the book's voice"),
     "clipping": ("clipping", "distorted: the audio clips"),
     "leading_silence_s": ("silence", "{v:.1f} s of silence before the line"),
@@ -68,19 +76,24 @@ def _reason(
                 else f"reads {1 - v:.0%} shorter than expected")  # fmt: skip
     else:
         kind, template = _WORDS.get(metric, ("gate", f"fails the {metric} check"))
-        text = template.format(v=v)
+        text = template.format(v=v, words="word" if v == 1 else "words")
     return {"kind": kind, "word": word, "text": f"nearly fails: {text}" if near else text}
 
 
+def gate_scale(gate: Mapping[str, Any], bound: float) -> float:
+    """What "near" a gate means: within its margin, or for a gate without one (a physical limit)
+    within a quarter of its bound."""
+    return float(gate.get("margin") or 0.0) or max(0.25 * abs(float(bound)), 1e-3)
+
+
 def _slack(gate: Mapping[str, Any], value: float) -> float:
-    """How far a value is inside a gate, in the gate's margins (or its bound's size)."""
+    """How far a value is inside a gate, in units of :func:`gate_scale` (below 0: it fails)."""
     slacks = []
     for side, sign in (("min", 1.0), ("max", -1.0)):
         bound = gate.get(side)
         if bound is None:
             continue
-        scale = float(gate.get("margin") or 0.0) or max(abs(float(bound)), 1e-3)
-        slacks.append(sign * (value - float(bound)) / scale)
+        slacks.append(sign * (value - float(bound)) / gate_scale(gate, bound))
     return min(slacks) if slacks else float("inf")
 
 
@@ -103,7 +116,7 @@ def derived_reasons(
     candidate: CandidateRecord, gates: Sequence[Mapping[str, Any]] = (), text: str = ""
 ) -> list[dict[str, Any]]:
     """Reasons from the failed gates; for a take that passed, the gate it nearly failed (within
-    one margin), else none. ``text`` is the line's, to name the whole word a token is part of."""
+    one :func:`gate_scale`), else none. ``text``, the line's, names the word a token is in."""
     if candidate.failed_gates:
         return [_reason(metric, candidate, text) for metric in candidate.failed_gates]
     nearest = nearest_gate(candidate, gates)

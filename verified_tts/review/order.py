@@ -2,7 +2,8 @@
 
 Flagged lines come first (no take passed the gates), then the lines the verifiers doubt most, then
 the rest in book order. A line's doubt is the sum of three parts, each between 0 and 1, of the take
-the book holds: how near it came to a gate (one margin or more inside every gate counts nothing),
+the book holds: how near it came to a gate (one margin, or for a gate without one a quarter of its
+bound, or more inside every gate counts nothing),
 how unlikely the reference text is under the ASR model (one less the geometric mean token
 probability, from ``asr_logprob``) and how much its candidates disagree (the share of the other
 takes that failed a gate or were heard as other words). Ties keep book order. :func:`rows`
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verified_tts.output.manifest import UtteranceRecord
-from verified_tts.review.explain import doubtful_word, line_reasons, mark
+from verified_tts.review.explain import doubtful_word, gate_scale, line_reasons, mark
 from verified_tts.review.state import LineState
 
 __all__ = ["FILTERS", "Ranked", "Ranking", "doubt"]
@@ -38,8 +39,7 @@ def _gate_bounds(gates: Sequence[Mapping[str, Any]]) -> list[tuple[str, float, f
         for side, sign in (("min", 1.0), ("max", -1.0)):
             bound = gate.get(side)
             if bound is not None:
-                scale = float(gate.get("margin") or 0.0) or max(abs(float(bound)), 1e-3)
-                bounds.append((str(gate["metric"]), float(bound), sign * scale))
+                bounds.append((str(gate["metric"]), float(bound), sign * gate_scale(gate, bound)))
     return bounds
 
 

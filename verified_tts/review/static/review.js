@@ -308,6 +308,7 @@ function openEdit() {
 
 function openLexicon(word) {
   if (!state.detail) return;
+  if (word && !/[\p{L}\p{N}]/u.test(word)) word = "";  // a doubtful comma is no lexicon word
   const w = el("input", { type: "text", id: "lex-word", value: word || "" });
   const say = el("input", { type: "text", id: "lex-say", placeholder: "e.g. her-my-oh-nee" });
   const ipa = el("input", { type: "text", id: "lex-phonemes", placeholder: "IPA (Piper), optional" });
