@@ -30,7 +30,6 @@ from verified_tts.review.jobs import Job, Worker
 from verified_tts.review.models import Models
 from verified_tts.review.session import ReviewSession, describe
 from verified_tts.review.state import where
-from verified_tts.text.lexicon import Lexicon, make_entry
 
 __all__ = ["Reviewer"]
 
@@ -140,6 +139,8 @@ class Reviewer:
 
     def lexicon_lines(self, word: str, say: str | None, phonemes: str | None) -> dict[str, Any]:
         """The entry for ``word`` and the lines it would render again (without recording it)."""
+        from verified_tts.text.lexicon import Lexicon, make_entry
+
         value = {k: v for k, v in {"say": say or None, "phonemes": phonemes or None}.items() if v}
         entry = make_entry(" ".join(str(word).split()), value, where="the new lexicon entry")
         lexicon = Lexicon((entry,))

@@ -22,11 +22,11 @@ from verified_tts.output.manifest import CandidateRecord, Manifest, UtteranceRec
 from verified_tts.review.decisions import LOG_FILE, DecisionLog, Entry
 from verified_tts.review.state import Review, fold
 from verified_tts.store import STORE_DIR
-from verified_tts.text.book import Segment
-from verified_tts.text.lexicon import Lexicon, LexiconEntry
 
 if TYPE_CHECKING:
     from verified_tts.pipeline import CandidateResult, Synthesizer, Utterance, UtteranceResult
+    from verified_tts.text.book import Segment
+    from verified_tts.text.lexicon import LexiconEntry
 
 __all__ = [
     "ReviewHook",
@@ -40,6 +40,8 @@ __all__ = [
 
 def lexicon_entry(data: dict[str, Any]) -> LexiconEntry:
     """A lexicon entry as the log records it (``LexiconEntry.as_dict``)."""
+    from verified_tts.text.lexicon import LexiconEntry
+
     return LexiconEntry(str(data["match"]), bool(data.get("regex", False)), data.get("say"),
                         data.get("phonemes"), bool(data.get("case", False)))  # fmt: skip
 
@@ -52,6 +54,8 @@ def live_changes(entries: Sequence[Entry]) -> list[Entry]:
 
 def edited_segment(segment: Segment, line: str, changes: Sequence[Entry]) -> Segment:
     """``segment`` (the line ``line``) as the review's edits and lexicon entries say it."""
+    from verified_tts.text.lexicon import Lexicon  # the text front-end loads only when needed
+
     for entry in changes:
         if entry.kind == "edit" and entry.line == line:
             segment = replace(

@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.output.manifest import Manifest, UtteranceRecord, read_manifest
 from verified_tts.store import STORE_DIR, Store
-from verified_tts.text.book import Segment
-from verified_tts.text.lexicon import Lexicon, load_lexicon
 
 if TYPE_CHECKING:
+    from verified_tts.config import RenderConfig
     from verified_tts.pipeline import Synthesizer, Utterance, UtteranceResult
     from verified_tts.review.session import ReviewSession
+    from verified_tts.text.book import Segment
+    from verified_tts.text.lexicon import Lexicon
 
 __all__ = ["Models"]
 
@@ -59,6 +59,8 @@ class Models:
         return self._config
 
     def lexicon(self) -> Lexicon | None:
+        from verified_tts.text.lexicon import load_lexicon
+
         path = self.config().production.lexicon
         return load_lexicon(path) if path else None
 
@@ -92,6 +94,8 @@ class Models:
     # planning ---------------------------------------------------------------------------------
     def segment(self, record: UtteranceRecord) -> Segment:
         """The segment a record was rendered from (what its key is made of)."""
+        from verified_tts.text.book import Segment
+
         return Segment(
             chapter=record.chapter,
             paragraph=record.paragraph or 0,

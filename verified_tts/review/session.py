@@ -11,9 +11,11 @@ number and must lie inside the output folder: no request names a path.
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,21 @@ def describe(entry: Entry, text: str | None = None) -> str:
     return f"{what}{on}"
 
 
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """No garbage collection while a manifest's records are made (a 10,000-line manifest is
+    millions of objects, which the collector would scan again and again for nothing), and after
+    it those records are left out of later collections: they live as long as the review."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
 def _inside(root: Path, relative: str | None) -> Path | None:
     """``root / relative`` when it is a file inside ``root`` (links resolved), else None."""
     if not relative:
@@ -59,7 +76,8 @@ class ReviewSession:
         self.log = DecisionLog(self.out)
         self._lock = threading.RLock()
         self._entries: list[Entry] = []
-        self.load_manifest(read_manifest(self.out))
+        with _no_collection():
+            self.load_manifest(read_manifest(self.out))
 
     # state ------------------------------------------------------------------------------------
     def load_manifest(self, manifest: Manifest) -> None:
