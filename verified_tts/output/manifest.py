@@ -10,6 +10,8 @@ so reading and rewriting a manifest from a newer version loses nothing. The mani
 keys (``scores``, ``failed_gates``) differ from the store's decision records (``metrics``,
 ``failed``, see :mod:`verified_tts.results`): the manifest is the published format, the store an
 internal one, and both stay as they are. :func:`build_manifest` makes the record of a finished run.
+What a producer decided in ``verified-tts review`` is added as ``review`` (per utterance, and a
+summary at the top); a manifest without a review has neither key.
 """
 
 from __future__ import annotations
@@ -178,11 +180,13 @@ class UtteranceRecord:
     audio: str | None = None  # the winner's audio, relative to the output folder
     reused: bool = False
     rerendered: RerenderMark | None = None  # absent from JSON unless re-rendered
+    # what a producer decided in `verified-tts review` (absent when nothing was)
+    review: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     _KEYS = ("key", "chapter", "paragraph", "line", "kind", "text", "spoken", "voice", "emotion",
              "lexicon", "phonemes", "audio", "winner", "flagged", "reused", "candidates",
-             "rerendered")  # fmt: skip
+             "rerendered", "review")  # fmt: skip
 
     @property
     def winner_candidate(self) -> CandidateRecord:
@@ -231,6 +235,7 @@ class UtteranceRecord:
             reused=data.get("reused", False),
             candidates=tuple(CandidateRecord.from_json(c) for c in data["candidates"]),
             rerendered=RerenderMark.from_json(mark) if mark else None,
+            review=data.get("review"),
             extra=_extra(data, cls._KEYS),
         )
 
@@ -253,6 +258,7 @@ class UtteranceRecord:
             "reused": self.reused,
             "candidates": [c.to_json() for c in self.candidates],
             **({"rerendered": self.rerendered.to_json()} if self.rerendered else {}),
+            **({"review": dict(self.review)} if self.review else {}),
             **self.extra,
         }
 
@@ -328,11 +334,12 @@ class Manifest:
     chapters: tuple[ChapterRecord, ...] = ()
     book: BookRecord = field(default_factory=BookRecord)
     dub: str | None = None  # a dub's report file (``dub.json``); absent from JSON for a render
+    review: Mapping[str, Any] | None = None  # the review's log and progress (absent: none)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     _KEYS = ("format", "input", "title", "generator", "model", "sample_rate", "n", "adaptive",
              "seed", "voice", "voice_ref", "keep", "verifiers", "selection", "stats", "production",
-             "delivery", "chapters", "book", "utterances", "dub")  # fmt: skip
+             "delivery", "chapters", "book", "utterances", "dub", "review")  # fmt: skip
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Manifest:
@@ -358,6 +365,7 @@ class Manifest:
             book=BookRecord.from_json(data.get("book") or {}),
             utterances=tuple(UtteranceRecord.from_json(u) for u in data["utterances"]),
             dub=data.get("dub"),
+            review=data.get("review"),
             extra=_extra(data, cls._KEYS),
         )
 
@@ -384,6 +392,7 @@ class Manifest:
             "book": self.book.to_json(),
             "utterances": [u.to_json() for u in self.utterances],
             **({"dub": self.dub} if self.dub is not None else {}),
+            **({"review": dict(self.review)} if self.review else {}),
             **self.extra,
         }
 

@@ -45,6 +45,7 @@ __all__ = [
     "LexiconEntry",
     "apply_lexicon",
     "load_lexicon",
+    "make_entry",
     "merge_lexicons",
 ]
 
@@ -143,6 +144,12 @@ def _entry(pattern: str, value: Any, *, regex: bool, where: str) -> LexiconEntry
             f"{where}: '{pattern}' is not a valid regular expression ({error})"
         ) from None
     return entry
+
+
+def make_entry(pattern: str, value: Any, *, regex: bool = False, where: str) -> LexiconEntry:
+    """One entry (a respelling, or a table of say/phonemes/case), checked as a file's entries
+    are; ``where`` names it in the one-line error."""
+    return _entry(pattern, value, regex=regex, where=where)
 
 
 def load_lexicon(path: str | Path) -> Lexicon:

@@ -43,6 +43,7 @@ from verified_tts.output.dub_track import (
     track_stats,
     voiced_srt,
 )
+from verified_tts.output.lock import output_lock
 from verified_tts.output.manifest import (
     Manifest,
     build_manifest,
@@ -51,6 +52,7 @@ from verified_tts.output.manifest import (
 )
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import UtteranceResult
+from verified_tts.review.hook import ReviewHook
 from verified_tts.selection import Gate
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.tables import check_keys
@@ -62,7 +64,7 @@ from verified_tts.workflows.render import prepare_output
 from verifiers import HasOptions
 from verifiers.duration_fit import DurationFitOptions
 
-__all__ = ["DubSummary", "dub", "dub_settings"]
+__all__ = ["DubSummary", "dub", "dub_settings", "dubbing_synthesizer"]
 
 
 def dub_settings(table: Mapping[str, Any] | None = None, **overrides: Any) -> dict[str, Any]:
@@ -102,7 +104,7 @@ class DubSummary:
     mix: Path | None
 
 
-def _dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
+def dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
     """The loaded models of ``base`` under the dub policy: duration_fit on, stretch gated."""
     policy = base.config.selection
     # margin: an adaptive run stops early only on a candidate that needs no stretch at all
@@ -158,61 +160,68 @@ def dub(
     subtitles, cues, warnings = _read_cues(subtitles_path, name, options)
     original = read_audio(mix, "--mix", mono=False) if mix is not None else None
     out = prepare_output(out_dir)
-    for warning in warnings:
-        if on_warning:
-            on_warning(warning)
+    with output_lock(out, "dub"):
+        review = ReviewHook.load(out)
+        for warning in warnings:
+            if on_warning:
+                on_warning(warning)
 
-    synth = _load_dubbing_synthesizer(config, synthesizer, options.speed_limit, on_loading)
-    sample_rate = synth.generator.sample_rate
-    track_end = options.duration if options.duration is not None else cues[-1].end + options.tail_s
-    slots = compute_slots(cues, options, track_end)
-    segments = cue_segments(cues, options.voices)
-    utterances = synth.plan(segments, target_durations=[round(s.seconds, 3) for s in slots])
-    if on_start:
-        on_start(len({u.key for u in utterances}))
+        synth = _load_dubbing_synthesizer(config, synthesizer, options.speed_limit, on_loading)
+        sample_rate = synth.generator.sample_rate
+        track_end = (
+            options.duration if options.duration is not None else cues[-1].end + options.tail_s
+        )
+        slots = compute_slots(cues, options, track_end)
+        segments = cue_segments(cues, options.voices)
+        utterances = review.plan(synth, segments, [round(s.seconds, 3) for s in slots])
+        if on_start:
+            on_start(len({u.key for u in utterances}))
 
-    track = np.zeros(round(track_end * sample_rate), dtype=np.float32)
-    with Store(out / STORE_DIR) as store:
-        results = synth.run(utterances, store, on_result=on_result)
-        place_started = time.perf_counter()
-        placed = _lay_winners(track, store, synth, config, options, cues, slots, segments, results)
-    _write_track(out, track, sample_rate, placed)
-    mix_path, mix_scale = None, None
-    if original is not None:
-        mix_path, mix_scale = _write_mix(out, original, track, sample_rate, placed, options)
-    synth.stats.seconds["place"] += time.perf_counter() - place_started
+        track = np.zeros(round(track_end * sample_rate), dtype=np.float32)
+        with Store(out / STORE_DIR) as store:
+            results = review.results(synth.run(utterances, store, on_result=on_result))
+            place_started = time.perf_counter()
+            placed = _lay_winners(
+                track, store, synth, config, options, cues, slots, segments, results
+            )
+        _write_track(out, track, sample_rate, placed)
+        mix_path, mix_scale = None, None
+        if original is not None:
+            mix_path, mix_scale = _write_mix(out, original, track, sample_rate, placed, options)
+        synth.stats.seconds["place"] += time.perf_counter() - place_started
 
-    wall = time.perf_counter() - started
-    stats = track_stats(placed, len(subtitles.skipped))
-    track_seconds = round(track.size / sample_rate, 3)
-    report = _dub_report(
-        name,
-        subtitles,
-        options,
-        placed,
-        stats={**stats, "wall_seconds": round(wall, 3)},
-        warnings=warnings,
-        sample_rate=sample_rate,
-        track_seconds=track_seconds,
-        n=config.candidates,
-        mix=(str(mix) if mix is not None else None, mix_path, mix_scale),
-    )
-    manifest = replace(
-        build_manifest(
-            synthesizer=synth,
-            source=name,
-            book_title=None,
-            results=results,
-            files=[AssembledFile(None, None, "track.wav", "track.flac", track_seconds)],
+        wall = time.perf_counter() - started
+        stats = track_stats(placed, len(subtitles.skipped))
+        track_seconds = round(track.size / sample_rate, 3)
+        report = _dub_report(
+            name,
+            subtitles,
+            options,
+            placed,
+            stats={**stats, "wall_seconds": round(wall, 3)},
+            warnings=warnings,
+            sample_rate=sample_rate,
+            track_seconds=track_seconds,
             n=config.candidates,
-            wall_seconds=wall,
-        ),
-        dub="dub.json",
-    )
-    write_json_atomic(out / "dub.json", report)
-    write_manifest(out, manifest)
-    remove_interrupted_writes(output_folders(out), older_than=run_began)
-    return _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
+            mix=(str(mix) if mix is not None else None, mix_path, mix_scale),
+        )
+        manifest = replace(
+            build_manifest(
+                synthesizer=synth,
+                source=name,
+                book_title=None,
+                results=results,
+                files=[AssembledFile(None, None, "track.wav", "track.flac", track_seconds)],
+                n=config.candidates,
+                wall_seconds=wall,
+            ),
+            dub="dub.json",
+        )
+        manifest = review.manifest(manifest)
+        write_json_atomic(out / "dub.json", report)
+        write_manifest(out, manifest)
+        remove_interrupted_writes(output_folders(out), older_than=run_began)
+        return _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
 
 
 def _lay_winners(
@@ -320,7 +329,7 @@ def _load_dubbing_synthesizer(
         load_started = time.perf_counter()
         synthesizer = Synthesizer.load(config)
         load_seconds = time.perf_counter() - load_started
-    synth = _dubbing_synthesizer(synthesizer, speed_limit)
+    synth = dubbing_synthesizer(synthesizer, speed_limit)
     if load_seconds is not None:
         synth.stats.seconds["load"] += load_seconds
     return synth
