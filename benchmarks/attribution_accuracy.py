@@ -1,0 +1,201 @@
+"""Attribution accuracy on hand-annotated held-out chapters, and how many quotes fall back.
+
+Reads each book of ``benchmarks/data/attribution/`` (``BOOK.tsv``: who speaks each quote, by
+hand; ``aliases.toml``: the other names of each speaker) with the benchmark's chapter reader
+(``attribution_books.py``), finds its quotes and attributes them with the same code a render uses
+(:mod:`verified_tts.text.dialogue`, :mod:`verified_tts.text.attribution`), over the whole book so
+names and genders are learnt as in a render, and scores the annotated chapters, which are all held
+out. Per book and overall: quotes annotated and found, speech quotes, correct, wrong, fallbacks
+(no speaker: the default dialogue voice), accuracy (correct over speech quotes), precision (correct
+over those attributed), and the same per rule; quotations the annotator marked as no character's
+speech that the reader took as dialogue are counted too. ``--show dev`` prints the rules' guesses
+on the development chapters (what the rules were written on) instead, and writes nothing.
+
+    PYTHONPATH=$PWD python benchmarks/attribution_accuracy.py   # -> results/attribution.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+from attribution_books import Chapter, development, held_out, read_chapters
+
+from verified_tts.atomic import write_text_atomic
+from verified_tts.text.attribution import Attribution, attribute_book
+from verified_tts.text.dialogue import ParagraphQuotes, quote_style, scan_paragraph
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "attribution"
+RESULT = HERE / "results" / "attribution.json"
+
+
+def _scan(chapters: list[Chapter]) -> list[list[tuple[str, ParagraphQuotes]]]:
+    style = quote_style(p.text for c in chapters for p in c.paragraphs)
+    scanned = []
+    for chapter in chapters:
+        after, found = False, []
+        for paragraph in chapter.paragraphs:
+            quotes = scan_paragraph(paragraph.text, style=style, after_open=after)
+            after = quotes.open_at_end
+            found.append((paragraph.text, quotes))
+        scanned.append(found)
+    return scanned
+
+
+def _opening(text: str) -> str:
+    return " ".join(re.sub(r"^\W+", "", text).split()[:5]).rstrip(".,;:!?\"'“”‘’-—")
+
+
+def _found_quotes(book: str) -> dict[tuple[str, int, str], Attribution | None]:
+    """(chapter, line, first words) of every quote of ``book`` -> its paragraph's attribution."""
+    chapters = read_chapters(book)
+    scanned = _scan(chapters)
+    attributions = attribute_book(scanned)
+    quotes = {}
+    for chapter, paragraphs, found in zip(chapters, scanned, attributions, strict=True):
+        for paragraph, (text, scan), attribution in zip(
+            chapter.paragraphs, paragraphs, found, strict=True
+        ):
+            for span in scan.spans:
+                if span.dialogue:
+                    key = (
+                        chapter.number,
+                        paragraph.lines[span.start],
+                        _opening(text[span.start : span.end]),
+                    )
+                    quotes[key] = attribution
+    return quotes
+
+
+def _rule(reason: str) -> str:
+    for marker, rule in (
+        ("goes on", "continued speech"),
+        ("with a speech verb next", "name and speech verb"),
+        ("with a speech verb:", "pronoun and speech verb"),
+        ("starts the paragraph", "name starts the paragraph"),
+        ("alternation", "alternation"),
+    ):
+        if marker in reason:
+            return rule
+    return "fallback"
+
+
+def score(book: str, aliases: dict[str, list[str]]) -> dict:
+    name = book.removesuffix(".txt")
+    with (DATA / f"{name}.tsv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    chapters = {row["chapter"] for row in rows}
+    held = {chapter.number for chapter in held_out(book)}
+    if not chapters <= held:
+        raise SystemExit(f"{name}: annotated chapters {sorted(chapters - held)} are not held out")
+    found = _found_quotes(book)
+    known = {who: {who.lower(), *(a.lower() for a in other)} for who, other in aliases.items()}
+    tally: Counter[str] = Counter()
+    rules: dict[str, Counter[str]] = {}
+    errors = []
+    for row in rows:
+        key = (row["chapter"], int(row["line"]), row["opens"])
+        tally["annotated"] += 1
+        if key not in found:
+            tally["not found"] += 1
+            continue
+        if row["speaker"] == "-":
+            tally["quotation taken for speech"] += 1
+            continue
+        tally["speech"] += 1
+        attribution = found[key]
+        guess = attribution.speaker if attribution else None
+        rule = _rule(attribution.reason) if attribution else "fallback"
+        counts = rules.setdefault(rule, Counter())
+        counts["quotes"] += 1
+        if guess is None:
+            tally["fallback"] += 1
+            continue
+        right = guess.lower() in known.get(row["speaker"], {row["speaker"].lower()})
+        tally["correct" if right else "wrong"] += 1
+        counts["correct" if right else "wrong"] += 1
+        if not right:
+            errors.append({**row, "guess": guess, "reason": attribution.reason})
+    attributed = tally["correct"] + tally["wrong"]
+    return {
+        "chapters": sorted(chapters, key=lambda c: [r["chapter"] for r in rows].index(c)),
+        **{
+            key: tally[key]
+            for key in (
+                "annotated",
+                "not found",
+                "quotation taken for speech",
+                "speech",
+                "correct",
+                "wrong",
+                "fallback",
+            )
+        },  # fmt: skip
+        "accuracy": round(tally["correct"] / tally["speech"], 4) if tally["speech"] else None,
+        "precision": round(tally["correct"] / attributed, 4) if attributed else None,
+        "by_rule": {rule: dict(counts) for rule, counts in sorted(rules.items())},
+        "errors": errors,
+    }
+
+
+def show_development(book: str) -> None:
+    chapters = read_chapters(book)
+    scanned = _scan(chapters)
+    wanted = {c.number for c in development(book)}
+    for chapter, paragraphs, found in zip(chapters, scanned, attribute_book(scanned), strict=True):
+        if chapter.number not in wanted:
+            continue
+        print(f"=== {book} {chapter.number}")
+        for (text, _), attribution in zip(paragraphs, found, strict=True):
+            if attribution:
+                print(f"[{attribution.speaker}] ({attribution.reason}) {text[:110]}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--show", choices=["dev"], help="print guesses on development chapters")
+    parser.add_argument("--out", type=Path, default=RESULT)
+    args = parser.parse_args(argv)
+    aliases = tomllib.loads((DATA / "aliases.toml").read_text(encoding="utf-8"))
+    books = sorted(f"{p.stem}.txt" for p in DATA.glob("*.tsv"))
+    if args.show:
+        for book in books:
+            show_development(book)
+        return
+    results = {book: score(book, aliases.get(book.removesuffix(".txt"), {})) for book in books}
+    total: Counter[str] = Counter()
+    for result in results.values():
+        for key in ("annotated", "speech", "correct", "wrong", "fallback",
+                    "quotation taken for speech", "not found"):  # fmt: skip
+            total[key] += result[key]
+    attributed = total["correct"] + total["wrong"]
+    summary = {
+        **dict(total),
+        "accuracy": round(total["correct"] / total["speech"], 4),
+        "precision": round(total["correct"] / attributed, 4) if attributed else None,
+        "fallback_share": round(total["fallback"] / total["speech"], 4),
+    }
+    report = {
+        "what": "rule-based dialogue attribution against hand annotations of held-out chapters",
+        "split": "held out: the last floor(n/2) chapters of each book (benchmarks/prose.py)",
+        "annotations": "benchmarks/data/attribution/",
+        "overall": summary,
+        "books": results,
+    }
+    write_text_atomic(args.out, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
