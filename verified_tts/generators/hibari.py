@@ -257,12 +257,14 @@ class HibariGenerator:
 
     def check_voice(self, voice: str | None) -> None:
         """A per-line voice must be this one: one hibari generator speaks one voice."""
-        if voice in (None, "", self.voice, f"hibari:{self.voice}"):
-            return
-        raise UserError(
-            f"voice '{voice}' is not hibari:{self.voice}, the voice this generator loaded: give "
-            "it with --voice, or drop the per-line voice"
-        )
+        from verified_tts.voices import own_speaker
+
+        speaker = own_speaker(voice, self.name, self.voice)
+        if speaker not in (None, "", self.voice):
+            raise UserError(
+                f"voice '{voice}' is not hibari:{self.voice}, the voice this generator loaded: "
+                f"choose it with --voice hibari:{speaker}, or remove that line's voice"
+            )
 
     def phonemes(
         self, text: str, lexicon: Sequence[tuple[str, str]] = ()

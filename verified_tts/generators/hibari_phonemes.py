@@ -26,7 +26,7 @@ __all__ = ["misaki_from_ipa", "splice_lexicon"]
 # fmt: off
 _SEQUENCES = {
     # r-coloured vowels and diphthongs
-    "ɜːɹ": "ɜɹ", "ɜː": "ɜɹ", "ɝ": "ɜɹ", "ɚ": "əɹ",
+    "ɜːɹ": "ɜɹ", "ɜː": "ɜɹ", "ɝ": "ɜɹ", "ɚɹ": "əɹ", "ɚ": "əɹ", "ɹɹ": "ɹ",
     "oʊ": "O", "əʊ": "O", "eɪ": "A", "aɪ": "I", "aʊ": "W", "ɔɪ": "Y",
     "d͡ʒ": "ʤ", "t͡ʃ": "ʧ", "dʒ": "ʤ", "tʃ": "ʧ", "t͡s": "ts", "d͡z": "dz",
     # syllabic consonants: misaki writes a small schwa before them
@@ -36,7 +36,7 @@ _SYMBOLS = {
     # American flap and glottal stop, as hibari's own front end writes them
     "ɾ": "T", "ʔ": "t",
     # vowels English lacks or misaki writes otherwise
-    "ɐ": "ə", "ᵻ": "ɪ", "ɨ": "ɪ", "ɘ": "ə", "ɵ": "ə", "ɞ": "ʌ", "ɤ": "ʌ", "ɯ": "u", "ʉ": "u",
+    "ɐ": "ə", "ɨ": "ᵻ", "ɘ": "ə", "ɵ": "ə", "ɞ": "ʌ", "ɤ": "ʌ", "ɯ": "u", "ʉ": "u",
     "y": "u", "ʏ": "ʊ", "ø": "ɜ", "œ": "ɛ", "ɶ": "æ", "e": "A", "o": "O", "a": "ɑ", "ɒ": "ɑ",
     # consonants English lacks
     "r": "ɹ", "ʀ": "ɹ", "ʁ": "ɹ", "ɻ": "ɹ", "ɺ": "l", "ɽ": "T", "ʙ": "b",
@@ -67,6 +67,10 @@ _PATTERN = re.compile("|".join(re.escape(source) for source, _ in _TABLE))
 _REPLACEMENT = dict(_TABLE)
 
 
+# A word-final unstressed "əl"/"ən" after a consonant is syllabic: misaki writes a small schwa.
+_SYLLABIC = re.compile(r"(?<=[^\sˈˌəɪiuʊɛæɑɔʌAIOWYᵻ])ə(?=[ln](?:\s|$|[;:,.!?]))")
+
+
 def misaki_from_ipa(ipa: str) -> str:
     """espeak-ng IPA (as lexicon entries write it) in misaki's American alphabet."""
     text = _PATTERN.sub(
@@ -74,7 +78,8 @@ def misaki_from_ipa(ipa: str) -> str:
     )
     # the remaining combining marks (dental, syllabic, ...) have no misaki symbol
     text = "".join(_COMBINING_KEPT.get(c, "") if unicodedata.combining(c) else c for c in text)
-    return unicodedata.normalize("NFC", re.sub(r"\s+", " ", text).strip())
+    text = _SYLLABIC.sub("ᵊ", re.sub(r"\s+", " ", text).strip())
+    return unicodedata.normalize("NFC", text)
 
 
 def splice_lexicon(text: str, entries: Sequence[tuple[str, str]]) -> tuple[str, list[str]]:
