@@ -1,4 +1,4 @@
-"""The hibari generator: seeds and recorded variation, the rewritten graph, lexicon phonemes, errors."""
+"""The hibari generator: seeds, recorded variation, graph parity, lexicon phonemes, errors."""
 
 from __future__ import annotations
 
