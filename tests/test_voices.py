@@ -131,10 +131,25 @@ def test_a_line_may_name_the_loaded_voice_only():
     assert own_speaker("anna", "piper", "en_US-joe-medium") == "anna"
     with pytest.raises(UserError, match="one render speaks with one generator's voice"):
         own_speaker("hibari:heart", "piper", "en_US-joe-medium")
+    assert own_speaker("espeak:en-us+f3", "espeak", "espeak-ng:en-us") == "f3"
+    with pytest.raises(UserError, match="is not espeak:en-us, the voice"):
+        own_speaker("espeak:de", "espeak", "espeak-ng:en-us")
     joe = load_generator(GeneratorConfig(name="piper"))
     assert joe.speaker_id("piper:joe") == 0
     with pytest.raises(UserError, match="is not piper:en_US-joe-medium"):
         joe.speaker_id("hibari:heart")
+    # a book's line in another generator's voice fails when the render is planned
+    from verified_tts.pipeline import plan_utterances
+    from verified_tts.text.book import parse_book
+
+    book = parse_book("One line.\n\n<!-- tts: voice=piper:joe -->\n\nTwo.\n")
+    assert len(plan_utterances(book.segments, joe, base_seed=0, voice=None)) == 2
+    other = parse_book("One line.\n\n<!-- tts: voice=hibari:heart -->\n\nTwo.\n")
+    with pytest.raises(UserError, match="voice hibari:heart is not piper:en_US-joe-medium"):
+        plan_utterances(other.segments, joe, base_seed=0, voice=None)
+    espeak = load_generator(GeneratorConfig(name="espeak"))
+    spoken = espeak.sample([SynthesisRequest("u", 0, 1, "Hello.", voice="espeak:en-us+f3")])
+    assert spoken[0].info["prosody"]["variant"] == "f3"
 
 
 def test_voice_set_routes_each_line_to_its_generator_and_loads_each_once(voices_dir):

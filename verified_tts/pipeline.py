@@ -40,6 +40,7 @@ from verified_tts.selection import (
 from verified_tts.store import Decision, Store, StoredCandidate
 from verified_tts.text.book import Segment
 from verified_tts.verification import LoadedVerifiers, load_verifiers
+from verified_tts.voices import own_speaker
 from verifiers import Clip, Score
 
 __all__ = [
@@ -160,6 +161,8 @@ def plan_utterances(
     planned = []
     for segment, target in zip(segments, targets, strict=True):
         segment_voice = segment.voice or voice
+        if segment.voice:  # a line in another generator's voice fails here, before any work
+            own_speaker(segment.voice, generator.name, generator.model)
         key = utterance_key(
             segment.spoken,
             voice=segment_voice,

@@ -289,12 +289,18 @@ def own_speaker(voice: str | None, generator: str, model: str) -> str | None:
     if engine_of(voice) is None:
         return voice
     engine, _, rest = str(voice).partition(":")
+    if engine.lower() == "espeak" == generator:  # espeak:LANGUAGE+VARIANT, model espeak-ng:LANG
+        language, _, variant = rest.lower().partition("+")
+        if language == model.removeprefix("espeak-ng:").lower():
+            return variant or None
     name, _, speaker = rest.partition(":")
     parts = model.split("-")
     if engine.lower() == generator and (name == model or (len(parts) >= 3 and name == parts[1])):
         return speaker or None
+    loaded = model.replace("espeak-ng:", "espeak:") if generator == "espeak" else model
+    loaded = loaded if loaded.startswith(f"{generator}:") else f"{generator}:{loaded}"
     raise UserError(
-        f"voice {voice} is not {generator}:{model}, the voice this render loaded, and one render "
+        f"voice {voice} is not {loaded}, the voice this render loaded, and one render "
         f"speaks with one generator's voice: render with --voice {voice}, or remove that "
         "line's voice"
     )
