@@ -98,15 +98,26 @@ def judge_setting(out: Path, utterances: list[dict], judge_model, oracle: bool) 
         if oracle
         else {(i, rule(u)) for i, u in enumerate(utterances) for rule in rules.values()}
     )
-    clips = []
-    for i, k in wanted:
-        audio, rate = sf.read(out / utterances[i]["candidates"][k]["audio"], dtype="float32")
-        clips.append(Clip(audio=audio, sample_rate=rate, text=utterances[i]["text"]))
+    # the judge's WER of each candidate file, kept beside the render so a rerun judges only the new
+    cache_path = out / "judged.json"
+    cache = json.loads(cache_path.read_text()) if cache_path.is_file() else {}
     judged: dict[tuple[int, int], float] = {}
-    for start in range(0, len(clips), 32):
-        batch = judge_model.transcribe(clips[start : start + 32])
-        for key, (wer, _) in zip(wanted[start : start + 32], batch, strict=True):
-            judged[key] = wer
+    todo = []
+    for i, k in wanted:
+        name = utterances[i]["candidates"][k]["audio"]
+        if name in cache:
+            judged[(i, k)] = cache[name]
+        else:
+            todo.append((i, k))
+    for start in range(0, len(todo), 32):
+        chunk = todo[start : start + 32]
+        clips = []
+        for i, k in chunk:
+            audio, rate = sf.read(out / utterances[i]["candidates"][k]["audio"], dtype="float32")
+            clips.append(Clip(audio=audio, sample_rate=rate, text=utterances[i]["text"]))
+        for (i, k), (wer, _) in zip(chunk, judge_model.transcribe(clips), strict=True):
+            judged[(i, k)] = cache[utterances[i]["candidates"][k]["audio"]] = wer
+        cache_path.write_text(json.dumps(cache))
     picks = {
         name: [judged[(i, rule(u))] for i, u in enumerate(utterances)]
         for name, rule in rules.items()
@@ -115,7 +126,7 @@ def judge_setting(out: Path, utterances: list[dict], judge_model, oracle: bool) 
     if oracle:
         best = [min(judged[(i, k)] for k in range(N)) for i in range(len(utterances))]
         means["oracle"] = round(statistics.fmean(best), 4)
-    return {"clips_judged": len(clips), "judge_wer": means, "_picks": picks}
+    return {"clips_judged": len(wanted), "judge_wer": means, "_picks": picks}
 
 
 def text_set(args: argparse.Namespace) -> tuple[Path, str, dict]:
