@@ -16,7 +16,8 @@ with every scale 1 its output is bit-identical to the original graph's. Each dra
 the signal noise come from separate streams of one seeded numpy generator, so the same seed gives
 the same bytes. The graph takes one sequence at a time, so a "batch" is the distinct graph runs of
 a call (candidates that would give identical features share one run) spread over a thread pool,
-one onnxruntime thread each. Lexicon phonemes are spliced into the text
+one onnxruntime thread each (the thread count of a run changes its last bits, so it is part of the
+identity; the number of runs in parallel is not). Lexicon phonemes are spliced into the text
 (:mod:`verified_tts.generators.hibari_phonemes`).
 """
 
@@ -55,7 +56,7 @@ class HibariOptions:
     speed_jitter: float = 0.0  # spread (sd of the log) of each candidate's speed around ``speed``
     duration_jitter: float = 0.0  # sd of the log of each phoneme's duration scale
     sentence_pause: float = 0.0  # seconds added between hibari's sentences of one utterance
-    threads: int = 1  # onnxruntime intra-op threads of one run
+    threads: int = 1  # onnxruntime intra-op threads of one run (changes the last bits: identity)
     workers: int = 0  # graph runs and signal stages in parallel; 0 = the cores
 
     @classmethod
@@ -253,6 +254,8 @@ class HibariGenerator:
                 "draws": DRAW_SCHEME,
             },
             "sentence_pause": self.options.sentence_pause,
+            # onnxruntime splits the int8 matrix products by thread: another count, other bits
+            "threads": self.options.threads,
         }
 
     def check_voice(self, voice: str | None) -> None:
