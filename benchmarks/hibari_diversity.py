@@ -41,15 +41,20 @@ ROOT = Path(__file__).resolve().parent.parent
 N = 8
 
 
-def render_setting(book: Path, out: Path, speed_jitter: float, duration_jitter: float) -> dict:
+def render_setting(
+    book: Path, out: Path, speed_jitter: float, duration_jitter: float, verifiers
+) -> dict:
+    """Render at fixed N with the given variation; the verifiers are loaded once for all."""
     from verified_tts.config import build_config
+    from verified_tts.generators import load_generator
     from verified_tts.pipeline import Synthesizer
     from verified_tts.workflows.render import render
 
     options = {"speed_jitter": speed_jitter, "duration_jitter": duration_jitter}
     table = {"generator": {"hibari": options}}
     config = build_config(table, candidates=N, adaptive=False, generator="hibari")
-    render(book, out, config, synthesizer=Synthesizer.load(config))
+    generator = load_generator(config.generator)
+    render(book, out, config, synthesizer=Synthesizer(generator, verifiers, config))
     return json.loads((out / "manifest.json").read_text())
 
 
@@ -153,15 +158,19 @@ def main() -> None:
 
     import hibari
 
+    from verified_tts.config import build_config
+    from verified_tts.verification import load_verifiers
     from verified_tts.workflows.ab import load_judge
 
     book, described, chapters = text_set(args)
     judge_model = load_judge("bundled:base")
+    # one set of verifiers for every setting: a second set would double the memory
+    verifiers = load_verifiers(build_config({}, generator="hibari").verifiers)
     results, baseline = [], None
     for setting in args.settings:
         speed_jitter, duration_jitter = (float(x) for x in setting.split("/"))
         out = args.work / f"{args.set}-{speed_jitter}-{duration_jitter}"
-        manifest = render_setting(book, out, speed_jitter, duration_jitter)
+        manifest = render_setting(book, out, speed_jitter, duration_jitter, verifiers)
         utterances = [u for u in manifest["utterances"] if len(u["candidates"]) == N]
         judged = judge_setting(out, utterances, judge_model, args.oracle)
         picks = judged.pop("_picks")
