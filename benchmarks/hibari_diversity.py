@@ -26,6 +26,7 @@ Usage: nice -n 10 python benchmarks/hibari_diversity.py --set harvard [--first 1
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -163,14 +164,20 @@ def main() -> None:
     from verified_tts.workflows.ab import load_judge
 
     book, described, chapters = text_set(args)
-    judge_model = load_judge("bundled:base")
-    # one set of verifiers for every setting: a second set would double the memory
+    # Render every setting first with one set of verifiers, then let them go before the judge
+    # loads: the peak memory is one of the two, not both (the machine is shared).
     verifiers = load_verifiers(build_config({}, generator="hibari").verifiers)
-    results, baseline = [], None
+    rendered = []
     for setting in args.settings:
         speed_jitter, duration_jitter = (float(x) for x in setting.split("/"))
         out = args.work / f"{args.set}-{speed_jitter}-{duration_jitter}"
         manifest = render_setting(book, out, speed_jitter, duration_jitter, verifiers)
+        rendered.append((speed_jitter, duration_jitter, out, manifest))
+    del verifiers
+    gc.collect()
+    judge_model = load_judge("bundled:base")
+    results, baseline = [], None
+    for speed_jitter, duration_jitter, out, manifest in rendered:
         utterances = [u for u in manifest["utterances"] if len(u["candidates"]) == N]
         judged = judge_setting(out, utterances, judge_model, args.oracle)
         picks = judged.pop("_picks")
