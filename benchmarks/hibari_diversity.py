@@ -178,7 +178,11 @@ def main() -> None:
     judge_model = load_judge("bundled:base")
     results, baseline = [], None
     for speed_jitter, duration_jitter, out, manifest in rendered:
-        utterances = [u for u in manifest["utterances"] if len(u["candidates"]) == N]
+        utterances = [
+            u
+            for u in manifest["utterances"]
+            if len(u["candidates"]) == N and u["kind"] != "heading"
+        ]
         judged = judge_setting(out, utterances, judge_model, args.oracle)
         picks = judged.pop("_picks")
         if baseline is None:

@@ -6,8 +6,9 @@ numeral in a book without such headings); the licence text after "End of the Pro
 is dropped. The first ceil(n/2) chapters of a book of n are for development (tuning settings),
 the rest are held out (the figures reported). :func:`prose_book` writes a Markdown book of
 sentences taken evenly from one part: one sentence of 5 to 40 words from each chosen paragraph, a
-paragraph each, under a heading per book chapter, so a benchmark renders real sentences from
-across the part rather than one chapter.
+paragraph each and no headings (a heading such as "CHAPTER IV." is read "chapter four", which a
+WER counts as wrong), so a benchmark renders real sentences from across the part rather than one
+chapter.
 ``benchmarks/`` is on ``sys.path`` when a benchmark runs as a script, so each imports this module
 as ``prose``.
 """
@@ -86,12 +87,7 @@ def prose_book(
             if sentence and len(chosen) < per_book:
                 chosen.append((title, sentence))
         used[book.stem] = [title for title, _ in chapters]
-        current = None
-        for title, sentence in chosen:
-            if title != current:
-                sections.append(f"# {book.stem} {title}")
-                current = title
-            sections.append(sentence)
+        sections += [sentence for _, sentence in chosen]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n\n".join(sections) + "\n", encoding="utf-8")
     return path, used
