@@ -1,8 +1,8 @@
 """Render configuration: frozen dataclasses, read from an optional TOML file plus CLI overrides.
 
 The TOML file mirrors the dataclasses: top-level run settings (``candidates``, ``seed``,
-``adaptive``, ``keep``, ``max_chars``, ``window``), then ``[search]`` (best-of-N or beam search,
-:mod:`verified_tts.search`), ``[generator]`` (with a per-generator
+``adaptive``, ``keep``, ``max_chars``, ``window``, ``voices_dir``), then ``[search]`` (best-of-N
+or beam search, :mod:`verified_tts.search`), ``[generator]`` (with a per-generator
 table such as ``[generator.orpheus]``), ``[verifiers.<name>]`` tables passed to each verifier's
 options, ``[selection]`` (gates and weights) and ``[assembly]`` (pauses and loudness). CLI options
 override the file; the file overrides the defaults. Unknown keys are errors, so a typo never
@@ -24,6 +24,7 @@ from verified_tts.search import SearchOptions
 from verified_tts.selection import SelectionPolicy
 from verified_tts.tables import check_keys
 from verified_tts.verification import parse_verifier_table
+from verified_tts.voices import engine_of, resolve_voice
 from verifiers import VERIFIERS, WerOptions
 
 if sys.version_info >= (3, 11):
@@ -162,6 +163,7 @@ class RenderConfig:
     keep: str = "all"  # "all" candidates' audio, or "winners" only
     max_chars: int = 250
     window: int = 16  # utterances in flight together
+    voices_dir: str | None = None  # a folder of Piper voices (VOICE.onnx + VOICE.onnx.json)
     prefetch: bool = True  # generate the next window's first round while verifying this one
     verifiers: Mapping[str, Mapping[str, Any]] = field(
         default_factory=lambda: {"wer": {}, "speaker": {}, "emotion": {}, "signal": {}}
@@ -253,7 +255,9 @@ def _table(parent: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
 def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> RenderConfig:
     """Merge defaults <- TOML table <- CLI overrides (None means "not given")."""
     file = dict(file or {})
-    top_level = {"candidates", "seed", "adaptive", "keep", "max_chars", "window", "prefetch"}
+    top_level = {
+        "candidates", "seed", "adaptive", "keep", "max_chars", "window", "prefetch", "voices_dir"
+    }  # fmt: skip
     sections = {
         "generator", "verifiers", "selection", "assembly", "dub", "ray", "production", "search"
     }  # fmt: skip
@@ -261,7 +265,13 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
 
     generator_table = _table(file, "generator", "[generator]")
     generator_keys = {f.name for f in fields(GeneratorConfig)} - {"options"}
-    name = overrides.get("generator") or generator_table.get("name", DEFAULT_GENERATOR)
+    voice = overrides.get("voice") or generator_table.get("voice")
+    name = (
+        overrides.get("generator")
+        or generator_table.get("name")
+        or engine_of(voice if isinstance(voice, str) else None)  # hibari:heart picks hibari
+        or DEFAULT_GENERATOR
+    )
     if not isinstance(name, str):
         raise UserError(f"[generator] name must be a generator's name in quotes, not {name!r:.40}")
     options = _table(generator_table, name, f"[generator.{name}]")
@@ -275,6 +285,7 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
         if overrides.get(key) is not None
     }
     generator = replace(generator, **generator_overrides)
+    generator = resolve_voice(generator, overrides.get("voices_dir") or file.get("voices_dir"))
 
     verifier_tables = _table(file, "verifiers", "[verifiers]")
     check_keys(verifier_tables, set(VERIFIERS), "[verifiers]")

@@ -34,6 +34,7 @@ from verified_tts.store import Store
 from verified_tts.strategy import RenderContext, Strategy
 from verified_tts.text.book import Segment
 from verified_tts.verification import LoadedVerifiers, load_verifiers
+from verified_tts.voices import own_speaker
 from verifiers import Clip, LabelChecker, SpeakerEmbedder
 
 if TYPE_CHECKING:
@@ -65,6 +66,8 @@ def plan_utterances(
     planned = []
     for segment, target in zip(segments, targets, strict=True):
         segment_voice = segment.voice or voice
+        if segment.voice:  # a line in another generator's voice fails here, before any work
+            own_speaker(segment.voice, generator.name, generator.model)
         key = utterance_key(
             segment.spoken,
             voice=segment_voice,

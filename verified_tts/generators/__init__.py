@@ -34,6 +34,7 @@ GENERATORS: Mapping[str, str] = {
     "llasa": "verified_tts.generators.llasa",
     "spark": "verified_tts.generators.spark",
     "piper": "verified_tts.generators.piper",
+    "hibari": "verified_tts.generators.hibari",
     # a stand-in with a fixed cost per candidate, for measuring the driver; never a default
     "standin": "verified_tts.testing.standin",
 }
@@ -45,8 +46,8 @@ class GeneratorConfig:
     """What to load: the generator's name, its model and codec, the voice, and its own options.
 
     ``options`` holds the generator-specific table of the TOML config (``[generator.orpheus]``,
-    ``[generator.espeak]``, ``[generator.piper]``): sampling parameters, engine settings, prosody
-    bounds.
+    ``[generator.espeak]``, ``[generator.piper]``, ``[generator.hibari]``): sampling parameters,
+    engine settings, prosody bounds.
     """
 
     name: str = DEFAULT_GENERATOR

@@ -1,0 +1,92 @@
+"""Several voices on several generators: each generator loaded once, requests routed by voice.
+
+A book with a cast (a narrator on Piper joe, a character on hibari heart) or a dub with a voice per
+speaker asks for candidates whose ``SynthesisRequest.voice`` is a catalogue name
+(:mod:`verified_tts.voices`). :class:`VoiceSet` resolves each name to the generator configuration
+that speaks it, loads each distinct configuration once (two speakers of one Piper voice share one
+loaded voice), hands every generator its own requests in one batch, with the voice replaced by the
+generator's own speaker setting, and returns the candidates in request order, each at its
+generator's sample rate. A request without a voice goes to the default generator unchanged.
+:meth:`VoiceSet.identity` names what changes one voice's audio, for content keys per voice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from verified_tts.generators import Candidate, Generator, GeneratorConfig, SynthesisRequest
+from verified_tts.generators import load_generator as _load_generator
+from verified_tts.keys import stable_hash
+
+__all__ = ["VoiceSet"]
+
+
+class VoiceSet:
+    """Generators for the voices a run uses, each loaded on first use and kept."""
+
+    def __init__(
+        self,
+        default: GeneratorConfig,
+        *,
+        voices_dir: str | Path | None = None,
+        options: Mapping[str, Mapping[str, Any]] | None = None,
+        load_generator: Callable[[GeneratorConfig], Generator] = _load_generator,
+    ) -> None:
+        self.default = default
+        self.voices_dir = voices_dir
+        self.options = {name: dict(table) for name, table in (options or {}).items()}
+        self._load = load_generator
+        self._loaded: dict[str, Generator] = {}
+
+    def config_for(self, voice: str | None) -> GeneratorConfig:
+        """The generator configuration that speaks ``voice`` (a catalogue name or None)."""
+        from verified_tts.voices import engine_of, find_voice
+
+        if engine_of(voice) is None:
+            return self.default if voice is None else replace(self.default, voice=voice)
+        found = find_voice(str(voice), self.voices_dir)
+        base = self.default if self.default.name == found.generator else None
+        config = found.generator_config(base)
+        extra = self.options.get(found.generator)
+        return replace(config, options={**extra, **config.options}) if extra else config
+
+    def generator(self, voice: str | None) -> Generator:
+        """The loaded generator of ``voice``'s configuration (loaded now if it is the first)."""
+        config = self.config_for(voice)
+        config = replace(config, voice=self._load_voice(config))
+        key = stable_hash({**asdict(config), "options": dict(config.options)})
+        if key not in self._loaded:
+            self._loaded[key] = self._load(config)
+        return self._loaded[key]
+
+    @staticmethod
+    def _load_voice(config: GeneratorConfig) -> str | None:
+        # A Piper voice loads once for all its speakers; hibari and espeak load per voice.
+        return None if config.name == "piper" else config.voice
+
+    def identity(self, voice: str | None) -> Mapping[str, Any]:
+        """What changes ``voice``'s audio: its generator's identity and its own speaker setting."""
+        config = self.config_for(voice)
+        return {**self.generator(voice).identity(), "speaker": config.voice}
+
+    @property
+    def loaded(self) -> tuple[Generator, ...]:
+        return tuple(self._loaded.values())
+
+    def sample(self, requests: Sequence[SynthesisRequest]) -> list[Candidate]:
+        """Candidates in request order; one batch per generator."""
+        batches: dict[int, tuple[Generator, list[int], list[SynthesisRequest]]] = {}
+        for position, request in enumerate(requests):
+            generator = self.generator(request.voice)
+            own = self.config_for(request.voice).voice
+            entry = batches.setdefault(id(generator), (generator, [], []))
+            entry[1].append(position)
+            entry[2].append(replace(request, voice=own))
+        results: list[Candidate | None] = [None] * len(requests)
+        for generator, positions, batch in batches.values():
+            for position, candidate in zip(positions, generator.sample(batch), strict=True):
+                results[position] = candidate
+        return [candidate for candidate in results if candidate is not None]
