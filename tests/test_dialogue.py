@@ -120,3 +120,18 @@ def test_epub_book_reads_dialogue_as_utterances_of_its_own(tmp_path):
         ("paragraph", "she said,"),
         ("dialogue", "“before it rains again.”"),
     ]
+
+
+def test_dialogue_segments_carry_their_speaker_and_the_reason():
+    source = (
+        "# One\n\nAnne and Tom went out, and Anne waved to Tom.\n\n"
+        '"Good morning," said Anne.\n\n"Morning," Tom answered.\n\n"It is cold."\n\n'
+        "The wind rose.\n\n"
+        '"Go," she said.\n'
+    )
+    segments = parse_book(source, dialogue=True).chapters[0].segments
+    said = [(s.speaker, s.speaker_reason) for s in segments if s.kind == "dialogue"]
+    assert [who for who, _ in said] == ["Anne", "Tom", "Anne", None]
+    assert said[2][1].startswith("alternation")
+    assert "'she'" in said[3][1]  # no woman named: the default dialogue voice, and why
+    assert all(s.speaker is None for s in segments if s.kind != "dialogue")

@@ -177,6 +177,7 @@ def _attribute(
     text: str, quotes: ParagraphQuotes, exchange: _Exchange, names: frozenset[str]
 ) -> Attribution:
     spans = quotes.spans
+    unresolved = None  # a pronoun tag that named nobody: said instead of a vaguer reason
     if spans[0].dialogue and spans[0].continues and exchange.speakers:
         return Attribution(exchange.speakers[-1], "the speech goes on from the paragraph before")
     for index, span in enumerate(spans):
@@ -193,6 +194,7 @@ def _attribute(
                 speaker, reason = exchange.resolve(who)
                 if speaker:
                     return Attribution(speaker, reason)
+                unresolved = unresolved or reason
             else:
                 return Attribution(who, f"'{who}' with a speech verb next to the quote")
     if not spans[0].dialogue:
@@ -202,7 +204,7 @@ def _attribute(
             if who.split()[0] not in _NOT_NAMES:
                 return Attribution(who, f"'{who}' starts the paragraph")
     speaker, reason = exchange.turn()
-    return Attribution(speaker, reason)
+    return Attribution(speaker, reason if speaker or not unresolved else unresolved)
 
 
 def character_genders(

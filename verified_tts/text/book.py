@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Literal
 
 from verified_tts.errors import UserError
-from verified_tts.text.dialogue import QuoteStyle, quote_style, scan_paragraph
+from verified_tts.text.attribution import attribute_book
+from verified_tts.text.dialogue import ParagraphQuotes, quote_style, scan_paragraph
 from verified_tts.text.markdown_book import Block, BlockKind, Document, parse_markdown
 from verified_tts.text.normalize import normalize_text
 from verified_tts.text.sentences import split_long, split_sentences
@@ -58,6 +59,7 @@ class Segment:
     phonemes: tuple[tuple[str, str], ...] = ()
     lexicon: tuple[str, ...] = ()  # lexicon entries applied to ``spoken``
     speaker: str | None = None  # the character a dialogue segment is attributed to, if known
+    speaker_reason: str | None = None  # why the attribution chose it (or found nobody)
 
 
 @dataclass(frozen=True)
@@ -110,18 +112,45 @@ def _given_phonemes(block: Block, chunk: str) -> tuple[tuple[str, str], ...]:
     return tuple(dict.fromkeys(pairs))
 
 
-def _spans(
-    block: Block, style: QuoteStyle | None, after_open: bool
-) -> tuple[list[tuple[int, int, BlockKind]], bool]:
-    """(start, end, kind) of the stretches of a block read apart, and whether a quote is open
-    at its end. Without dialogue (``style`` None) and in headings the block is one stretch."""
-    if style is None or block.kind == "heading":
-        return [(0, len(block.text), block.kind)], False
-    found = scan_paragraph(block.text, style=style, after_open=after_open)
-    if not found.has_dialogue:  # narration, or a line of dialogue set with a dash
-        return [(0, len(block.text), block.kind)], False
+def _spans(block: Block, found: ParagraphQuotes | None) -> list[tuple[int, int, BlockKind]]:
+    """(start, end, kind) of the stretches of a block read apart. Without dialogue (``found``
+    None), in headings and in paragraphs without quotes the block is one stretch."""
+    if found is None or not found.has_dialogue:  # narration, or a line set with a dash
+        return [(0, len(block.text), block.kind)]
     kinds: dict[bool, BlockKind] = {True: "dialogue", False: "paragraph"}
-    return [(s.start, s.end, kinds[s.dialogue]) for s in found.spans], found.open_at_end
+    return [(s.start, s.end, kinds[s.dialogue]) for s in found.spans]
+
+
+def _quotes(document: Document) -> list[list[ParagraphQuotes | None]]:
+    """Each block's quotes (None for headings), a chapter's open quote running into the next
+    paragraph."""
+    style = quote_style(b.text for s in document.sections for b in s.blocks)
+    sections = []
+    for section in document.sections:
+        after_open, found = False, []
+        for block in section.blocks:
+            if block.kind == "heading":
+                found.append(None)
+                continue
+            quotes = scan_paragraph(block.text, style=style, after_open=after_open)
+            after_open = quotes.open_at_end
+            found.append(quotes)
+        sections.append(found)
+    return sections
+
+
+def _speakers(document: Document, quotes: list[list[ParagraphQuotes | None]]) -> list[list]:
+    """Each block's :class:`Attribution` (None for blocks without dialogue), per section."""
+    chapters = [
+        [(b.text, q) for b, q in zip(section.blocks, found, strict=True) if q is not None]
+        for section, found in zip(document.sections, quotes, strict=True)
+    ]
+    attributed = iter(attribute_book(chapters))
+    result = []
+    for found in quotes:
+        guesses = iter(next(attributed))
+        result.append([next(guesses) if q is not None else None for q in found])
+    return result
 
 
 def _block_pieces(
@@ -171,20 +200,22 @@ def book_from_document(document: Document, *, max_chars: int = 250, dialogue: bo
     utterances of kind "dialogue" and the narration between quotes its own of kind "paragraph";
     a paragraph without quotes is cut exactly as without ``dialogue``, so its keys do not change.
     A quote left open at a paragraph's end and reopened at the next one's start is one speech.
+    Each dialogue segment carries the character the rules attribute it to (None: the book's
+    default dialogue voice) and the reason (:mod:`verified_tts.text.attribution`).
     """
-    style = quote_style(b.text for s in document.sections for b in s.blocks) if dialogue else None
+    quotes = _quotes(document) if dialogue else [[None] * len(s.blocks) for s in document.sections]
+    speakers = _speakers(document, quotes) if dialogue else quotes
     chapters: list[Chapter] = []
-    for section in document.sections:
-        blocks = []
-        after_open = False
-        for block in section.blocks:
-            spans, after_open = _spans(block, style, after_open)
-            blocks.append((block, _block_pieces(block, max_chars, spans)))
-        blocks = [(block, pieces) for block, pieces in blocks if pieces]
+    for section, found, said in zip(document.sections, quotes, speakers, strict=True):
+        blocks = [
+            (block, _block_pieces(block, max_chars, _spans(block, q)), who)
+            for block, q, who in zip(section.blocks, found, said, strict=True)
+        ]
+        blocks = [(block, pieces, who) for block, pieces, who in blocks if pieces]
         if not blocks:
             continue
         segments = []
-        for paragraph, (block, pieces) in enumerate(blocks):
+        for paragraph, (block, pieces, who) in enumerate(blocks):
             for sentence, (text, spoken, line, kind) in enumerate(pieces):
                 given = _given_phonemes(block, text) if block.phonemes else ()
                 last_in_block = sentence == len(pieces) - 1
@@ -204,6 +235,8 @@ def book_from_document(document: Document, *, max_chars: int = 250, dialogue: bo
                         pause_before=block.pause_before if sentence == 0 else None,
                         phonemes=given,
                         lexicon=tuple(f"ssml:ph {word}" for word, _ in given),
+                        speaker=who.speaker if who and kind == "dialogue" else None,
+                        speaker_reason=who.reason if who and kind == "dialogue" else None,
                     )
                 )
         chapters.append(Chapter(len(chapters), section.title, tuple(segments)))
