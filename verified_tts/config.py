@@ -67,6 +67,7 @@ class ProductionOptions:
     chapters: str | None = None  # a selection such as "3-7" or "1,4-5" (1-based)
     keep_extras: bool = False  # EPUB: also read front matter and notes
     lexicon: str | None = None  # pronunciation lexicon (TOML)
+    cast: str | None = None  # cast file (TOML): dialogue read apart, a voice per character
     credits: bool = False  # opening and closing credits as their own chapters
     narrator: str | None = None
     author: str | None = None  # overrides the EPUB's author (Markdown has none)

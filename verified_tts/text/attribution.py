@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from verified_tts.text.dialogue import SPEECH_VERBS, ParagraphQuotes
 
-__all__ = ["Attribution", "attribute_book", "character_genders", "proper_names"]
+__all__ = ["Attribution", "attribute_book", "character_genders", "proper_names", "title_gender"]
 
 _FEMALE = (
     "mrs mrs. miss madame mademoiselle lady countess duchess queen princess aunt mother "
@@ -74,6 +74,7 @@ class Attribution:
 
     speaker: str | None
     reason: str
+    gender: str | None = None  # the speaker's, where the book says it (a title, pronouns)
 
 
 def _sentences_words(text: str) -> Iterable[tuple[bool, str]]:
@@ -125,13 +126,19 @@ def _tag(narration: str, after: bool, names: frozenset[str]) -> str | None:
     return None
 
 
-def _gender_of_name(name: str, genders: dict[str, str]) -> str | None:
-    first = name.split()[0].lower()
-    if first in _FEMALE_TITLES or (first == "the" and name.split()[-1].lower() in _FEMALE_TITLES):
+def title_gender(name: str) -> str | None:
+    """The gender a name's title says ("Mrs. Woods", "the Countess", "Uncle Tom"), or None."""
+    words = name.lower().split()
+    word = words[-1] if words[0] == "the" else words[0]
+    if word in _FEMALE_TITLES:
         return "female"
-    if first in _MALE_TITLES or (first == "the" and name.split()[-1].lower() in _MALE_TITLES):
+    if word in _MALE_TITLES:
         return "male"
-    return genders.get(name)
+    return None
+
+
+def _gender_of_name(name: str, genders: dict[str, str]) -> str | None:
+    return title_gender(name) or genders.get(name)
 
 
 class _Exchange:
@@ -255,6 +262,9 @@ def attribute_book(
                 exchange.previous_dialogue = False
                 continue
             attribution = _attribute(text, quotes, exchange, names)
+            if attribution.speaker:
+                gender = _gender_of_name(attribution.speaker, genders)
+                attribution = Attribution(attribution.speaker, attribution.reason, gender)
             found.append(attribution)
             exchange.mentioned.extend(_mentions(narration, names))
             if attribution.speaker:

@@ -60,6 +60,7 @@ class Segment:
     lexicon: tuple[str, ...] = ()  # lexicon entries applied to ``spoken``
     speaker: str | None = None  # the character a dialogue segment is attributed to, if known
     speaker_reason: str | None = None  # why the attribution chose it (or found nobody)
+    speaker_gender: str | None = None  # the speaker's gender, where the book says it
 
 
 @dataclass(frozen=True)
@@ -237,6 +238,7 @@ def book_from_document(document: Document, *, max_chars: int = 250, dialogue: bo
                         lexicon=tuple(f"ssml:ph {word}" for word, _ in given),
                         speaker=who.speaker if who and kind == "dialogue" else None,
                         speaker_reason=who.reason if who and kind == "dialogue" else None,
+                        speaker_gender=who.gender if who and kind == "dialogue" else None,
                     )
                 )
         chapters.append(Chapter(len(chapters), section.title, tuple(segments)))

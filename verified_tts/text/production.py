@@ -182,10 +182,18 @@ def add_credits(book: Book, *, title: str, author: str | None, narrator: str | N
 
 
 def load_input(
-    path: str | os.PathLike, options: ProductionOptions, *, max_chars: int = 250
+    path: str | os.PathLike,
+    options: ProductionOptions,
+    *,
+    max_chars: int = 250,
+    dialogue: bool = False,
+    voices_dir: str | os.PathLike | None = None,
 ) -> LoadedBook:
-    """Read, select, credit and respell the book at ``path``; see the module docstring."""
+    """Read, select, credit and respell the book at ``path``; see the module docstring. With
+    ``dialogue`` (implied by a cast file in ``options``), quoted speech is read apart from the
+    narration and attributed; the cast gives each character's lines their voice."""
     path = Path(path)
+    dialogue = dialogue or options.cast is not None
     skipped: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     book_entries: tuple[LexiconEntry, ...] = ()
@@ -198,11 +206,16 @@ def load_input(
             max_chars=max_chars,
             keep_extras=options.keep_extras,
             toc_depth=options.toc_depth,
+            dialogue=dialogue,
         )
         book, skipped, warnings = loaded.book, loaded.skipped, loaded.warnings
         book_entries, depth, depths = loaded.lexicon, loaded.toc_depth, loaded.toc_depths
     else:
-        book = load_book(path, max_chars=max_chars)
+        book = load_book(path, max_chars=max_chars, dialogue=dialogue)
+    if options.cast:
+        from verified_tts.cast import apply_cast, read_cast
+
+        book = apply_cast(book, read_cast(options.cast, book, voices_dir))
     if options.author:
         book = replace(book, author=options.author)
     if options.language_override:
