@@ -8,8 +8,9 @@ names and genders are learnt as in a render, and scores the annotated chapters, 
 out. Per book and overall: quotes annotated and found, speech quotes, correct, wrong, fallbacks
 (no speaker: the default dialogue voice), accuracy (correct over speech quotes), precision (correct
 over those attributed), and the same per rule; quotations the annotator marked as no character's
-speech that the reader took as dialogue are counted too. ``--show dev`` prints the rules' guesses
-on the development chapters (what the rules were written on) instead, and writes nothing.
+speech that the reader took as dialogue are counted too. ``--part development`` scores the
+annotated development chapter instead (results/attribution_development.json: what the rules were
+tuned on, not a result); ``--show dev`` prints the rules' guesses on every development chapter.
 
     PYTHONPATH=$PWD python benchmarks/attribution_accuracy.py   # -> results/attribution.json
 """
@@ -38,6 +39,7 @@ else:  # pragma: no cover
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "attribution"
 RESULT = HERE / "results" / "attribution.json"
+DEVELOPMENT_RESULT = HERE / "results" / "attribution_development.json"
 
 
 def _scan(chapters: list[Chapter]) -> list[list[tuple[str, ParagraphQuotes]]]:
@@ -54,7 +56,7 @@ def _scan(chapters: list[Chapter]) -> list[list[tuple[str, ParagraphQuotes]]]:
 
 
 def _opening(text: str) -> str:
-    return " ".join(re.sub(r"^\W+", "", text).split()[:5]).rstrip(".,;:!?\"'“”‘’-—")
+    return re.sub(r"[^\w]+$", "", " ".join(re.sub(r"^\W+", "", text).split()[:5]))
 
 
 def _found_quotes(book: str) -> dict[tuple[str, int, str], Attribution | None]:
@@ -91,14 +93,15 @@ def _rule(reason: str) -> str:
     return "fallback"
 
 
-def score(book: str, aliases: dict[str, list[str]]) -> dict:
+def score(book: str, aliases: dict[str, list[str]], part: str = "held_out") -> dict:
     name = book.removesuffix(".txt")
-    with (DATA / f"{name}.tsv").open(encoding="utf-8") as handle:
+    folder = DATA if part == "held_out" else DATA / "development"
+    with (folder / f"{name}.tsv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     chapters = {row["chapter"] for row in rows}
-    held = {chapter.number for chapter in held_out(book)}
-    if not chapters <= held:
-        raise SystemExit(f"{name}: annotated chapters {sorted(chapters - held)} are not held out")
+    allowed = {c.number for c in (held_out(book) if part == "held_out" else development(book))}
+    if not chapters <= allowed:
+        raise SystemExit(f"{name}: annotated chapters {sorted(chapters - allowed)} are not {part}")
     found = _found_quotes(book)
     known = {who: {who.lower(), *(a.lower() for a in other)} for who, other in aliases.items()}
     tally: Counter[str] = Counter()
@@ -165,15 +168,25 @@ def show_development(book: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--show", choices=["dev"], help="print guesses on development chapters")
-    parser.add_argument("--out", type=Path, default=RESULT)
+    parser.add_argument(
+        "--part",
+        choices=["held_out", "development"],
+        default="held_out",
+        help="score the held-out annotations (the reported figures) or the development ones "
+        "(data/attribution/development/, the chapter the rules were written on)",
+    )
+    parser.add_argument("--out", type=Path, help="default results/attribution[_development].json")
     args = parser.parse_args(argv)
     aliases = tomllib.loads((DATA / "aliases.toml").read_text(encoding="utf-8"))
-    books = sorted(f"{p.stem}.txt" for p in DATA.glob("*.tsv"))
+    folder = DATA if args.part == "held_out" else DATA / "development"
+    books = sorted(f"{p.stem}.txt" for p in folder.glob("*.tsv"))
     if args.show:
         for book in books:
             show_development(book)
         return
-    results = {book: score(book, aliases.get(book.removesuffix(".txt"), {})) for book in books}
+    results = {
+        book: score(book, aliases.get(book.removesuffix(".txt"), {}), args.part) for book in books
+    }
     total: Counter[str] = Counter()
     for result in results.values():
         for key in ("annotated", "speech", "correct", "wrong", "fallback",
@@ -193,7 +206,11 @@ def main(argv: list[str] | None = None) -> None:
         "overall": summary,
         "books": results,
     }
-    write_text_atomic(args.out, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    if args.part == "development":
+        report["split"] = "development: chapters the rules were written on (not a result)"
+        report["annotations"] = "benchmarks/data/attribution/development/"
+    out = args.out or (RESULT if args.part == "held_out" else DEVELOPMENT_RESULT)
+    write_text_atomic(out, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     print(json.dumps(summary, indent=2))
 
 

@@ -154,9 +154,13 @@ class _Exchange:
     def resolve(self, pronoun: str) -> tuple[str | None, str]:
         gender = _PRONOUNS[pronoun.lower()]
         pair = list(dict.fromkeys(reversed(self.speakers[-4:])))[:2]
-        matching = [s for s in pair if _gender_of_name(s, self.genders) == gender]
+        genders = [_gender_of_name(s, self.genders) for s in pair]
+        matching = [s for s, g in zip(pair, genders, strict=True) if g == gender]
         if len(pair) == 2 and len(matching) == 1:
             return matching[0], f"'{pronoun}' with a speech verb: the one {gender} in the exchange"
+        other = [s for s, g in zip(pair, genders, strict=True) if g is None]
+        if len(pair) == 2 and not matching and len(other) == 1:
+            return other[0], f"'{pronoun}' with a speech verb: the other one in the exchange"
         for name in reversed(self.mentioned[-12:]):
             if _gender_of_name(name, self.genders) == gender:
                 return name, f"'{pronoun}' with a speech verb: the last {gender} named, {name}"
@@ -171,9 +175,15 @@ class _Exchange:
         return None, "no tag, and the lines before are not a two-person exchange"
 
 
+_PLACE_BEFORE = re.compile(r"\b(?:in|into|near|across|through)\s+$")
+
+
 def _mentions(text: str, names: frozenset[str]) -> list[str]:
+    """Names in ``text`` in the order they come; one after "in", "into", "near" is a place."""
     found = []
     for match in re.finditer(_NAME, text):
+        if _PLACE_BEFORE.search(text[max(0, match.start() - 12) : match.start()]):
+            continue
         who = _clean(match.group(0))
         if _is_name(who, names) and who.split()[0] not in _NOT_NAMES:
             found.append(who)
@@ -217,9 +227,9 @@ def _attribute(
 def character_genders(
     chapters: Sequence[Sequence[tuple[str, ParagraphQuotes]]], names: frozenset[str]
 ) -> dict[str, str]:
-    """Each character's gender where the text says: the pronouns of narration sentences that
-    name that character alone ("Anne turned; she smiled"), kept where one gender outvotes the
-    other two to one."""
+    """Each character's gender where the text says: the first subject pronoun after the name in
+    narration sentences that name that character alone ("Anne turned; she smiled"), kept where one
+    gender outvotes the other two to one."""
     votes: dict[str, Counter[str]] = {}
     for chapter in chapters:
         for text, quotes in chapter:
@@ -228,9 +238,14 @@ def character_genders(
                 named = set(_mentions(sentence, names))
                 if len(named) != 1:
                     continue
-                tally = votes.setdefault(named.pop(), Counter())
-                for word in re.findall(r"\b(he|his|him|she|her|hers)\b", sentence.lower()):
-                    tally["male" if word in ("he", "his", "him") else "female"] += 1
+                name = named.pop()
+                after = sentence[sentence.find(name) + len(name) :].lower()
+                # the first he, his or she after the name is most often the name's own ("him"
+                # and "her" are more often someone else: "Frank kissed her")
+                word = re.search(r"\b(he|his|she)\b", after)
+                if word:
+                    male = word.group(1) != "she"
+                    votes.setdefault(name, Counter())["male" if male else "female"] += 1
     genders = {}
     for name, tally in votes.items():
         if tally:
@@ -272,5 +287,52 @@ def attribute_book(
                 exchange.mentioned.append(attribution.speaker)
             exchange.before_previous_dialogue = exchange.previous_dialogue
             exchange.previous_dialogue = attribution.speaker is not None
-        result.append(found)
+        result.append(_fill_exchanges(chapter, found, genders))
     return result
+
+
+def _runs(found: list[Attribution | None]) -> list[list[int]]:
+    """Runs of consecutive dialogue paragraphs (a paragraph of narration alone ends one)."""
+    runs: list[list[int]] = [[]]
+    for index, attribution in enumerate(found):
+        if attribution is None:
+            runs.append([])
+        else:
+            runs[-1].append(index)
+    return [run for run in runs if len(run) > 1]
+
+
+def _fill_exchanges(
+    chapter: Sequence[tuple[str, ParagraphQuotes]],
+    found: list[Attribution | None],
+    genders: dict[str, str],
+) -> list[Attribution | None]:
+    """Lines left without a speaker in a run of dialogue whose tagged lines are two people taking
+    turns (every tagged line where the alternation puts it) go to whoever's turn it is."""
+    found = list(found)
+    for run in _runs(found):
+        turns, turn = [], -1
+        for index in run:
+            continues = chapter[index][1].spans[0].continues
+            turn += 0 if continues and turn >= 0 else 1
+            turns.append(turn)
+        by_parity: dict[int, str] = {}
+        consistent = True
+        for index, turn in zip(run, turns, strict=True):
+            attribution = found[index]
+            if attribution is None or attribution.speaker is None:
+                continue
+            if attribution.reason.startswith("alternation"):
+                continue
+            known = by_parity.setdefault(turn % 2, attribution.speaker)
+            consistent = consistent and known == attribution.speaker
+        if not consistent or len(by_parity) != 2 or by_parity[0] == by_parity[1]:
+            continue
+        first, second = by_parity[0], by_parity[1]
+        for index, turn in zip(run, turns, strict=True):
+            attribution = found[index]
+            if attribution is not None and attribution.speaker is None:
+                speaker = by_parity[turn % 2]
+                reason = f"alternation: {first} and {second} take turns in this exchange"
+                found[index] = Attribution(speaker, reason, _gender_of_name(speaker, genders))
+    return found
