@@ -108,6 +108,15 @@ def test_bad_cast_files_get_one_line_each(tmp_path, text, says):
     assert says in message and "cast.toml" in message and "\n" not in message
 
 
+def test_a_voice_not_on_this_machine_is_one_line(tmp_path):
+    # hibari knows 'emma' but downloads it on first use, which verified-tts never does
+    text = 'narrator = "espeak:en-us"\n[characters.Anne]\nvoice = "hibari:emma"\n'
+    with pytest.raises(UserError) as caught:
+        read_cast(_cast_file(tmp_path, text), _book())
+    message = str(caught.value)
+    assert "hibari:emma" in message and "not on this machine" in message and "\n" not in message
+
+
 def test_a_voice_that_cannot_be_loaded_is_one_line(tmp_path):
     folder = tmp_path / "voices"
     folder.mkdir()

@@ -4,10 +4,11 @@ say.
 :func:`find_cast` reads a book with its dialogue attributed (:mod:`verified_tts.text.attribution`)
 and lists the characters who speak, with their line counts, first line and gender where the text
 says it, and suggests a voice for each from the voice catalogue (:mod:`verified_tts.voices`): a
-voice of the character's gender that is not the narrator's where there is one, else the default
-dialogue voice. :func:`cast_toml` writes that as ``cast.toml``, which the producer edits;
-:func:`read_cast` reads it back, checking every voice name against the catalogue and every
-character against the book, each mistake a one-line error naming the file, the table and the fix.
+voice of the character's gender and the narrator's language that is not the narrator's where
+there is one, else the default dialogue voice. :func:`cast_toml` writes that as ``cast.toml``,
+which the producer edits; :func:`read_cast` reads it back, checking every voice name against the
+catalogue and every character against the book, each mistake a one-line error naming the file,
+the table and the fix.
 :func:`apply_cast` gives each dialogue segment its character's voice, the same in every chapter,
 and a quote with no known speaker the default dialogue voice; narration keeps the render's voice,
 which is the narrator's. A voice a line sets in the book's own markup is kept.
@@ -81,14 +82,27 @@ def _characters(book: Book, genders: Mapping[str, str]) -> list[Character]:
     ]
 
 
+def _language(voice: Any) -> str:
+    return (voice.language or "").lower().replace("_", "-").split("-")[0]
+
+
 def _suggest(characters: list[Character], narrator: str, voices: list[Any]) -> dict[str, str]:
-    """A voice per character: of their gender and not the narrator's where the catalogue has one
-    (neural voices before espeak-ng's), shared round the characters by line count."""
+    """A voice per character: of their gender, in the narrator's language and not the
+    narrator's, shared round the characters by line count. espeak-ng's voices are suggested only
+    when the narrator is one of them: beside a neural narrator they would sound out of place."""
+    own = next((v for v in voices if v.name == narrator), None)
+    language = _language(own) if own else "en"
+    espeak = own is not None and own.generator == "espeak"
     pools: dict[str, list[str]] = {}
     for gender in ("female", "male"):
-        matching = [v for v in voices if v.gender == gender and v.name != narrator]
-        matching.sort(key=lambda v: (v.generator == "espeak", v.name))
-        pools[gender] = [v.name for v in matching]
+        pools[gender] = sorted(
+            v.name
+            for v in voices
+            if v.gender == gender
+            and v.name != narrator
+            and _language(v) == language
+            and (v.generator == "espeak") == espeak
+        )
     given: Counter[str] = Counter()
     suggested = {}
     for character in characters:
