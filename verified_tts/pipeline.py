@@ -387,6 +387,11 @@ class Synthesizer:
         winner = store.get_candidate(key)
         if winner is None or winner.audio is None:
             return None
+        # Every candidate the manifest and the report will list must be there, not the winner
+        # only (a producer may choose any of them): one that is not is decided again, its audio
+        # generated again.
+        if not store.check_listed(r["key"] for r in records if r.get("audio") is not None):
+            return None
         result = _result_from_decision(utterance, decision)
         with self._sample_lock:  # the prefetch thread counts too
             self.stats.utterances_reused += 1
