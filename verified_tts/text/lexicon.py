@@ -22,7 +22,7 @@ are trained on; a bad regex or an unknown phoneme is one :class:`UserError` line
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -31,11 +31,6 @@ from typing import Any
 
 from verified_tts.errors import UserError
 from verified_tts.text.book import Book, Chapter
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = ["PHONEMES", "Lexicon", "LexiconEntry", "apply_lexicon", "load_lexicon"]
 
