@@ -7,15 +7,13 @@ Spark-TTS's format (weight-normalised layers as weight_g/weight_v).
 
 from __future__ import annotations
 
+import librosa
 import numpy as np
 import pytest
+import torch
+from orpheus_fixtures import tiny_models
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-
-from orpheus_fixtures import tiny_models  # noqa: E402
-
-from verified_tts.errors import UserError  # noqa: E402
+from verified_tts.errors import UserError
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +117,6 @@ def test_fsq_indices_and_codes_are_inverse():
 
 
 def test_bicodec_mel_matches_a_slaney_magnitude_mel(bicodec):
-    librosa = pytest.importorskip("librosa")
     wav = _noise(1.0, 16_000, seed=4)
     ours = bicodec.mel_frames(wav)[0].numpy()
     reference = librosa.feature.melspectrogram(

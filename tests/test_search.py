@@ -15,22 +15,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason
 
-pytest.importorskip("snac", reason="the Orpheus generator needs 'snac' (orpheus extra)")
-
-from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason  # noqa: E402
-
-from verified_tts.config import build_config  # noqa: E402
-from verified_tts.errors import UserError  # noqa: E402
-from verified_tts.search import SearchOptions, continuation_seed, prefix_error  # noqa: E402
-from verified_tts.store import Store  # noqa: E402
-from verified_tts.text.book import Segment  # noqa: E402
+from verified_tts.config import build_config
+from verified_tts.errors import UserError
+from verified_tts.search import SearchOptions, continuation_seed, prefix_error
+from verified_tts.store import Store
+from verified_tts.text.book import Segment
 
 VLLM_MISSING = vllm_skip_reason()
 
 
 def on_engine(test):
-    """vLLM engine tests: marked, and skipped where vllm does not import."""
+    """vLLM engine tests: marked, and skipped only under VTTS_SKIP_ENGINE (a missing vllm or
+    snac fails them)."""
     skip = pytest.mark.skipif(VLLM_MISSING is not None, reason=VLLM_MISSING or "")
     return pytest.mark.vllm(pytest.mark.slow(skip(test)))
 
@@ -111,7 +109,7 @@ def test_prefix_error_catches_a_skipped_word_not_a_cut_one():
 
 
 def test_resumed_grammar_starts_on_the_frame_position():
-    from verified_tts.generators.codec_lm_logits import Grammar, resumed_grammar
+    from verified_tts.generators.codec_lm_grammar import Grammar, resumed_grammar
 
     spec = {"segments": [{"cycle": [[[0, 10]], [[10, 20]], [[20, 30]]], "min": 3, "step": 3}],
             "stop": [99]}  # fmt: skip

@@ -14,13 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason
 
-pytest.importorskip("transformers")
-
-from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason  # noqa: E402
-
-from verified_tts.errors import UserError  # noqa: E402
-from verified_tts.generators import GeneratorConfig, SynthesisRequest  # noqa: E402
+from verified_tts.errors import UserError
+from verified_tts.generators import GeneratorConfig, SynthesisRequest
 
 VLLM_MISSING = vllm_skip_reason()
 
