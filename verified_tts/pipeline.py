@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
 import time
 from collections import defaultdict
@@ -276,6 +277,8 @@ class Synthesizer:
         beam = self.config.search.beam
         if beam or self.config.search.budget_s is not None:
             self._beam_search()  # fails before any work with a generator that has no tokens
+        if not beam:
+            self._budget_limits(utterances, n)  # a budget too small fails before any work too
         policy_id = self.policy_id(n)
         results: dict[str, UtteranceResult] = {}
         # One reference per voice, so a multi-voice dub does not average its voices together.
@@ -458,7 +461,8 @@ class Synthesizer:
 
     def _budget_limits(self, pending: Sequence[Utterance], n: int) -> dict[str, int]:
         """Candidates per utterance: N, or with a budget as many as fit if each ran its whole
-        token allowance (so the budget is never passed; at least one)."""
+        token allowance, so the budget is never passed; a budget that holds not one of them is
+        one error line (a beam search can stop a beam at the budget; a candidate cannot)."""
         if self.config.search.budget_s is None:
             return {u.key: n for u in pending}
         search = self._beam_search()
@@ -466,7 +470,16 @@ class Synthesizer:
         for u in pending:
             request = SynthesisRequest(u.key, 0, 0, u.segment.spoken, u.voice, u.segment.emotion)
             cap = search.backend.max_tokens(request)
-            limits[u.key] = max(1, min(n, (search.budget or 0) // cap))
+            fits = (search.budget or 0) // cap
+            if fits < 1:
+                need = math.ceil(cap * search.backend.seconds_per_token * 100) / 100
+                raise UserError(
+                    f"--budget {self.config.search.budget_s:g} s cannot hold one best-of-N "
+                    f"candidate of {u.segment.text[:40]!r}, which may run to {need:g} s: raise "
+                    f"--budget to at least {need:g}, or use --search beam, which stops its beams "
+                    "at the budget"
+                )
+            limits[u.key] = min(n, fits)
         return limits
 
     def _sample(
