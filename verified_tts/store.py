@@ -27,7 +27,6 @@ become one :class:`~verified_tts.errors.UserError` line that says what to do.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -43,6 +42,7 @@ import soundfile as sf
 
 from verified_tts.errors import UserError
 from verified_tts.output.atomic import write_audio_atomic
+from verified_tts.store_audio import audio_digest, audio_problem, check_audio
 
 __all__ = ["Decision", "Store", "StoredCandidate", "audio_digest", "audio_problem", "index_error"]
 
@@ -133,38 +133,6 @@ def index_error(root: Path, error: sqlite3.Error) -> UserError:
     )
 
 
-def audio_digest(samples: np.ndarray) -> str:
-    """The digest of a candidate's audio as the store holds it: its 16-bit samples, decoded."""
-    return hashlib.sha256(np.ascontiguousarray(samples, dtype="<i2").tobytes()).hexdigest()
-
-
-def _check_audio(
-    path: Path, expected_frames: int | None, expected_digest: str | None
-) -> tuple[str | None, str | None]:
-    """(why the file cannot be trusted or None, the digest of its samples when it decodes)."""
-    if not path.exists():
-        return "its audio file is missing", None
-    try:
-        with sf.SoundFile(path) as handle:
-            samples = handle.read(dtype="int16")
-    except (sf.LibsndfileError, RuntimeError, OSError) as error:
-        return f"its audio file does not decode ({error})", None
-    if expected_frames is not None and len(samples) != expected_frames:
-        return f"its audio file is truncated ({len(samples)} of {expected_frames} samples)", None
-    digest = audio_digest(samples)
-    if expected_digest is not None and digest != expected_digest:
-        return "its audio file holds other samples than were stored (digest differs)", None
-    return None, digest
-
-
-def audio_problem(
-    path: Path, expected_frames: int | None = None, expected_digest: str | None = None
-) -> str | None:
-    """Why the audio file at ``path`` cannot be trusted, or None when it decodes in full (to
-    ``expected_frames`` samples whose digest is ``expected_digest``, where given)."""
-    return _check_audio(path, expected_frames, expected_digest)[0]
-
-
 class Store:
     """The store under ``root`` (``root/index.sqlite`` and ``root/audio/``)."""
 
@@ -235,7 +203,7 @@ class Store:
         # The digest of what the file holds, as any later reader decodes it (libsndfile's own
         # float to 16-bit conversion). A file that does not read back (FLAC cannot hold zero
         # samples) gets none, and the next run's check finds it damaged.
-        digest = _check_audio(self.root / relative, len(audio), None)[1]
+        digest = check_audio(self.root / relative, len(audio), None)[1]
         stored = StoredCandidate(
             key,
             utterance,
@@ -283,7 +251,7 @@ class Store:
         if key in self._checked and path.exists():  # decoded in full once; still there
             return stored
         expected = round(stored.duration_s * stored.sample_rate)
-        problem, digest = _check_audio(path, expected, stored.digest)
+        problem, digest = check_audio(path, expected, stored.digest)
         if problem is not None:
             self.damaged.append(f"candidate {key}: {problem}; generated again")
             self.forget(key)
