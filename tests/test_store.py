@@ -165,3 +165,13 @@ def test_a_store_from_before_digests_is_migrated(tmp_path):
         assert store.get_candidate("u1-000") is None
         _put(store, "u1-000", audio)
         assert store.get_scores("u1-000", "ctx") == record
+
+
+def test_an_empty_candidate_is_stored_without_a_digest_and_found_damaged_later(tmp_path):
+    # FLAC cannot hold zero samples: the write succeeds, the read-back does not, so no digest
+    # is recorded (nothing crashes mid-render) and the next run regenerates it
+    with Store(tmp_path) as store:
+        assert _put(store, "u1-000", np.zeros(0, np.float32)).digest is None
+    with Store(tmp_path) as store:
+        assert store.get_candidate("u1-000") is None
+        assert "does not decode" in store.damaged[0]
