@@ -47,9 +47,11 @@ def test_a_figure_written_into_the_generator_fails(monkeypatch: pytest.MonkeyPat
     text = "<!-- figure: memory-by-hand -->peak memory 1.36x<!-- /figure -->"
     problems = make_tables.block_problems(ROOT / "docs" / "x.md", text)
     assert problems == ["docs/x.md: 'memory-by-hand' shows 1.36, which is not in reliability"]
-    from_the_file = doc_blocks.Generated(("reliability",), lambda: "peak memory 1.42x", labels=0)
+    measured = json.loads((ROOT / "benchmarks/results/reliability.json").read_text(encoding="utf-8"))
+    ratio = f"{measured['memory']['peak_rss_ratio_1000_vs_100']:.2f}"
+    from_the_file = doc_blocks.Generated(("reliability",), lambda: f"peak memory {ratio}x", labels=0)
     monkeypatch.setitem(make_tables.REGISTRY, "memory-by-hand", from_the_file)
-    text = "<!-- figure: memory-by-hand -->peak memory 1.42x<!-- /figure -->"
+    text = f"<!-- figure: memory-by-hand -->peak memory {ratio}x<!-- /figure -->"
     assert make_tables.block_problems(ROOT / "docs" / "x.md", text) == []
 
 
@@ -68,7 +70,9 @@ def test_a_prose_figure_must_be_in_the_file_it_cites() -> None:
     assert make_tables.prose_problems(path, wrong) == [
         "docs/x.md: '1.36' is not in reliability.json"
     ]
-    right = "Peak memory grew 1.42x (benchmarks/results/reliability.json).\n"
+    measured = json.loads((ROOT / "benchmarks/results/reliability.json").read_text(encoding="utf-8"))
+    ratio = f"{measured['memory']['peak_rss_ratio_1000_vs_100']:.2f}"
+    right = f"Peak memory grew {ratio}x (benchmarks/results/reliability.json).\n"
     assert make_tables.prose_problems(path, right) == []
     shares = "AAC overshoots by 0.87 dB; 64% of clips pass (demo_acx.json, ab_benchmark.json)."
     assert [p.split(": ")[1] for p in make_tables.prose_problems(path, shares)] == [

@@ -12,7 +12,7 @@ silently falls back to a default.
 from __future__ import annotations
 
 import math
-import sys
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -25,11 +25,6 @@ from verified_tts.selection import SelectionPolicy
 from verified_tts.tables import check_keys
 from verified_tts.verification import parse_verifier_table
 from verifiers import VERIFIERS, WerOptions
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = [
     "AssemblyOptions",

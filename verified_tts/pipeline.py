@@ -31,7 +31,7 @@ from verified_tts.keys import candidate_key, stable_hash, utterance_key
 from verified_tts.results import CandidateResult, RunStats, Utterance, UtteranceResult
 from verified_tts.scoring import unit_centroid
 from verified_tts.store import Store
-from verified_tts.strategy import RenderContext, Strategy
+from verified_tts.strategy import ChecksFirst, RenderContext, Strategy
 from verified_tts.text.book import Segment
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verifiers import Clip, LabelChecker, SpeakerEmbedder
@@ -204,6 +204,8 @@ class Synthesizer:
         n = n or self.config.candidates
         self._check_emotions(utterances)
         strategy = self.strategy  # fails before any work with a generator it cannot search
+        if isinstance(strategy, ChecksFirst):
+            strategy.check(utterances, n)  # a budget too small fails before any work too
         context = RenderContext(
             generator=self.generator,
             verifiers=self.verifiers,
@@ -314,6 +316,11 @@ class Synthesizer:
         )
         winner = context.store.get_candidate(key)
         if winner is None or winner.audio is None:
+            return None
+        # Every candidate the manifest and the report will list must be there, not the winner
+        # only (a producer may choose any of them): one that is not is decided again, its audio
+        # generated again.
+        if not context.store.check_listed(r["key"] for r in records if r.get("audio") is not None):
             return None
         result = UtteranceResult.from_decision(utterance, decision)
         with context.lock:  # the prefetch thread counts too

@@ -347,6 +347,8 @@ def _voice_map(pairs: list[str] | None) -> dict[str, str]:
 
 
 def _print_dub_summary(summary) -> None:  # summary: DubSummary
+    for line in summary.damaged:
+        console.print(f"[yellow]damaged store entry:[/] {escape(line)}", highlight=False)
     table = Table(title=f"dubbed into {summary.out_dir}", show_header=False)
     table.add_row("cues voiced / skipped", f"{summary.cues} / {summary.skipped}")
     table.add_row("flagged (gates failed, or too long for its slot)", str(summary.flagged))

@@ -102,6 +102,7 @@ class DubSummary:
     warnings: tuple[str, ...]
     track: Path
     mix: Path | None
+    damaged: tuple[str, ...] = ()  # store entries found damaged, dropped and generated again
 
 
 def dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
@@ -184,6 +185,7 @@ def dub(
             placed = _lay_winners(
                 track, store, synth, config, options, cues, slots, segments, results
             )
+            damaged = tuple(store.damaged)
         _write_track(out, track, sample_rate, placed)
         mix_path, mix_scale = None, None
         if original is not None:
@@ -221,7 +223,8 @@ def dub(
         write_json_atomic(out / "dub.json", report)
         write_manifest(out, manifest)
         remove_interrupted_writes(output_folders(out), older_than=run_began)
-        return _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
+        summary = _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
+        return replace(summary, damaged=damaged)
 
 
 def _lay_winners(
