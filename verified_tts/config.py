@@ -12,7 +12,7 @@ silently falls back to a default.
 from __future__ import annotations
 
 import math
-import sys
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -26,11 +26,6 @@ from verified_tts.tables import check_keys
 from verified_tts.verification import parse_verifier_table
 from verified_tts.voices import engine_of, resolve_voice
 from verifiers import VERIFIERS, WerOptions
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = [
     "AssemblyOptions",
@@ -71,6 +66,8 @@ class ProductionOptions:
     narrator: str | None = None
     author: str | None = None  # overrides the EPUB's author (Markdown has none)
     split_hours: float | None = None  # M4B parts of at most this many hours
+    toc_depth: int | None = None  # EPUB: chapters at this TOC depth (None: chapter-sized level)
+    language_override: str | None = None  # read as this language, whatever dc:language says
 
     def __post_init__(self) -> None:
         from verified_tts.output.encode import FORMATS
@@ -85,6 +82,8 @@ class ProductionOptions:
             )
         if self.split_hours is not None and self.split_hours <= 0:
             raise UserError(f"--split-hours must be positive (got {self.split_hours})")
+        if self.toc_depth is not None and (type(self.toc_depth) is not int or self.toc_depth < 1):
+            raise UserError(f"--toc-depth must be a whole number from 1 (got {self.toc_depth!r})")
 
 
 @dataclass(frozen=True)
@@ -101,14 +100,22 @@ class RayOptions:
     pools: Mapping[str, int] = field(default_factory=dict)  # per-verifier pool size overrides
     chunk: int = 0  # requests per actor call; 0 = split each batch evenly over the actors
     max_in_flight: int = 2  # calls queued per actor: the backpressure bound
-    max_restarts: int = 3  # times Ray restarts a killed actor
+    max_restarts: int = 3  # times Ray restarts a killed actor (on another node if its node died)
     max_task_retries: int = 3  # times a call lost with its actor is retried
+    accelerator: str = "GPU"  # what *_num_gpus ask for: GPU, or a custom resource standing in
+    spread: bool = True  # spread each pool's actors over the nodes (Ray's SPREAD strategy)
+    check_resources: bool = True  # refuse actors no node can hold (false: an autoscaling cluster)
 
     def __post_init__(self) -> None:
         sizes = {"replicas": self.replicas, "pool_size": self.pool_size, **dict(self.pools)}
         for name, value in {**sizes, "max_in_flight": self.max_in_flight}.items():
             if int(value) < 1:
                 raise UserError(f"[ray] {name} must be at least 1 (got {value})")
+        if not self.accelerator or self.accelerator in ("CPU", "memory", "object_store_memory"):
+            raise UserError(
+                "[ray] accelerator must be GPU or a custom resource name "
+                f"(got {self.accelerator!r})"
+            )
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import numpy as np
 from verified_tts.errors import UserError
 from verified_tts.keys import stable_hash
 from verified_tts.tables import options_from_table
-from verifiers import DEFAULT_VERIFIERS, VERIFIERS, Verifier
+from verifiers import DEFAULT_VERIFIERS, VERIFIERS, MayBeUnavailable, SpeakerEmbedder, Verifier
 
 __all__ = ["LoadedVerifiers", "load_verifiers", "parse_verifier_table"]
 
@@ -50,7 +50,7 @@ class LoadedVerifiers:
     def embed_reference(self, path: str) -> np.ndarray:
         """The unit speaker embedding of the user's reference WAV (``--voice-ref``)."""
         speaker = self.get("speaker")
-        if speaker is None:
+        if not isinstance(speaker, SpeakerEmbedder):
             raise UserError(
                 "--voice-ref needs the speaker verifier, which is switched off in the config "
                 "([verifiers.speaker] enabled = false)"
@@ -92,7 +92,7 @@ def load_verifiers(
             status[name] = {"available": False, "reason": "switched off in the config"}
             continue
         verifier = VERIFIERS[name].load(options)
-        reason = getattr(verifier, "unavailable_reason", None)
+        reason = verifier.unavailable_reason if isinstance(verifier, MayBeUnavailable) else None
         if reason:  # e.g. the emotion verifier without a model: say so instead of a silent gap
             status[name] = {"available": False, "reason": _UNAVAILABLE_FIX.get(name, reason)}
             continue

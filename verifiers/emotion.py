@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from verified_tts.audio import resample
 from verified_tts.errors import MissingExtra, UserError
 from verified_tts.models import locate_model
 from verifiers.base import Clip, Score
-from verifiers.signal import resample
 
 __all__ = [
     "EMOTION_UNAVAILABLE_REASON",

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from verified_tts.testing.standin import StandInVerifierOptions, load_standin_verifier
 from verifiers.base import Verifier
 from verifiers.duration_fit import DurationFitOptions, load_duration_fit_verifier
 from verifiers.emotion import EmotionOptions, load_emotion_verifier
@@ -36,6 +37,8 @@ VERIFIERS: Mapping[str, VerifierKind] = {
     "speaker": VerifierKind(SpeakerOptions, load_speaker_verifier),
     "emotion": VerifierKind(EmotionOptions, load_emotion_verifier),
     "duration_fit": VerifierKind(DurationFitOptions, load_duration_fit_verifier, default=False),
+    # a stand-in with a fixed cost per clip, for measuring the driver (benchmarks/driver_ceiling.py)
+    "standin": VerifierKind(StandInVerifierOptions, load_standin_verifier, default=False),
 }
 
 # the verifiers a render scores with, in this order (cheap signal checks first)

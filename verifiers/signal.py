@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from math import gcd
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,6 @@ __all__ = [
     "SignalVerifier",
     "expected_duration_s",
     "load_signal_verifier",
-    "resample",
 ]
 
 READING_RATE_CHARS_PER_S = 13.0
@@ -54,18 +52,6 @@ class SignalOptions:
 def expected_duration_s(text: str, chars_per_s: float = READING_RATE_CHARS_PER_S) -> float:
     """Seconds a narrator takes to read ``text``: its letters and digits at ``chars_per_s``."""
     return len(_SPOKEN_CHARS.findall(text)) / chars_per_s
-
-
-def resample(audio: np.ndarray, source_rate: int, target_rate: int) -> np.ndarray:
-    """Polyphase resampling (scipy) to ``target_rate``, float32 out; a no-op at the same rate."""
-    audio = np.asarray(audio, dtype=np.float32)
-    if source_rate == target_rate or audio.size == 0:
-        return audio
-    from scipy.signal import resample_poly  # scipy.signal is slow to import; only here
-
-    divisor = gcd(int(source_rate), int(target_rate))
-    out = resample_poly(audio, int(target_rate) // divisor, int(source_rate) // divisor)
-    return out.astype(np.float32, copy=False)
 
 
 class SignalVerifier:

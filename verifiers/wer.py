@@ -65,10 +65,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from verified_tts.audio import resample
 from verified_tts.errors import UserError
 from verified_tts.models import ModelLocation, bundled_path, locate_model
 from verifiers.base import Clip, Score
-from verifiers.signal import resample
 from verifiers.wer_common import (
     CPU_BATCH,
     HOP,

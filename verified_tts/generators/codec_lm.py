@@ -518,19 +518,10 @@ def load_tokenizer(source: str | Path, model_label: str, *, generator: str, tabl
 
 
 def read_clip(clip: str) -> tuple[np.ndarray, int]:
-    """A reference clip as mono float32 and its rate, or one clear error."""
-    import soundfile as sf
+    """The ``--voice-ref`` clip as mono float32 and its rate, or one clear error."""
+    from verified_tts.audio import read_audio
 
-    path = Path(clip).expanduser()
-    try:
-        audio, rate = sf.read(str(path), dtype="float32", always_2d=False)
-    except Exception as exc:
-        raise UserError(f"cannot read the voice reference '{clip}': {exc}") from exc
-    if audio.ndim == 2:
-        audio = audio.mean(axis=1)
-    if audio.size == 0:
-        raise UserError(f"the voice reference '{clip}' is empty")
-    return np.ascontiguousarray(audio, dtype=np.float32), int(rate)
+    return read_audio(Path(clip).expanduser(), "--voice-ref")
 
 
 def clip_seconds(clip: str | None) -> float:
@@ -544,14 +535,3 @@ def clip_seconds(clip: str | None) -> float:
         return float(info.frames) / float(info.samplerate)
     except Exception:
         return 0.0
-
-
-def resample(audio: np.ndarray, rate: int, target: int) -> np.ndarray:
-    if rate == target:
-        return audio
-    from math import gcd
-
-    from scipy.signal import resample_poly
-
-    g = gcd(int(rate), int(target))
-    return resample_poly(audio, target // g, int(rate) // g).astype(np.float32)

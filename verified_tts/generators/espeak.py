@@ -182,6 +182,11 @@ class EspeakGenerator:
         return candidates
 
 
+def languages(config: Any) -> tuple[str, ...]:
+    """The espeak-ng language the options name (``[generator.espeak] language``)."""
+    return (EspeakOptions.from_mapping(config.options).language,)
+
+
 def load(config: Any) -> EspeakGenerator:
     """Registry entry point: build the generator from a ``GeneratorConfig``."""
     if config.model or config.codec:

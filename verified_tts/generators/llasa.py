@@ -96,6 +96,11 @@ def max_chars(config: GeneratorConfig) -> int:
     return options.max_chars(max(options.slack_s + 2.0, options.max_speech_s - reference))
 
 
+def languages(config: GeneratorConfig) -> tuple[str, ...]:
+    """Llasa is trained on English and Chinese speech."""
+    return ("en", "zh")
+
+
 @dataclass(frozen=True, eq=False)
 class SpeechPrompt:
     """A zero-shot reference: the clip's words and its X-codec2 codes."""

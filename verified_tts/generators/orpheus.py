@@ -111,6 +111,11 @@ def max_chars(config: GeneratorConfig) -> int:
     return OrpheusOptions.from_mapping(config.options).max_chars()
 
 
+def languages(config: GeneratorConfig) -> tuple[str, ...]:
+    """What the named voices speak: the finetuned checkpoints are English."""
+    return ("en",)
+
+
 def frame_grammar() -> dict[str, Any]:
     """Whole SNAC frames (position k of a frame in its 4096-id block), end-of-speech between."""
     blocks = [

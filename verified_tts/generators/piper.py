@@ -430,6 +430,14 @@ class PiperGenerator:
         return candidates
 
 
+def languages(config: Any) -> tuple[str, ...]:
+    """The language of the voice, from its JSON config; no model is loaded."""
+    _, config_path = _voice_files(config.model)
+    voice = _read_config(config_path)
+    code = (voice.get("language") or {}).get("code") or (voice.get("espeak") or {}).get("voice")
+    return (str(code),) if code else ()
+
+
 def load(config: Any) -> PiperGenerator:
     """Registry entry point: build the generator from a ``GeneratorConfig``."""
     if config.codec:

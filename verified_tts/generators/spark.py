@@ -102,6 +102,11 @@ def max_chars(config: GeneratorConfig) -> int:
     return SparkOptions.from_mapping(config.options).max_chars()
 
 
+def languages(config: GeneratorConfig) -> tuple[str, ...]:
+    """Spark-TTS is trained on English and Chinese speech."""
+    return ("en", "zh")
+
+
 @dataclass(frozen=True)
 class SparkVoice:
     """A created voice: gender, pitch and speed labels."""
@@ -351,7 +356,12 @@ class SparkLayout:
 
     def info(self, request: SynthesisRequest) -> dict[str, Any]:
         voice = request.voice or self.voice
-        return {"voice": voice, "zero_shot": self.reference is not None and not request.voice}
+        return {
+            "voice": voice,
+            "zero_shot": self.reference is not None and not request.voice,
+            # the speaker this candidate was decoded with: one created voice, one speaker
+            "global_codes": self.globals_for(request).tolist(),
+        }
 
 
 def _locate_lm(model: str) -> Path:

@@ -29,6 +29,7 @@ from verified_tts.atomic import (
     write_json_atomic,
     write_text_atomic,
 )
+from verified_tts.audio import read_audio
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.output.assembly import AssembledFile
@@ -42,13 +43,16 @@ from verified_tts.output.dub_track import (
     track_stats,
     voiced_srt,
 )
+from verified_tts.output.lock import output_lock
 from verified_tts.output.manifest import (
     Manifest,
     build_manifest,
     output_folders,
     write_manifest,
 )
-from verified_tts.pipeline import Synthesizer, UtteranceResult
+from verified_tts.pipeline import Synthesizer
+from verified_tts.results import UtteranceResult
+from verified_tts.review.hook import ReviewHook
 from verified_tts.selection import Gate
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.tables import check_keys
@@ -57,9 +61,10 @@ from verified_tts.text.cues import cue_segments, cues_within, unmapped_speakers
 from verified_tts.text.subtitles import Cue, Subtitles, load_subtitles
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verified_tts.workflows.render import prepare_output
+from verifiers import HasOptions
 from verifiers.duration_fit import DurationFitOptions
 
-__all__ = ["DubSummary", "dub", "dub_settings"]
+__all__ = ["DubSummary", "dub", "dub_settings", "dubbing_synthesizer"]
 
 
 def dub_settings(table: Mapping[str, Any] | None = None, **overrides: Any) -> dict[str, Any]:
@@ -97,9 +102,10 @@ class DubSummary:
     warnings: tuple[str, ...]
     track: Path
     mix: Path | None
+    damaged: tuple[str, ...] = ()  # store entries found damaged, dropped and generated again
 
 
-def _dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
+def dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
     """The loaded models of ``base`` under the dub policy: duration_fit on, stretch gated."""
     policy = base.config.selection
     # margin: an adaptive run stops early only on a candidate that needs no stretch at all
@@ -113,20 +119,6 @@ def _dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
             (*verifiers.active, *extra.active), {**verifiers.status, **extra.status}
         )
     return base.variant(config, verifiers=verifiers)
-
-
-def _read_original(path: Path) -> tuple[np.ndarray, int]:
-    import soundfile as sf
-
-    if not path.is_file():
-        raise UserError(f"--mix {path} does not exist or is not a file: give the original's WAV")
-    try:
-        audio, rate = sf.read(path, dtype="float32", always_2d=True)
-    except (RuntimeError, OSError) as error:  # soundfile's LibsndfileError is a RuntimeError
-        raise UserError(
-            f"--mix {path} is not an audio file soundfile can read ({error}); give a WAV or FLAC"
-        ) from None
-    return audio, int(rate)
 
 
 def dub(
@@ -167,63 +159,72 @@ def dub(
     )
     name = str(subtitles_path)
     subtitles, cues, warnings = _read_cues(subtitles_path, name, options)
-    original = _read_original(Path(mix)) if mix is not None else None
+    original = read_audio(mix, "--mix", mono=False) if mix is not None else None
     out = prepare_output(out_dir)
-    for warning in warnings:
-        if on_warning:
-            on_warning(warning)
+    with output_lock(out, "dub"):
+        review = ReviewHook.load(out)
+        for warning in warnings:
+            if on_warning:
+                on_warning(warning)
 
-    synth = _load_dubbing_synthesizer(config, synthesizer, options.speed_limit, on_loading)
-    sample_rate = synth.generator.sample_rate
-    track_end = options.duration if options.duration is not None else cues[-1].end + options.tail_s
-    slots = compute_slots(cues, options, track_end)
-    segments = cue_segments(cues, options.voices)
-    utterances = synth.plan(segments, target_durations=[round(s.seconds, 3) for s in slots])
-    if on_start:
-        on_start(len({u.key for u in utterances}))
+        synth = _load_dubbing_synthesizer(config, synthesizer, options.speed_limit, on_loading)
+        sample_rate = synth.generator.sample_rate
+        track_end = (
+            options.duration if options.duration is not None else cues[-1].end + options.tail_s
+        )
+        slots = compute_slots(cues, options, track_end)
+        segments = cue_segments(cues, options.voices)
+        utterances = review.plan(synth, segments, [round(s.seconds, 3) for s in slots])
+        if on_start:
+            on_start(len({u.key for u in utterances}))
 
-    track = np.zeros(round(track_end * sample_rate), dtype=np.float32)
-    with Store(out / STORE_DIR) as store:
-        results = synth.run(utterances, store, on_result=on_result)
-        place_started = time.perf_counter()
-        placed = _lay_winners(track, store, synth, config, options, cues, slots, segments, results)
-    _write_track(out, track, sample_rate, placed)
-    mix_path, mix_scale = None, None
-    if original is not None:
-        mix_path, mix_scale = _write_mix(out, original, track, sample_rate, placed, options)
-    synth.stats.seconds["place"] += time.perf_counter() - place_started
+        track = np.zeros(round(track_end * sample_rate), dtype=np.float32)
+        with Store(out / STORE_DIR) as store:
+            results = review.results(synth.run(utterances, store, on_result=on_result))
+            place_started = time.perf_counter()
+            placed = _lay_winners(
+                track, store, synth, config, options, cues, slots, segments, results
+            )
+            damaged = tuple(store.damaged)
+        _write_track(out, track, sample_rate, placed)
+        mix_path, mix_scale = None, None
+        if original is not None:
+            mix_path, mix_scale = _write_mix(out, original, track, sample_rate, placed, options)
+        synth.stats.seconds["place"] += time.perf_counter() - place_started
 
-    wall = time.perf_counter() - started
-    stats = track_stats(placed, len(subtitles.skipped))
-    track_seconds = round(track.size / sample_rate, 3)
-    report = _dub_report(
-        name,
-        subtitles,
-        options,
-        placed,
-        stats={**stats, "wall_seconds": round(wall, 3)},
-        warnings=warnings,
-        sample_rate=sample_rate,
-        track_seconds=track_seconds,
-        n=config.candidates,
-        mix=(str(mix) if mix is not None else None, mix_path, mix_scale),
-    )
-    manifest = replace(
-        build_manifest(
-            synthesizer=synth,
-            source=name,
-            book_title=None,
-            results=results,
-            files=[AssembledFile(None, None, "track.wav", "track.flac", track_seconds)],
+        wall = time.perf_counter() - started
+        stats = track_stats(placed, len(subtitles.skipped))
+        track_seconds = round(track.size / sample_rate, 3)
+        report = _dub_report(
+            name,
+            subtitles,
+            options,
+            placed,
+            stats={**stats, "wall_seconds": round(wall, 3)},
+            warnings=warnings,
+            sample_rate=sample_rate,
+            track_seconds=track_seconds,
             n=config.candidates,
-            wall_seconds=wall,
-        ),
-        dub="dub.json",
-    )
-    write_json_atomic(out / "dub.json", report)
-    write_manifest(out, manifest)
-    remove_interrupted_writes(output_folders(out), older_than=run_began)
-    return _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
+            mix=(str(mix) if mix is not None else None, mix_path, mix_scale),
+        )
+        manifest = replace(
+            build_manifest(
+                synthesizer=synth,
+                source=name,
+                book_title=None,
+                results=results,
+                files=[AssembledFile(None, None, "track.wav", "track.flac", track_seconds)],
+                n=config.candidates,
+                wall_seconds=wall,
+            ),
+            dub="dub.json",
+        )
+        manifest = review.manifest(manifest)
+        write_json_atomic(out / "dub.json", report)
+        write_manifest(out, manifest)
+        remove_interrupted_writes(output_folders(out), older_than=run_began)
+        summary = _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
+        return replace(summary, damaged=damaged)
 
 
 def _lay_winners(
@@ -240,7 +241,7 @@ def _lay_winners(
     """Each cue's winner from the store, fitted to its slot and added to ``track``; edge silence
     is trimmed with the settings the ``duration_fit`` verifier measured with."""
     fit_verifier = synth.verifiers.get("duration_fit")
-    trim = getattr(fit_verifier, "options", None) or DurationFitOptions()
+    trim = fit_verifier.options if isinstance(fit_verifier, HasOptions) else DurationFitOptions()
     return [
         place_on_track(
             track,
@@ -331,7 +332,7 @@ def _load_dubbing_synthesizer(
         load_started = time.perf_counter()
         synthesizer = Synthesizer.load(config)
         load_seconds = time.perf_counter() - load_started
-    synth = _dubbing_synthesizer(synthesizer, speed_limit)
+    synth = dubbing_synthesizer(synthesizer, speed_limit)
     if load_seconds is not None:
         synth.stats.seconds["load"] += load_seconds
     return synth

