@@ -29,7 +29,7 @@ from verified_tts.atomic import (
     write_json_atomic,
     write_text_atomic,
 )
-from verified_tts.audio import read_audio
+from verified_tts.audio import read_audio, resample
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.output.assembly import AssembledFile
@@ -242,11 +242,18 @@ def _lay_winners(
     is trimmed with the settings the ``duration_fit`` verifier measured with."""
     fit_verifier = synth.verifiers.get("duration_fit")
     trim = fit_verifier.options if isinstance(fit_verifier, HasOptions) else DurationFitOptions()
+    rate = synth.generator.sample_rate
+
+    def winner_audio(result: UtteranceResult) -> np.ndarray:
+        # a speaker's voice of another generator is brought to the track's rate, once
+        stored = store.get_candidate(result.winner_candidate.key)
+        return resample(store.load_audio(stored), stored.sample_rate, rate)
+
     return [
         place_on_track(
             track,
-            store.load_audio(store.get_candidate(result.winner_candidate.key)),
-            synth.generator.sample_rate,
+            winner_audio(result),
+            rate,
             cue,
             slot,
             result,
