@@ -21,7 +21,7 @@ import argparse
 import csv
 import json
 import re
-import sys
+import tomllib
 from collections import Counter
 from pathlib import Path
 
@@ -30,11 +30,6 @@ from attribution_books import Chapter, development, held_out, read_chapters
 from verified_tts.atomic import write_text_atomic
 from verified_tts.text.attribution import Attribution, attribute_book
 from verified_tts.text.dialogue import ParagraphQuotes, quote_style, scan_paragraph
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "attribution"

@@ -11,7 +11,7 @@ differ (energy of the difference against the signal's). The independent judge (W
 ``bundled:base``, beam 5, never used for selection) then transcribes candidate 0, the winner and
 the highest reference log-probability (with --oracle, every candidate: the best the pool holds);
 reported are their mean judge WERs, the paired gain of the winner over candidate 0 with a seeded
-bootstrap interval (benchmarks/paired_gain.py), and the gain of the winner over the first setting's
+bootstrap interval (verified_tts.paired), and the gain of the winner over the first setting's
 candidate 0 (the render with no variation at all), which is what a producer compares against.
 
 Text sets: ``harvard`` (the package's Harvard sentences, --first/--count), ``dev`` and ``heldout``
@@ -35,8 +35,9 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 from harvard import harvard_book  # benchmarks/ is on sys.path when run
-from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
 from prose import prose_book  # benchmarks/ is on sys.path when run
+
+from verified_tts.paired import paired_gain
 
 ROOT = Path(__file__).resolve().parent.parent
 N = 8
@@ -196,10 +197,10 @@ def main() -> None:
             **judged,
             "policy_gain_over_candidate0": paired_gain(
                 [a - b for a, b in zip(cand0, policy, strict=True)]
-            ),
+            ).as_dict(),
             f"policy_gain_over_{args.settings[0]}_candidate0": paired_gain(
                 [a - b for a, b in zip(baseline, policy, strict=True)]
-            ),
+            ).as_dict(),
             "flagged": sum(1 for u in utterances if u["flagged"]),
         }
         results.append(result)

@@ -186,6 +186,31 @@ def test_rerun_reuses_the_store(sintel, synthesizer):
     assert (out / "track.wav").read_bytes() == track
 
 
+def test_a_damaged_loser_is_reported_and_generated_again(sintel, synthesizer, tmp_path):
+    import shutil
+
+    _, out, _, _, manifest, _ = sintel
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    src = copy.parent / "sintel-4.srt"
+    shutil.copy(sintel[0], src)
+    utterance = next(u for u in manifest["utterances"] if u["winner"] == 0)
+    loser = copy / utterance["candidates"][1]["audio"]
+    loser.unlink()
+    summary, _, again = run(src, copy, synthesizer)
+    assert summary.damaged == (
+        f"candidate {loser.stem}: its audio file is missing; generated again",
+    )
+    assert summary.candidates_generated == 1 and loser.is_file()
+
+    # its audio came back identical (the stored digest), so did its scores and every decision
+    def results(m):
+        return [(u["key"], u["winner"], [c["scores"] for c in u["candidates"]])
+                for u in m["utterances"]]  # fmt: skip
+
+    assert results(again) == results(manifest)
+
+
 def test_tight_slots_stretch_within_the_limit_and_flag_what_cannot_fit(tight):
     _, out, summary, report, _, _ = tight
     cues = {c["index"]: c for c in report["cues"]}

@@ -21,14 +21,11 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-pytest.importorskip("ray")  # the [ray] extra: installed by `make test`
-
-from typer.testing import CliRunner  # noqa: E402
-
-from verified_tts.config import RayOptions, build_config  # noqa: E402
-from verified_tts.errors import UserError  # noqa: E402
-from verified_tts.generators import GeneratorConfig  # noqa: E402
+from verified_tts.config import RayOptions, build_config
+from verified_tts.errors import UserError
+from verified_tts.generators import GeneratorConfig
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(1800)]
 
@@ -77,7 +74,7 @@ def worker_node_ids(state_dir: Path) -> dict[str, int]:
 
 
 def test_cluster_up_starts_worker_nodes_on_loopback(nodes):
-    psutil = pytest.importorskip("psutil")
+    import psutil
     state_dir, state = nodes
     assert state["nodes"] == 3 and len(state["workers"]) == 2
     status = cli(state_dir, "cluster", "status")

@@ -90,6 +90,10 @@ def go_to(driver, text):
 
 
 def open_review(driver, app):
+    # A page of an earlier, stopped review may still have had requests in flight; their
+    # errors belong to that review, not to this one.
+    driver.get("about:blank")
+    driver.get_log("browser")
     driver.get(app.url)
     wait(driver, "return document.body.dataset.ready === '1'")
     assert "token=" not in driver.current_url  # the token moved into a cookie

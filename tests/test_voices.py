@@ -188,8 +188,9 @@ def test_voice_set_options_apply_per_generator():
 
 def test_mixed_rates_are_resampled_once_at_the_books_rate(tmp_path):
     """A 24 kHz tone in a 22,050 Hz book keeps its pitch and length."""
+    from verified_tts.audio import resample
     from verified_tts.config import AssemblyOptions
-    from verified_tts.output.assembly import Placed, assemble_book, resample
+    from verified_tts.output.assembly import Placed, assemble_book
 
     seconds, tone = 1.0, 440.0
     at_24k = (0.3 * np.sin(2 * np.pi * tone * np.arange(24000) / 24000)).astype(np.float32)

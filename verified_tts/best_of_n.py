@@ -3,17 +3,19 @@
 Every undecided utterance of a window gets the candidates its round needs (the selection policy's
 round targets: all N at once, or adaptive rounds that stop where a candidate passed), sampled for
 the whole window in one batch and scored in one call per verifier; an utterance the policy lets
-stop is decided, the others go on to the next round. With a budget (``--budget``, seconds of
-audio generated per utterance) an utterance gets only as many candidates as fit if each ran its
-whole token allowance, so the budget is never passed (at least one). The first round of the next
-window is what :meth:`BestOfN.prefetch` samples ahead.
+stop is decided, the others go on to the next round. With a budget (``--budget``, seconds of audio
+generated per utterance) an utterance gets only as many candidates as fit if each ran its whole
+token allowance, so the budget is never passed (a budget that holds not one is an error). The first
+round of the next window is what :meth:`BestOfN.prefetch` samples ahead.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from verified_tts.errors import UserError
 from verified_tts.results import CandidateResult, Utterance, UtteranceResult
 from verified_tts.selection import round_targets, should_stop
 from verified_tts.strategy import RenderContext
@@ -40,13 +42,28 @@ class BestOfN:
 
     def limits(self, pending: Sequence[Utterance], n: int) -> dict[str, int]:
         """Candidates per utterance: N, or with a budget as many as fit if each ran its whole
-        token allowance (so the budget is never passed; at least one)."""
+        token allowance, so the budget is never passed; a budget that holds not one of them is
+        one error line (a beam search can stop a beam at the budget; a candidate cannot)."""
         if self.budget is None or self.backend is None:
             return {u.key: n for u in pending}
-        return {
-            u.key: max(1, min(n, self.budget // self.backend.max_tokens(u.request(0))))
-            for u in pending
-        }
+        limits = {}
+        for u in pending:
+            cap = self.backend.max_tokens(u.request(0))
+            fits = self.budget // cap
+            if fits < 1:
+                need = math.ceil(cap * self.backend.seconds_per_token * 100) / 100
+                raise UserError(
+                    f"--budget {self.budget * self.backend.seconds_per_token:g} s cannot hold one "
+                    f"best-of-N candidate of {u.segment.text[:40]!r}, which may run to {need:g} "
+                    f"s: raise --budget to at least {need:g}, or use --search beam, which stops "
+                    "its beams at the budget"
+                )
+            limits[u.key] = min(n, fits)
+        return limits
+
+    def check(self, utterances: Sequence[Utterance], n: int) -> None:
+        """A budget too small for one candidate fails before any work."""
+        self.limits(utterances, n)
 
     def prefetch(self, window: Sequence[Utterance], context: RenderContext) -> None:
         """Sample the first round of the window's undecided utterances. Only candidates the

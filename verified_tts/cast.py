@@ -17,7 +17,7 @@ which is the narrator's. A voice a line sets in the book's own markup is kept.
 from __future__ import annotations
 
 import os
-import sys
+import tomllib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -26,11 +26,6 @@ from typing import Any
 
 from verified_tts.errors import UserError
 from verified_tts.text.book import Book, Chapter
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = [
     "Cast",

@@ -12,7 +12,7 @@ silently falls back to a default.
 from __future__ import annotations
 
 import math
-import sys
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -26,11 +26,6 @@ from verified_tts.tables import check_keys
 from verified_tts.verification import parse_verifier_table
 from verified_tts.voices import engine_of, resolve_voice
 from verifiers import VERIFIERS, WerOptions
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = [
     "AssemblyOptions",

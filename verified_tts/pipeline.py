@@ -27,11 +27,12 @@ import numpy as np
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.generators import Generator, load_generator
+from verified_tts.generators.voice_set import CastGenerator, VoiceSet
 from verified_tts.keys import candidate_key, stable_hash, utterance_key
 from verified_tts.results import CandidateResult, RunStats, Utterance, UtteranceResult
 from verified_tts.scoring import unit_centroid
 from verified_tts.store import Store
-from verified_tts.strategy import RenderContext, Strategy
+from verified_tts.strategy import ChecksFirst, RenderContext, Strategy
 from verified_tts.text.book import Segment
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verified_tts.voices import own_speaker
@@ -60,19 +61,25 @@ def plan_utterances(
     voice: str | None,
     target_durations: Sequence[float | None] | None = None,
 ) -> list[Utterance]:
-    """Give every segment its content address under this generator and seed."""
+    """Give every segment its content address under this generator and seed.
+
+    A :class:`~verified_tts.generators.voice_set.CastGenerator` keys each line under its own
+    voice's generator; a plain generator speaks only its own voice, and a line in another
+    generator's voice fails here, before any work.
+    """
     identity = generator.identity()
+    identity_for = generator.identity_for if isinstance(generator, CastGenerator) else None
     targets = list(target_durations) if target_durations is not None else [None] * len(segments)
     planned = []
     for segment, target in zip(segments, targets, strict=True):
         segment_voice = segment.voice or voice
-        if segment.voice:  # a line in another generator's voice fails here, before any work
+        if segment.voice and identity_for is None:
             own_speaker(segment.voice, generator.name, generator.model)
         key = utterance_key(
             segment.spoken,
             voice=segment_voice,
             emotion=segment.emotion,
-            generator=identity,
+            generator=identity if identity_for is None else identity_for(segment_voice),
             base_seed=base_seed,
             target_duration_s=target,
             phonemes=segment.phonemes,
@@ -153,6 +160,7 @@ class Synthesizer:
         segments: Sequence[Segment],
         target_durations: Sequence[float | None] | None = None,
     ) -> list[Utterance]:
+        self._cast_voices(segments)
         return plan_utterances(
             segments,
             self.generator,
@@ -160,6 +168,36 @@ class Synthesizer:
             voice=self.config.generator.voice,
             target_durations=target_durations,
         )
+
+    def _cast_voices(self, segments: Sequence[Segment]) -> None:
+        """When a line names a voice of another generator than the render's (a character in
+        hibari:heart in a book narrated by Piper), route the render through a
+        :class:`~verified_tts.generators.voice_set.CastGenerator` that loads that generator once.
+        A book in the render's own voices keeps its generator, and its keys, unchanged."""
+        if isinstance(self.generator, CastGenerator):
+            return
+        voices = dict.fromkeys(s.voice for s in segments if s.voice)
+        if not voices:
+            return
+        cast = CastGenerator(
+            self.generator,
+            VoiceSet(
+                self.config.generator,
+                voices_dir=self.config.voices_dir,
+                options={self.config.generator.name: self.config.generator.options},
+            ),
+        )
+        others = [voice for voice in voices if not cast.speaks(voice)]
+        if not others:
+            return
+        search = self.config.search
+        if search.beam or search.budget_s is not None:
+            what = "--search beam" if search.beam else "--budget"
+            raise UserError(
+                f"{what} runs on the render's one generator, and the voice {others[0]} is "
+                f"spoken by another: render that book with --search best-of-n without --budget"
+            )
+        self.generator = cast
 
     def policy_id(self, n: int) -> str:
         """Decisions are reused only under the same N, policy, verifiers and search."""
@@ -207,6 +245,8 @@ class Synthesizer:
         n = n or self.config.candidates
         self._check_emotions(utterances)
         strategy = self.strategy  # fails before any work with a generator it cannot search
+        if isinstance(strategy, ChecksFirst):
+            strategy.check(utterances, n)  # a budget too small fails before any work too
         context = RenderContext(
             generator=self.generator,
             verifiers=self.verifiers,
@@ -222,8 +262,11 @@ class Synthesizer:
         # One reference per voice, so a multi-voice dub does not average its voices together.
         winners: dict[str | None, list[np.ndarray]] = defaultdict(list)
         bootstrap: dict[str | None, np.ndarray | None] = {}
-        if self.voice_reference is None:
-            for voice in dict.fromkeys(u.voice for u in utterances):
+        # The user's reference (--voice-ref) is the render's own voice; every other voice of the
+        # book is compared with its own lines, never with the narrator's.
+        own_voice = self.config.generator.voice
+        for voice in dict.fromkeys(u.voice for u in utterances):
+            if self.voice_reference is None or voice != own_voice:
                 first = [u for u in utterances if u.voice == voice][: self.config.window]
                 bootstrap[voice] = (
                     self._bootstrap_reference(first, context)
@@ -275,9 +318,8 @@ class Synthesizer:
         winners: Mapping[str | None, list[np.ndarray]],
     ) -> dict[str | None, np.ndarray | None]:
         """Each voice's reference for the next window: the user's, else its winners' centroid,
-        else (no winner yet) its bootstrap centroid."""
-        if self.voice_reference is not None:
-            return {}  # every clip falls back to the user's reference
+        else (no winner yet) its bootstrap centroid. A voice missing here (the render's own, when
+        the user gave a reference) falls back to the user's reference."""
         return {
             voice: unit_centroid(winners[voice]) if winners.get(voice) else first
             for voice, first in bootstrap.items()
@@ -317,6 +359,11 @@ class Synthesizer:
         )
         winner = context.store.get_candidate(key)
         if winner is None or winner.audio is None:
+            return None
+        # Every candidate the manifest and the report will list must be there, not the winner
+        # only (a producer may choose any of them): one that is not is decided again, its audio
+        # generated again.
+        if not context.store.check_listed(r["key"] for r in records if r.get("audio") is not None):
             return None
         result = UtteranceResult.from_decision(utterance, decision)
         with context.lock:  # the prefetch thread counts too

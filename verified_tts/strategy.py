@@ -31,7 +31,7 @@ from verified_tts.store import Store, StoredCandidate
 from verified_tts.verification import LoadedVerifiers
 from verifiers import Clip
 
-__all__ = ["RenderContext", "Scored", "Strategy"]
+__all__ = ["ChecksFirst", "RenderContext", "Scored", "Strategy"]
 
 # a scored candidate and its speaker embedding (None without a speaker verifier)
 Scored = tuple[CandidateResult, tuple[float, ...] | None]
@@ -55,6 +55,13 @@ class Strategy(Protocol):
     def render_window(
         self, pending: Sequence[Utterance], context: RenderContext
     ) -> Iterator[UtteranceResult]: ...
+
+
+@runtime_checkable
+class ChecksFirst(Protocol):
+    """A strategy that can refuse a run before any work (one error line, nothing sampled)."""
+
+    def check(self, utterances: Sequence[Utterance], n: int) -> None: ...
 
 
 @dataclass(frozen=True, eq=False)

@@ -39,6 +39,7 @@ __all__ = [
     "find_voice",
     "own_speaker",
     "resolve_voice",
+    "spoken_voice",
 ]
 
 ENGINES = ("piper", "hibari", "espeak")
@@ -304,6 +305,28 @@ def own_speaker(voice: str | None, generator: str, model: str) -> str | None:
         f"speaks with one generator's voice: render with --voice {voice}, or remove that "
         "line's voice"
     )
+
+
+def spoken_voice(
+    voice: str | None, generator: str, model: str, voices_dir: str | Path | None = None
+) -> str:
+    """The catalogue name of the voice a line was spoken in, as the manifest writes it: a
+    catalogue name in its whole spelling (``piper:joe`` is ``piper:en_US-joe-medium``), a plain
+    speaker setting (or none) as the render's own voice (``piper:en_US-libritts-high:p225``,
+    ``hibari:heart``, ``espeak:en-us+f3``, ``orpheus:tara``)."""
+    if engine_of(voice) is not None:
+        try:
+            return find_voice(str(voice), voices_dir).name
+        except UserError:
+            return str(voice)
+    if generator == "espeak":
+        language = model.removeprefix("espeak-ng:")
+        return f"espeak:{language}" + (f"+{voice}" if voice else "")
+    if generator == "hibari":
+        return f"hibari:{voice or model}"
+    if generator == "piper":
+        return f"piper:{model}" + (f":{voice}" if voice else "")
+    return f"{generator}:{voice}" if voice else generator
 
 
 # --- names -> voices ----------------------------------------------------------------------

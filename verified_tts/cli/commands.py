@@ -364,6 +364,8 @@ def _voice_map(pairs: list[str] | None) -> dict[str, str]:
 
 
 def _print_dub_summary(summary) -> None:  # summary: DubSummary
+    for line in summary.damaged:
+        console.print(f"[yellow]damaged store entry:[/] {escape(line)}", highlight=False)
     table = Table(title=f"dubbed into {summary.out_dir}", show_header=False)
     table.add_row("cues voiced / skipped", f"{summary.cues} / {summary.skipped}")
     table.add_row("flagged (gates failed, or too long for its slot)", str(summary.flagged))
@@ -735,9 +737,9 @@ app.add_typer(cluster_app, name="cluster")
 app.add_typer(jobs_app, name="jobs")
 # `check` and `words` live in verified_tts/cli_production.py
 register_production_commands(app, console)
+register_voice_commands(app, console)
 # `review` lives in verified_tts/cli/review.py; Starlette is imported only when it runs
 register_review_command(app, console)
-register_voice_commands(app, console)
 register_cast_command(app, console)
 
 

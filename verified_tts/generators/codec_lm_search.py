@@ -71,7 +71,7 @@ class PrefixBackend:
 
     def extend(self, items: Sequence[Extension]) -> list[Extended]:
         """Every continuation as one engine request, all in the generator's bounded window."""
-        from verified_tts.generators.codec_lm_logits import resumed_grammar
+        from verified_tts.generators.codec_lm_grammar import resumed_grammar
 
         if not items:
             return []

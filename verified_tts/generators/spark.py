@@ -356,7 +356,12 @@ class SparkLayout:
 
     def info(self, request: SynthesisRequest) -> dict[str, Any]:
         voice = request.voice or self.voice
-        return {"voice": voice, "zero_shot": self.reference is not None and not request.voice}
+        return {
+            "voice": voice,
+            "zero_shot": self.reference is not None and not request.voice,
+            # the speaker this candidate was decoded with: one created voice, one speaker
+            "global_codes": self.globals_for(request).tolist(),
+        }
 
 
 def _locate_lm(model: str) -> Path:

@@ -21,7 +21,7 @@ from verified_tts.generators import Candidate, Generator, GeneratorConfig, Synth
 from verified_tts.generators import load_generator as _load_generator
 from verified_tts.keys import stable_hash
 
-__all__ = ["VoiceSet"]
+__all__ = ["CastGenerator", "VoiceSet"]
 
 
 class VoiceSet:
@@ -90,3 +90,59 @@ class VoiceSet:
             for position, candidate in zip(positions, generator.sample(batch), strict=True):
                 results[position] = candidate
         return [candidate for candidate in results if candidate is not None]
+
+
+class CastGenerator:
+    """The render's generator, plus the generators of the other voices a book's lines name.
+
+    It is a :class:`Generator` whose name, model, rate and identity are the render's own, so a
+    book in one voice is keyed and rendered exactly as without it. A line whose voice the
+    render's generator speaks (``piper:joe``, or a speaker of the loaded Piper voice) goes to it;
+    a line in another generator's voice (``hibari:heart``, ``espeak:en-us+f3``) goes to a
+    :class:`VoiceSet`, which loads that generator once, when the render is planned. Each candidate
+    comes back at its own voice's rate (assembly brings it to the book's).
+    """
+
+    def __init__(self, default: Generator, voices: VoiceSet) -> None:
+        self.default = default
+        self.voices = voices
+        self.name = default.name
+        self.model = default.model
+        self.sample_rate = default.sample_rate
+
+    def speaks(self, voice: str | None) -> bool:
+        """Whether the render's own generator speaks ``voice``."""
+        from verified_tts.errors import UserError
+        from verified_tts.voices import engine_of, own_speaker
+
+        if engine_of(voice) is None:
+            return True
+        try:
+            own_speaker(voice, self.default.name, self.default.model)
+        except UserError:
+            return False
+        return True
+
+    def identity(self) -> Mapping[str, Any]:
+        return self.default.identity()
+
+    def identity_for(self, voice: str | None) -> Mapping[str, Any]:
+        """What changes ``voice``'s audio; loads the generator of another engine's voice now, so a
+        voice that cannot be loaded fails before any line is spoken."""
+        return self.default.identity() if self.speaks(voice) else self.voices.identity(voice)
+
+    def sample_rate_for(self, voice: str | None) -> int:
+        return self.sample_rate if self.speaks(voice) else self.voices.generator(voice).sample_rate
+
+    def sample(self, requests: Sequence[SynthesisRequest]) -> list[Candidate]:
+        """Candidates in request order: the render's own voices in one batch, the rest routed."""
+        own = [position for position, r in enumerate(requests) if self.speaks(r.voice)]
+        other = [position for position in range(len(requests)) if position not in set(own)]
+        results: dict[int, Candidate] = {}
+        if own:
+            made = self.default.sample([requests[p] for p in own])
+            results.update(zip(own, made, strict=True))
+        if other:
+            made = self.voices.sample([requests[p] for p in other])
+            results.update(zip(other, made, strict=True))
+        return [results[position] for position in range(len(requests))]

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from verified_tts.atomic import write_audio_atomic
+from verified_tts.audio import resample
 from verified_tts.config import AssemblyOptions
 from verified_tts.output.acx import master
 from verified_tts.output.encode import grid_samples, write_pcm
@@ -69,20 +70,6 @@ class AssembledFile:
     wav: str | None  # paths relative to the output folder (None: format not asked for)
     flac: str | None
     duration_s: float
-
-
-def resample(audio: np.ndarray, rate: int, target: int) -> np.ndarray:
-    """``audio`` from ``rate`` to ``target`` Hz: scipy's polyphase filter (Kaiser-windowed FIR),
-    by the exact ratio (22,050 -> 24,000 is 160/147)."""
-    if int(rate) == int(target):
-        return audio
-    from math import gcd
-
-    from scipy.signal import resample_poly
-
-    common = gcd(int(rate), int(target))
-    out = resample_poly(np.asarray(audio, dtype=np.float64), target // common, rate // common)
-    return out.astype(np.float32)
 
 
 def trim_silence(audio: np.ndarray, sample_rate: int) -> np.ndarray:

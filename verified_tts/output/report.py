@@ -66,7 +66,9 @@ def _utterance_card(utterance: UtteranceRecord, out_hint: str) -> str:
     return (
         f'<section class="card {"flag" if flagged else "ok"}" id="u-{escape(utterance.key)}">'
         f"<h3>{escape(utterance.text)}</h3>"
-        f'<div class="muted">chapter {utterance.chapter + 1} &middot; key '
+        f'<div class="muted">chapter {utterance.chapter + 1} &middot; '
+        + (f"voice <b>{escape(utterance.spoken_by)}</b> &middot; " if utterance.spoken_by else "")
+        + "key "
         f"<code>{escape(utterance.key)}</code> &middot; winner {utterance.winner} of "
         f"{len(utterance.candidates)}{' &middot; <b class=fail>flagged</b>' if flagged else ''}"
         f"{extra}</div>{_candidate_table(utterance)}"
@@ -88,6 +90,23 @@ def _render_summary(manifest: Manifest, flagged: int) -> str:
         f"{stats.get('candidates_reused')}</td></tr>"
         f"<tr><th>wall seconds</th><td>{fmt(stats.get('wall_seconds'), 1)}</td></tr>"
         f"</tbody></table>"
+    )
+
+
+def _voice_table(manifest: Manifest) -> str:
+    """Each voice that spoke a line: generator, rate, lines, flagged, its speaker reference."""
+    if not manifest.voices:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(name)}</td><td>{escape(v.get('generator'))}</td>"
+        f"<td class='num'>{v.get('sample_rate')}</td><td class='num'>{v.get('lines')}</td>"
+        f"<td class='num'>{v.get('flagged')}</td><td>{escape(v.get('reference'))}</td></tr>"
+        for name, v in manifest.voices.items()
+    )
+    return (
+        "<h2>Voices</h2><table><thead><tr><th>voice</th><th>generator</th>"
+        "<th class='num'>Hz</th><th class='num'>lines</th><th class='num'>flagged</th>"
+        f"<th>speaker reference</th></tr></thead><tbody>{rows}</tbody></table>"
     )
 
 
@@ -160,6 +179,7 @@ def render_report_html(manifest: Manifest | Mapping[str, Any], out_hint: str = "
             "".join(_utterance_card(u, out_hint) for u in flagged)
             or '<p class="muted">none: every utterance has a candidate that passed the gates</p>'
         )
+        + _voice_table(manifest)
         + f"<h2>Chapters</h2>{_chapter_table(manifest)}"
         + _acx_section(manifest)
         + f"<h2>All other utterances ({len(rest)})</h2>"

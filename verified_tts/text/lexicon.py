@@ -24,7 +24,7 @@ producer's, which override them (:func:`merge_lexicons`).
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -33,11 +33,6 @@ from typing import Any
 
 from verified_tts.errors import UserError
 from verified_tts.text.book import Book, Chapter
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = [
     "PHONEMES",

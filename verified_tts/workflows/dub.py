@@ -29,7 +29,7 @@ from verified_tts.atomic import (
     write_json_atomic,
     write_text_atomic,
 )
-from verified_tts.audio import read_audio
+from verified_tts.audio import read_audio, resample
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.output.assembly import AssembledFile
@@ -102,6 +102,7 @@ class DubSummary:
     warnings: tuple[str, ...]
     track: Path
     mix: Path | None
+    damaged: tuple[str, ...] = ()  # store entries found damaged, dropped and generated again
 
 
 def dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
@@ -184,6 +185,7 @@ def dub(
             placed = _lay_winners(
                 track, store, synth, config, options, cues, slots, segments, results
             )
+            damaged = tuple(store.damaged)
         _write_track(out, track, sample_rate, placed)
         mix_path, mix_scale = None, None
         if original is not None:
@@ -221,7 +223,8 @@ def dub(
         write_json_atomic(out / "dub.json", report)
         write_manifest(out, manifest)
         remove_interrupted_writes(output_folders(out), older_than=run_began)
-        return _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
+        summary = _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
+        return replace(summary, damaged=damaged)
 
 
 def _lay_winners(
@@ -239,11 +242,18 @@ def _lay_winners(
     is trimmed with the settings the ``duration_fit`` verifier measured with."""
     fit_verifier = synth.verifiers.get("duration_fit")
     trim = fit_verifier.options if isinstance(fit_verifier, HasOptions) else DurationFitOptions()
+    rate = synth.generator.sample_rate
+
+    def winner_audio(result: UtteranceResult) -> np.ndarray:
+        # a speaker's voice of another generator is brought to the track's rate, once
+        stored = store.get_candidate(result.winner_candidate.key)
+        return resample(store.load_audio(stored), stored.sample_rate, rate)
+
     return [
         place_on_track(
             track,
-            store.load_audio(store.get_candidate(result.winner_candidate.key)),
-            synth.generator.sample_rate,
+            winner_audio(result),
+            rate,
             cue,
             slot,
             result,
