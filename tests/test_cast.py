@@ -161,3 +161,27 @@ def test_cast_then_render_with_the_cast(tmp_path):
     assert spoken['"Tom!"'] == ANNE  # chapter two: the same voice as in chapter one
     assert spoken["said Anne."] == spoken["Anne came back alone, and she was tired."]
     assert spoken["said Anne."] not in (ANNE, TOM)
+
+
+def test_an_epub_renders_with_the_suggested_cast_in_two_generators(tmp_path):
+    from epub_fixtures import build_epub, xhtml
+
+    chapters = []
+    for number, body in enumerate(BOOK.split("# ")[1:], 1):
+        title, *paragraphs = [p for p in body.split("\n\n") if p.strip()]
+        html = f"<h1>{title.strip()}</h1>" + "".join(f"<p>{p.strip()}</p>" for p in paragraphs)
+        chapters.append((f"c{number}.xhtml", xhtml(html)))
+    book = build_epub(tmp_path / "book.epub", chapters, [("One", "c1.xhtml"), ("Two", "c2.xhtml")])
+    done = _run("cast", str(book), cwd=tmp_path)  # the default narrator, Piper's joe
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out"
+    done = _run(
+        "render", str(book), "--cast", "cast.toml", "-n", "1", "--out", str(out), cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    voices = {u["text"]: u["voice"] for u in manifest["utterances"]}
+    # Anne in hibari's heart in both chapters, the narration in the render's own voice
+    assert voices['"It is late,"'] == voices['"Where are you?"'] == "hibari:heart"
+    assert voices["said Anne."] is None and voices['"Here,"'] is None
+    assert (out / "chapters").is_dir()
