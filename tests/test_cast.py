@@ -137,8 +137,9 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 def test_cast_then_render_with_the_cast(tmp_path):
     book = tmp_path / "book.md"
     book.write_text(BOOK, encoding="utf-8")
-    done = _run("cast", str(book), "--narrator-voice", NARRATOR, cwd=tmp_path)
+    done = _run("cast", str(book), "--narrator-voice", NARRATOR, "--explain", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+    assert "with a speech verb" in done.stdout and "alternation" in done.stdout  # each reason
     path = tmp_path / "cast.toml"
     written = path.read_text(encoding="utf-8")
     assert '[characters."Anne"]' in written and "lines = 3" in written

@@ -2,7 +2,8 @@
 
 ``verified-tts cast BOOK`` reads the book with its dialogue found and attributed, prints the
 characters with their line counts, gender where the text says it and suggested voice, and writes
-``cast.toml`` (:mod:`verified_tts.cast`) for the producer to edit; ``verified-tts render BOOK
+``cast.toml`` (:mod:`verified_tts.cast`) for the producer to edit (``--explain`` also lists every
+quote with who says it and the rule that decided); ``verified-tts render BOOK
 --cast cast.toml`` then speaks each character's lines in their voice. It never overwrites a cast
 file, which holds the producer's choices, unless ``--force`` says so. It only parses options and
 calls the library.
@@ -44,6 +45,10 @@ def register_cast_command(app: typer.Typer, console: Console) -> None:
         force: Annotated[
             bool, typer.Option("--force", help="Overwrite an existing cast file.")
         ] = False,
+        explain: Annotated[
+            bool,
+            typer.Option("--explain", help="Also list every quote: who says it, and why."),
+        ] = False,
     ) -> None:
         """List the characters who speak in BOOK and write cast.toml, a voice for each."""
         from verified_tts.atomic import write_text_atomic
@@ -76,8 +81,20 @@ def register_cast_command(app: typer.Typer, console: Console) -> None:
                 escape(cast.characters[character.name]),
                 escape(character.first_line[:60]),
             )
-        console.print(shown)
         dialogue = [s for s in loaded.book.segments if s.kind == "dialogue"]
+        if explain:
+            lines = Table(title="who says each quote")
+            for column in ("line", "speaker", "why", "quote"):
+                lines.add_column(column)
+            for segment in dialogue:
+                lines.add_row(
+                    str(segment.line),
+                    escape(segment.speaker or "-"),
+                    escape(segment.speaker_reason or ""),
+                    escape(segment.text[:50]),
+                )
+            console.print(lines)
+        console.print(shown)
         unknown = sum(1 for s in dialogue if not s.speaker)
         console.print(
             f"{len(dialogue)} dialogue utterances, {unknown} with no speaker found (they take "
