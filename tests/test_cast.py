@@ -4,6 +4,7 @@ render with a cast speaks each character's lines in their voice in every chapter
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -131,7 +132,8 @@ def test_a_voice_that_cannot_be_loaded_is_one_line(tmp_path):
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd)
+    wide = {**os.environ, "COLUMNS": "200"}  # tables unwrapped, so a reason reads whole
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd, env=wide)
 
 
 def test_cast_then_render_with_the_cast(tmp_path):
@@ -139,7 +141,8 @@ def test_cast_then_render_with_the_cast(tmp_path):
     book.write_text(BOOK, encoding="utf-8")
     done = _run("cast", str(book), "--narrator-voice", NARRATOR, "--explain", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "with a speech verb" in done.stdout and "alternation" in done.stdout  # each reason
+    said = done.stdout + done.stderr
+    assert "with a speech verb" in said and "alternation" in said  # each quote, and why
     path = tmp_path / "cast.toml"
     written = path.read_text(encoding="utf-8")
     assert '[characters."Anne"]' in written and "lines = 3" in written
