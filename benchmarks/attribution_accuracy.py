@@ -2,9 +2,10 @@
 
 Reads each book of ``benchmarks/data/attribution/`` (``BOOK.tsv``: who speaks each quote, by
 hand; ``aliases.toml``: the other names of each speaker) with the benchmark's chapter reader
-(``attribution_books.py``), finds its quotes and attributes them with the same code a render uses
-(:mod:`verified_tts.text.dialogue`, :mod:`verified_tts.text.attribution`), over the whole book so
-names and genders are learnt as in a render, and scores the annotated chapters, which are all held
+(``attribution_books.py``) and through the text front-end a render uses
+(``book_from_document(..., dialogue=True)``: :mod:`verified_tts.text.dialogue`,
+:mod:`verified_tts.text.attribution`), over the whole book so names and genders are learnt as in
+a render, and scores the annotated chapters, which are all held
 out. Per book and overall: quotes annotated and found, speech quotes, correct, wrong, fallbacks
 (no speaker: the default dialogue voice), accuracy (correct over speech quotes), precision (correct
 over those attributed), and the same per rule; quotations the annotator marked as no character's
@@ -25,10 +26,11 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
-from attribution_books import Chapter, development, held_out, read_chapters
+from attribution_books import Chapter, development, document, held_out, read_chapters
 
 from verified_tts.atomic import write_text_atomic
 from verified_tts.text.attribution import Attribution, attribute_book
+from verified_tts.text.book import book_from_document
 from verified_tts.text.dialogue import ParagraphQuotes, quote_style, scan_paragraph
 
 HERE = Path(__file__).resolve().parent
@@ -55,24 +57,31 @@ def _opening(text: str) -> str:
 
 
 def _found_quotes(book: str) -> dict[tuple[str, int, str], Attribution | None]:
-    """(chapter, line, first words) of every quote of ``book`` -> its paragraph's attribution."""
+    """(chapter, file line, first words) of each dialogue utterance of ``book`` -> who the book
+    reader says speaks it: the whole book read as a render reads it (``book_from_document``).
+    An annotated quote is found by the utterance its first sentence starts."""
     chapters = read_chapters(book)
-    scanned = _scan(chapters)
-    attributions = attribute_book(scanned)
-    quotes = {}
-    for chapter, paragraphs, found in zip(chapters, scanned, attributions, strict=True):
-        for paragraph, (text, scan), attribution in zip(
-            chapter.paragraphs, paragraphs, found, strict=True
-        ):
-            for span in scan.spans:
-                if span.dialogue:
-                    key = (
-                        chapter.number,
-                        paragraph.lines[span.start],
-                        _opening(text[span.start : span.end]),
-                    )
-                    quotes[key] = attribution
+    parsed = book_from_document(document(chapters), dialogue=True)
+    quotes: dict[tuple[str, int, str], Attribution | None] = {}
+    for chapter, read in zip(chapters, parsed.chapters, strict=True):
+        for segment in read.segments:
+            if segment.kind == "dialogue":
+                key = (chapter.number, segment.line, _opening(segment.text))
+                quotes.setdefault(key, Attribution(segment.speaker, segment.speaker_reason or ""))
     return quotes
+
+
+_MISSING = Attribution(None, "not found")
+
+
+def _lookup(found: dict, row: dict) -> Attribution:
+    """The attribution of the utterance at the annotated line whose text starts the annotated
+    quote (an utterance is one sentence, the annotation's first words may run past it)."""
+    for (chapter, line, opening), attribution in found.items():
+        here = chapter == row["chapter"] and line == int(row["line"]) and opening
+        if here and (row["opens"].startswith(opening) or opening.startswith(row["opens"])):
+            return attribution
+    return _MISSING
 
 
 def _rule(reason: str) -> str:
@@ -103,16 +112,15 @@ def score(book: str, aliases: dict[str, list[str]], part: str = "held_out") -> d
     rules: dict[str, Counter[str]] = {}
     errors = []
     for row in rows:
-        key = (row["chapter"], int(row["line"]), row["opens"])
+        attribution = _lookup(found, row)
         tally["annotated"] += 1
-        if key not in found:
+        if attribution is _MISSING:
             tally["not found"] += 1
             continue
         if row["speaker"] == "-":
             tally["quotation taken for speech"] += 1
             continue
         tally["speech"] += 1
-        attribution = found[key]
         guess = attribution.speaker if attribution else None
         rule = _rule(attribution.reason) if attribution else "fallback"
         counts = rules.setdefault(rule, Counter())
