@@ -64,3 +64,24 @@ def test_a_capital_word_that_is_no_name_is_not_a_speaker():
 def test_gender_comes_from_the_pronouns_near_a_name():
     genders = character_genders([_chapter(STORY)], proper_names(STORY))
     assert genders == {"Anne": "female", "Tom": "male"}
+
+
+def test_a_character_has_one_name_however_the_tags_call_them():
+    paragraphs = [
+        "Dermott McDermott came in, and he bowed; Dermott McDermott always bowed.",
+        "Mrs. Ravenel looked up, and she smiled at Frank Ravenel; she loved Frank Ravenel.",
+        '"Good evening," said Dermott.',
+        "The fire burned low.",
+        '"You are late," said Mrs. Ravenel.',
+        "The clock struck.",
+        '"I came by the river," McDermott answered.',
+        "Frank Ravenel turned, and he frowned.",
+        '"Late again," said Ravenel.',
+    ]
+    found = [a for a in attribute_book([_chapter(paragraphs)])[0] if a]
+    speakers = [a.speaker for a in found]
+    assert speakers[0] == speakers[2] == "Dermott McDermott"
+    assert "Dermott is Dermott McDermott" in found[0].reason
+    assert speakers[1] == "Mrs. Ravenel"  # a title that disagrees keeps her apart from Frank
+    # Ravenel could be Mrs. Ravenel or Frank Ravenel: it stays as the text has it
+    assert speakers[3] == "Ravenel"

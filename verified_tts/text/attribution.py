@@ -43,7 +43,8 @@ _TITLE = (
 )
 _CAPITAL = r"(?:Mc|Mac|O')?[A-Z][a-z'A-Z]+"
 _NAME = rf"(?:{_TITLE}\s+)?{_CAPITAL}(?:\s+(?:de|De|von|van|la|du)?\s*{_CAPITAL})*"
-_DESCRIPTOR = r"the\s+(?:[a-z]+\s+)?[A-Za-z][a-z]+"  # the captain, the old chief, the Countess
+# the captain, the old chief, the Countess, the Little Colonel
+_DESCRIPTOR = r"the\s+(?:[A-Z][a-z]+\s+[A-Z][a-z]+|(?:[a-z]+\s+)?[A-Za-z][a-z]+)"
 _SPEAKER = rf"(?P<who>{_NAME}|{_DESCRIPTOR}|he|she|He|She)"
 _VERB = r"(?P<verb>[a-z]+)"
 # After a quote: ", said Anne", ", Anne said", ", was the answer"; before one: "Anne said:".
@@ -65,7 +66,12 @@ _CAPITALISED_WORDS = """
     Do Don't Good God Heaven Lord Sir Madam Mother Father Dear My Your Mine O A An Is Are Was
     Come Go See Look Never Ever Every Each Both Yet Though Although While Till Until Because
 """
-_NOT_NAMES = frozenset(_CAPITALISED_WORDS.split())  # capitalised at a sentence's start, no names
+_CALENDAR = """
+    January February March April May June July August September October November December
+    Monday Tuesday Wednesday Thursday Friday Saturday Sunday North South East West Christmas
+"""
+# capitalised at a sentence's start or in a date, no names
+_NOT_NAMES = frozenset(_CAPITALISED_WORDS.split() + _CALENDAR.split())
 
 
 @dataclass(frozen=True)
@@ -108,8 +114,11 @@ def _clean(who: str) -> str:
 def _is_name(who: str, names: frozenset[str]) -> bool:
     if who.lower() in _PRONOUNS:
         return True
-    if who.startswith("the "):
-        return True
+    if who.startswith("the "):  # the captain, the old chief; not "the boy on", "the courtly"
+        last = who.split()[-1]
+        return last.lower() not in _FUNCTION_WORDS and not last.endswith("ly")
+    if who.split()[-1] in _PLACE_WORDS:
+        return False
     words = [w for w in who.split() if not re.fullmatch(_TITLE, w) and w[0].isupper()]
     titled = who.split()[0] != (words[0] if words else "")
     return bool(words) and all(w in names or titled for w in words) and words[0] not in _NOT_NAMES
@@ -175,14 +184,23 @@ class _Exchange:
         return None, "no tag, and the lines before are not a two-person exchange"
 
 
-_PLACE_BEFORE = re.compile(r"\b(?:in|into|near|across|through)\s+$")
+# a name after these is a place or a thing: in Paris, the Columbia, an Indian
+_PLACE_BEFORE = re.compile(r"\b(?:in|into|near|across|through|the|a|an)\s+$", re.IGNORECASE)
+_PLACES = (
+    "Harbor Harbour River Street Hill Mountain Mountains Island Park Lake City Bay Cove Valley"
+)
+_PLACE_WORDS = frozenset(_PLACES.split())
+_FUNCTION = "on of to in at by for with from into upon as and or but that who which than latter"
+_FUNCTION_WORDS = frozenset(_FUNCTION.split())
 
 
 def _mentions(text: str, names: frozenset[str]) -> list[str]:
-    """Names in ``text`` in the order they come; one after "in", "into", "near" is a place."""
+    """Names in ``text`` in the order they come; one after "in", "near", "the" is a place."""
     found = []
     for match in re.finditer(_NAME, text):
-        if _PLACE_BEFORE.search(text[max(0, match.start() - 12) : match.start()]):
+        before = text[max(0, match.start() - 12) : match.start()]
+        titled = re.match(_TITLE, match.group(0))  # the Countess is a person
+        if _PLACE_BEFORE.search(before) and not titled:
             continue
         who = _clean(match.group(0))
         if _is_name(who, names) and who.split()[0] not in _NOT_NAMES:
@@ -265,6 +283,7 @@ def attribute_book(
     names = proper_names(text for chapter in chapters for text, _ in chapter)
     genders = character_genders(chapters, names)
     result: list[list[Attribution | None]] = []
+    named: set[str] = set()  # every name the narration uses, for the full names of speakers
     for chapter in chapters:
         exchange = _Exchange(genders)
         found: list[Attribution | None] = []
@@ -288,7 +307,76 @@ def attribute_book(
             exchange.before_previous_dialogue = exchange.previous_dialogue
             exchange.previous_dialogue = attribution.speaker is not None
         result.append(_fill_exchanges(chapter, found, genders))
-    return result
+        named.update(exchange.mentioned)
+    return _one_name_each(result, genders, named)
+
+
+def _core(name: str) -> tuple[str | None, frozenset[str]]:
+    """A name's title (if any) and its other words: ("Mr.", {"McDermott"})."""
+    words = name.split()
+    title = words[0] if re.fullmatch(_TITLE, words[0]) and len(words) > 1 else None
+    return title, frozenset(words[1:] if title else words)
+
+
+def _owners(name: str, candidates: list[str], genders: dict[str, str]) -> list[str]:
+    """The fuller names ``name`` could be short for."""
+    title, words = _core(name)
+    owners = []
+    for other in candidates:
+        other_title, other_words = _core(other)
+        if other == name or not words <= other_words:
+            continue
+        if words == other_words and title is not None:  # Mr. Jewett is not short for Jewett
+            continue
+        if title and other_title and title != other_title:
+            continue
+        if title and not other_title and title_gender(name) != _gender_of_name(other, genders):
+            continue
+        owners.append(other)
+    return owners
+
+
+def _full_names(speakers: set[str], named: set[str], genders: dict[str, str]) -> dict[str, str]:
+    """Each short name of a character -> the one fuller name it belongs to, where there is just
+    one: Dermott and Mr. McDermott -> Dermott McDermott, Jewett -> Mr. Jewett. A title must agree
+    (Mrs. Ravenel is not Mr. Ravenel, nor a man named Frank Ravenel); descriptions stay as they
+    are; a name two people could own (Ravenel: Mrs. Ravenel or Frank Ravenel) stays as it is."""
+    people = sorted(s for s in speakers if not s.startswith("the "))
+    candidates = people + sorted(n for n in named if len(n.split()) > 1 and n not in speakers)
+    full: dict[str, str] = {}
+    for titled in (True, False):  # titled names first, so McDermott sees Mr. McDermott's owner
+        for name in people:
+            if (_core(name)[0] is not None) != titled:
+                continue
+            owners = {full.get(o, o) for o in _owners(name, candidates, genders)}
+            owners.discard(name)
+            if len(owners) == 1:  # one person it can be short for
+                full[name] = owners.pop()
+    for name in list(full):  # follow chains: Dermott -> McDermott -> Dermott McDermott
+        seen = {name}
+        while full[name] in full and full[name] not in seen:
+            seen.add(full[name])
+            full[name] = full[full[name]]
+    return full
+
+
+def _one_name_each(
+    chapters: list[list[Attribution | None]], genders: dict[str, str], named: set[str]
+) -> list[list[Attribution | None]]:
+    """The attributions with each character under one name, so they keep one voice."""
+    speakers = {a.speaker for chapter in chapters for a in chapter if a and a.speaker}
+    full = _full_names(speakers, named, genders)
+    renamed = []
+    for chapter in chapters:
+        found: list[Attribution | None] = []
+        for a in chapter:
+            if a and a.speaker in full:
+                name = full[a.speaker]
+                reason = f"{a.reason} ({a.speaker} is {name})"
+                a = Attribution(name, reason, a.gender or _gender_of_name(name, genders))
+            found.append(a)
+        renamed.append(found)
+    return renamed
 
 
 def _runs(found: list[Attribution | None]) -> list[list[int]]:
