@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from verified_tts.text.attribution import attribute_book, character_genders, proper_names
+from verified_tts.text.attribution import attribute_book
 from verified_tts.text.dialogue import scan_paragraph
+from verified_tts.text.names import character_genders, proper_names
 
 STORY = [
     "Anne and Tom walked to the mill, and Anne carried the basket while Tom ran ahead.",

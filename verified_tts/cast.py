@@ -110,7 +110,7 @@ def _suggest(characters: list[Character], narrator: str, voices: list[Any]) -> d
 
 def speaker_genders(book: Book) -> dict[str, str]:
     """Each speaker's gender where the text says it (a title such as Mrs., or the pronouns near
-    their name: :func:`verified_tts.text.attribution.character_genders`), by majority of lines."""
+    their name: :func:`verified_tts.text.names.character_genders`), by majority of lines."""
     votes: dict[str, Counter[str]] = {}
     for segment in book.segments:
         if segment.speaker and segment.speaker_gender:
