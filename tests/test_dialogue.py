@@ -135,3 +135,18 @@ def test_dialogue_segments_carry_their_speaker_and_the_reason():
     assert said[2][1].startswith("alternation")
     assert "'she'" in said[3][1]  # no woman named: the default dialogue voice, and why
     assert all(s.speaker is None for s in segments if s.kind != "dialogue")
+
+
+def test_a_hard_wrapped_markdown_paragraph_keeps_its_tag_beside_its_quote():
+    source = (
+        "# One\n\nAnne and Tom went home, and Anne smiled at Tom, for Anne liked Tom.\n\n"
+        'Anne looked at Tom and said,\n"Go home."\n'
+    )
+    segments = parse_book(source, dialogue=True).chapters[0].segments
+    assert [(s.paragraph, s.kind, s.speaker) for s in segments[-2:]] == [
+        (2, "paragraph", None),
+        (2, "dialogue", "Anne"),
+    ]
+    # without dialogue, a line opening with a quote is still a block of its own, as before
+    plain = parse_book(source).chapters[0].segments
+    assert [s.paragraph for s in plain[-2:]] == [2, 3]

@@ -50,6 +50,8 @@ _AFTER = (
 _BEFORE = (
     re.compile(rf"{_SPEAKER}\s+(?:\w+ly\s+)?{_VERB}\b[^.!?]*[:,]?\s*$"),
     re.compile(rf"{_VERB}\s+{_SPEAKER}\b[^.!?]*[:,]?\s*$"),
+    # the subject opens the sentence, the speech verb ends it: "Anne looked at Tom and said,"
+    re.compile(rf"(?:^|[.!?]\s+){_SPEAKER}\s[^.!?\"“”]*?\b{_VERB}(?:\s+to\s+\w+)?[,:]\s*$"),
 )
 _START = re.compile(rf"^{NAME}\b")
 

@@ -191,7 +191,8 @@ def parse_book(source: str, *, max_chars: int = 250, dialogue: bool = False) -> 
     """
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, got {max_chars}")
-    return book_from_document(parse_markdown(source), max_chars=max_chars, dialogue=dialogue)
+    document = parse_markdown(source, split_quotes=not dialogue)
+    return book_from_document(document, max_chars=max_chars, dialogue=dialogue)
 
 
 def book_from_document(document: Document, *, max_chars: int = 250, dialogue: bool = False) -> Book:
