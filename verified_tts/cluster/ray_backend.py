@@ -36,8 +36,9 @@ from verified_tts.cluster.state import import_ray, prefer_loopback, resolve_addr
 from verified_tts.config import RayOptions, RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.generators import Candidate, GeneratorConfig, SynthesisRequest
+from verified_tts.options import VerifiersConfig
 from verified_tts.pipeline import Synthesizer
-from verified_tts.verification import LoadedVerifiers
+from verified_tts.verification import LoadedVerifiers, verifier_settings
 from verifiers import DEFAULT_VERIFIERS, Clip, Score
 
 __all__ = [
@@ -172,7 +173,7 @@ def _writable(clip: Clip) -> Clip:
 class _VerifierActor:
     """One member of a verifier's pool: loads that verifier once, scores batches of clips."""
 
-    def __init__(self, name: str, tables: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(self, name: str, tables: Mapping[str, Any]) -> None:
         from verified_tts.verification import load_verifiers
 
         self.name = name  # first: __repr__ must work even if loading fails
@@ -501,12 +502,12 @@ class RaySpeakerVerifier(RayVerifier):
 @dataclass(frozen=True)
 class _Planned:
     name: str
-    table: Mapping[str, Any]
+    options: Any  # the verifier's options object
     size: int
 
 
 def load_ray_verifiers(
-    tables: Mapping[str, Mapping[str, Any]],
+    tables: VerifiersConfig | Mapping[str, Any],
     options: RayOptions,
     order: Sequence[str] = DEFAULT_VERIFIERS,
 ) -> LoadedVerifiers:
@@ -516,13 +517,14 @@ def load_ray_verifiers(
     remote = ray.remote(_VerifierActor).options(
         **_actor_options(options.verifier_num_cpus, options.verifier_num_gpus, options)
     )
+    settings = verifier_settings(tables)
     plans = [
-        _Planned(name, dict(tables.get(name, {})), int(options.pools.get(name, options.pool_size)))
+        _Planned(name, settings.get(name), int(options.pools.get(name, options.pool_size)))
         for name in order
     ]
     # one probe actor per verifier first (all load in parallel): a verifier that is off or has
     # no model must not hold a pool
-    probes = [remote.remote(plan.name, {plan.name: plan.table}) for plan in plans]
+    probes = [remote.remote(plan.name, {plan.name: plan.options}) for plan in plans]
     described = _get(ray, [p.describe.remote() for p in probes])
     broker = _ScoringBroker(ray)
     active: list[RayVerifier] = []
@@ -534,7 +536,7 @@ def load_ray_verifiers(
             ray.kill(probe, no_restart=True)
             continue
         extra[plan.name] = [
-            remote.remote(plan.name, {plan.name: plan.table}) for _ in range(plan.size - 1)
+            remote.remote(plan.name, {plan.name: plan.options}) for _ in range(plan.size - 1)
         ]
     more = {n: _get(ray, [a.describe.remote() for a in actors]) for n, actors in extra.items()}
     for plan, probe, info in zip(plans, probes, described, strict=True):
