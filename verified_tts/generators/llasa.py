@@ -73,7 +73,6 @@ TEXT_START = "<|TEXT_UNDERSTANDING_START|>"
 TEXT_END = "<|TEXT_UNDERSTANDING_END|>"
 
 
-
 @dataclass(frozen=True, eq=False)
 class SpeechPrompt:
     """A zero-shot reference: the clip's words and its X-codec2 codes."""

@@ -84,7 +84,6 @@ TOKENS_PER_SECOND = FRAME_TOKENS * SAMPLE_RATE / SAMPLES_PER_FRAME  # about 82
 OrpheusGenerator = CodecLMGenerator
 
 
-
 def max_tokens_for(text: str, options: OrpheusOptions) -> int:
     """Token budget for speaking ``text``: whole frames, within the configured bounds."""
     return token_budget(text, options, TOKENS_PER_SECOND)

@@ -80,7 +80,6 @@ VOICE_TEXT = "The birch canoe slid on the smooth planks."  # the sentence a voic
 TOKENS_PER_SECOND = SAMPLE_RATE / HOP  # 50 semantic tokens
 
 
-
 @dataclass(frozen=True)
 class SparkVoice:
     """A created voice: gender, pitch and speed labels."""

@@ -29,7 +29,7 @@ class AssemblyOptions:
     master: bool = option(True, "Master every chapter to ACX levels (RMS, peak, room tone)")
     rms_db: float = option(-20.0, "Chapter RMS, dB: the middle of ACX's -23..-18 dB")
     room_tone_db: float | None = option(
-        -75.0, "Low noise instead of digital silence, dB; leave out for none"
+        -75.0, 'Low noise instead of digital silence, dB; "off": digital silence', none="off"
     )
 
 

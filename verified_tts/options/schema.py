@@ -56,12 +56,16 @@ def option(
     sidecars: tuple[str, ...] = (),
     parse: Callable[[Any], Any] | None = None,
     convert: Callable[[Any], Any] | None = None,
+    none: str | None = None,
 ) -> Any:
     """A dataclass field with its doc. ``path``: the value may name a local file (a job carries
     it, with any ``sidecars`` (suffixes) found beside it); ``parse`` turns a raw table value into
     the annotated shape before it is checked (e.g. ``"wav,mp3"`` into a list), ``convert`` is
-    applied after (e.g. ``float`` where the stored type matters)."""
+    applied after (e.g. ``float`` where the stored type matters); ``none``: the word a table
+    writes for None where the default is not None (TOML has no null)."""
     metadata: dict[str, Any] = {"doc": doc, "path": path, "sidecars": sidecars}
+    if none is not None:
+        metadata["none"] = none
     if parse is not None:
         metadata["parse"] = parse
     if convert is not None:
@@ -228,6 +232,8 @@ def read_value(
     """``raw`` checked against the annotation ``kind`` (the option ``name`` of the table at
     ``reading``), converted where the annotation asks (lists to tuples, nested tables)."""
     metadata = spec.metadata if spec is not None else {}
+    if "none" in metadata and raw == metadata["none"]:
+        return None
     if "parse" in metadata:
         raw = metadata["parse"](raw)
     value = _check(kind, raw, reading, name)
@@ -330,9 +336,7 @@ def expected(kind: Any) -> str:
 
 
 def _plural(kind: Any) -> str:
-    return {bool: "booleans", int: "integers", float: "numbers", str: "strings"}.get(
-        kind, "values"
-    )
+    return {bool: "booleans", int: "integers", float: "numbers", str: "strings"}.get(kind, "values")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -353,6 +357,8 @@ def write_fields(value: Any, *, skip: Sequence[str] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for spec in dataclasses.fields(value):
         item = getattr(value, spec.name)
+        if item is None and "none" in spec.metadata:
+            item = spec.metadata["none"]
         if spec.name in skip or item is None:
             continue
         out[spec.name] = plain(item)
@@ -431,9 +437,7 @@ def describe_fields(
         if dataclasses.is_dataclass(kind):
             nested.append((spec.name, kind))
             continue
-        yield OptionDoc(
-            table_label(keys), spec.name, type_name(kind), default_of(spec), _doc(spec)
-        )
+        yield OptionDoc(table_label(keys), spec.name, type_name(kind), default_of(spec), _doc(spec))
     for name, kind in nested:
         yield from reference(kind, (*keys, name))
 

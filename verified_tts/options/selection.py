@@ -204,9 +204,7 @@ def read_policy(
     )
 
 
-def _read_gates(
-    table: Any, reading: Reading, base: SelectionPolicy | None
-) -> tuple[Gate, ...]:
+def _read_gates(table: Any, reading: Reading, base: SelectionPolicy | None) -> tuple[Gate, ...]:
     if not isinstance(table, Mapping):
         raise UserError(f"{reading.label} must be a table of METRIC = {{ min, max, margin }}")
     gates = {gate.metric: gate for gate in (base.gates if base is not None else ())}
