@@ -181,8 +181,8 @@ def _carry(files: dict[str, Staged], prefix: str, source: Path, sidecars: Sequen
 
 def _config_files(config: Path, name: str) -> dict[str, Staged]:
     """The files a config names (its path options), and the config rewritten to point at their
-    copies under input/ (staged as ``name``). Checking it here makes a bad config fail at
-    submission rather than on the cluster."""
+    copies under input/ (staged as ``name``; as it is when it names none). Checking it here makes
+    a bad config fail at submission rather than on the cluster."""
     import tomli_w
 
     from verified_tts.config import read_config_file
@@ -199,7 +199,8 @@ def _config_files(config: Path, name: str) -> dict[str, Staged]:
         for key in keys[:-1]:
             parent = parent[key]
         parent[keys[-1]] = f"{INPUT_DIR}/{carried}"
-    files[name] = tomli_w.dumps(table).encode("utf-8")
+    if files:
+        files[name] = tomli_w.dumps(table).encode("utf-8")
     return files
 
 

@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.generators import Generator, SynthesisRequest, load_generator
 from verified_tts.keys import candidate_key, candidate_seed, stable_hash, utterance_key
+from verified_tts.options import RenderConfig
 from verified_tts.selection import (
     Judgement,
     SelectionPolicy,

@@ -13,13 +13,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from verified_tts.options.verifiers import (
+    DurationFitOptions,
+    EmotionOptions,
+    SignalOptions,
+    SpeakerOptions,
+    WerOptions,
+)
 from verifiers import duration_fit, emotion, signal, speaker, wer
 from verifiers.base import Verifier
-from verifiers.duration_fit import DurationFitOptions, load_duration_fit_verifier
-from verifiers.emotion import EmotionOptions, load_emotion_verifier
-from verifiers.signal import SignalOptions, load_signal_verifier
-from verifiers.speaker import SpeakerOptions, load_speaker_verifier
-from verifiers.wer import WerOptions, load_wer_verifier
+from verifiers.duration_fit import load_duration_fit_verifier
+from verifiers.emotion import load_emotion_verifier
+from verifiers.signal import load_signal_verifier
+from verifiers.speaker import load_speaker_verifier
+from verifiers.wer import load_wer_verifier
 
 __all__ = ["DEFAULT_VERIFIERS", "VERIFIERS", "VerifierKind", "known_metrics"]
 

@@ -23,8 +23,9 @@ import numpy as np
 from verified_tts.calibration.gates import recommend, recommended_policy
 from verified_tts.calibration.roc import Side, auc, flags, roc_points, threshold_at
 from verified_tts.calibration.simulate import faulted_winner_share
+from verified_tts.options import SelectionPolicy
 from verified_tts.options.run import CalibrateOptions
-from verified_tts.selection import SelectionPolicy, judge
+from verified_tts.selection import judge
 
 __all__ = [
     "CALIBRATED_SIDES",

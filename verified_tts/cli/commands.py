@@ -646,7 +646,8 @@ def calibrate_command(
 ) -> None:
     """Measure what the verifiers catch on injected faults and recommend calibrated gates."""
     from verified_tts.calibration.faults import FAULT_KINDS
-    from verified_tts.workflows.calibrate import CalibrateOptions, calibrate
+    from verified_tts.options import CalibrateOptions
+    from verified_tts.workflows.calibrate import calibrate
 
     options = CalibrateOptions(
         sentences=sentences,

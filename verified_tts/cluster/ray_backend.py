@@ -33,10 +33,9 @@ from typing import Any
 import numpy as np
 
 from verified_tts.cluster.state import import_ray, prefer_loopback, resolve_address
-from verified_tts.config import RayOptions, RenderConfig
 from verified_tts.errors import UserError
-from verified_tts.generators import Candidate, GeneratorConfig, SynthesisRequest
-from verified_tts.options import VerifiersConfig
+from verified_tts.generators import Candidate, SynthesisRequest
+from verified_tts.options import GeneratorConfig, RayOptions, RenderConfig, VerifiersConfig
 from verified_tts.pipeline import Synthesizer
 from verified_tts.verification import LoadedVerifiers, verifier_settings
 from verifiers import DEFAULT_VERIFIERS, Clip, Score

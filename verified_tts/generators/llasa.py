@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from verified_tts.errors import UserError
-from verified_tts.generators import GeneratorConfig
 from verified_tts.generators.base import SynthesisRequest
 from verified_tts.generators.codec_lm import (
     CodecLMGenerator,
@@ -47,7 +46,7 @@ from verified_tts.generators.codecs.xcodec2 import (
     load_codec,
 )
 from verified_tts.models import hub_snapshot, locate_model
-from verified_tts.options.generation import LlasaOptions
+from verified_tts.options.generation import GeneratorConfig, LlasaOptions
 
 __all__ = [
     "CONTEXT",

@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from verified_tts.errors import UserError
-from verified_tts.generators import GeneratorConfig
 from verified_tts.generators.base import SynthesisRequest
 from verified_tts.generators.codec_lm import (
     CodecLMGenerator,
@@ -47,7 +46,7 @@ from verified_tts.generators.codecs.snac import (
     parse_frames,
 )
 from verified_tts.models import hub_snapshot, locate_model
-from verified_tts.options.generation import OrpheusOptions
+from verified_tts.options.generation import GeneratorConfig, OrpheusOptions
 
 __all__ = [
     "DEFAULT_CODEC",

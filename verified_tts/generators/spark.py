@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 
 from verified_tts.errors import UserError
-from verified_tts.generators import GeneratorConfig
 from verified_tts.generators.base import SynthesisRequest
 from verified_tts.generators.codec_lm import (
     CodecLMGenerator,
@@ -56,7 +55,7 @@ from verified_tts.generators.codecs.bicodec import (
     load_codec,
 )
 from verified_tts.models import hub_snapshot, locate_model
-from verified_tts.options.generation import SparkOptions
+from verified_tts.options.generation import GeneratorConfig, SparkOptions
 
 __all__ = [
     "DEFAULT_MODEL",

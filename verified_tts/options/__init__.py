@@ -4,9 +4,10 @@ The config file, the CLI, the manifest and the job queue all speak these frozen 
 :class:`RenderConfig` and its tables (:mod:`.generation`, :mod:`.verifiers`, :mod:`.selection`,
 :mod:`.output`, :mod:`.run`). :func:`from_table` reads any of them from a table and
 :func:`to_table` writes it back (:mod:`.schema`); :func:`reference` lists every option with its
-doc. Selection profiles (the shipped gates and stop settings of each scorer) are files of the
-package, ``verified_tts/profiles/NAME.toml``. This package imports nothing of the project but
-``verified_tts.errors`` and ``verified_tts.keys``, so every module can use it.
+doc (:mod:`.reference`); :func:`overlay` and :func:`table_paths` work on raw tables
+(:mod:`.tables`). Selection profiles (the shipped gates and stop settings of each scorer) are
+files of the package, ``verified_tts/profiles/NAME.toml``. This package imports nothing of the
+project but ``verified_tts.errors`` and ``verified_tts.keys``, so every module can use it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from verified_tts.options.generation import (
     SparkOptions,
 )
 from verified_tts.options.output import FORMATS, AssemblyOptions, DubOptions, ProductionOptions
+from verified_tts.options.reference import OptionDoc
+from verified_tts.options.reference import reference as _reference
 from verified_tts.options.render import RenderConfig
 from verified_tts.options.run import (
     FAULT_KINDS,
@@ -35,15 +38,7 @@ from verified_tts.options.run import (
     RayOptions,
     SearchOptions,
 )
-from verified_tts.options.schema import (
-    OptionDoc,
-    from_table,
-    option,
-    overlay,
-    table_paths,
-    to_table,
-)
-from verified_tts.options.schema import reference as _reference
+from verified_tts.options.schema import from_table, option, to_table
 from verified_tts.options.selection import (
     BASE_PROFILE,
     DEFAULT_PROFILE,
@@ -54,6 +49,7 @@ from verified_tts.options.selection import (
     load_profile,
     profile_names,
 )
+from verified_tts.options.tables import overlay, table_paths
 from verified_tts.options.verifiers import (
     DurationFitOptions,
     EmotionOptions,

@@ -17,15 +17,18 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from verified_tts.errors import UserError
-from verified_tts.options.schema import (
+from verified_tts.options.reference import (
     OptionDoc,
-    Reading,
     describe_fields,
+    reference,
+    register_reference,
+)
+from verified_tts.options.schema import (
+    Reading,
     from_table,
     option,
     read_fields,
     read_table,
-    reference,
     register_table,
     to_table,
     write_fields,
@@ -322,6 +325,5 @@ def _describe_generator(cls: type, keys: tuple[str, ...]) -> Iterator[OptionDoc]
         yield from reference(kind, (*keys, name))
 
 
-register_table(
-    GeneratorConfig, read=_read_generator, write=_write_generator, describe=_describe_generator
-)
+register_table(GeneratorConfig, read=_read_generator, write=_write_generator)
+register_reference(GeneratorConfig, _describe_generator)

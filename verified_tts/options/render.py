@@ -16,11 +16,10 @@ from typing import Any
 from verified_tts.errors import UserError
 from verified_tts.options.generation import GeneratorConfig
 from verified_tts.options.output import AssemblyOptions, DubOptions, ProductionOptions
+from verified_tts.options.reference import OptionDoc, describe_fields, register_reference
 from verified_tts.options.run import RayOptions, SearchOptions
 from verified_tts.options.schema import (
-    OptionDoc,
     Reading,
-    describe_fields,
     from_table,
     option,
     read_fields,
@@ -136,4 +135,5 @@ def _describe_render(cls: type, keys: tuple[str, ...]) -> Iterator[OptionDoc]:
     yield from describe_policy((*keys, "selection"))
 
 
-register_table(RenderConfig, read=_read_render, write=_write_render, describe=_describe_render)
+register_table(RenderConfig, read=_read_render, write=_write_render)
+register_reference(RenderConfig, _describe_render)

@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from verified_tts.errors import UserError
-from verified_tts.options.schema import from_table, option, overlay
+from verified_tts.options.schema import from_table, option
+from verified_tts.options.tables import overlay
 
 __all__ = [
     "AUDIO_FAULTS",

@@ -9,8 +9,9 @@ value with one message format (which table, which key, what is known or expected
 :func:`to_table` is its inverse (``None`` left out, tuples as lists). A class whose table has a
 shape of its own (a generator's options under its name, the selection gates merged into a
 profile) registers its reader and writer with :func:`register_table` and builds on
-:func:`read_fields` and :func:`write_fields`. :func:`reference` lists every option with its
-table, type, default and doc; :func:`table_paths` finds the values of a table that name files.
+:func:`read_fields` and :func:`write_fields`. The reference of every option is in
+:mod:`.reference`; operations on raw tables (values laid over them, paths they name) in
+:mod:`.tables`.
 """
 
 from __future__ import annotations
@@ -19,25 +20,24 @@ import dataclasses
 import difflib
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass
 from functools import cache
-from typing import Any, NamedTuple, TypeVar, Union
+from typing import Any, TypeVar, Union
 
 from verified_tts.errors import UserError
 
 __all__ = [
-    "OptionDoc",
     "Reading",
     "from_table",
+    "hints",
     "option",
-    "overlay",
+    "plain",
     "read_fields",
+    "read_table",
     "read_value",
-    "reference",
     "register_table",
     "table_label",
-    "table_paths",
     "to_table",
     "unknown_keys",
     "write_fields",
@@ -97,26 +97,16 @@ class Reading:
 
 Reader = Callable[[type, Mapping[str, Any], Reading], Any]
 Writer = Callable[[Any], dict[str, Any]]
-Describer = Callable[[type, tuple[str, ...]], Iterator["OptionDoc"]]
 _READERS: dict[type, Reader] = {}
 _WRITERS: dict[type, Writer] = {}
-_DESCRIBERS: dict[type, Describer] = {}
 
 
-def register_table(
-    cls: type,
-    *,
-    read: Reader | None = None,
-    write: Writer | None = None,
-    describe: Describer | None = None,
-) -> None:
+def register_table(cls: type, *, read: Reader | None = None, write: Writer | None = None) -> None:
     """Give ``cls`` a table shape of its own (only that class, not its subclasses)."""
     if read is not None:
         _READERS[cls] = read
     if write is not None:
         _WRITERS[cls] = write
-    if describe is not None:
-        _DESCRIBERS[cls] = describe
 
 
 def unknown_keys(label: str, unknown: Sequence[str], known: Sequence[str]) -> UserError:
@@ -135,7 +125,8 @@ def _name(key: str) -> str:
 
 
 @cache
-def _hints(cls: type) -> dict[str, Any]:
+def hints(cls: type) -> dict[str, Any]:
+    """The resolved annotations of an options class (cached)."""
     return typing.get_type_hints(cls)
 
 
@@ -159,22 +150,6 @@ def from_table(cls: type[T], table: Mapping[str, Any], where: str = "config") ->
     for the whole file). Unknown keys and values of the wrong kind are one-line UserErrors."""
     keys = tuple(k for k in where.strip("[]").split(".") if k) if where != "config" else ()
     return read_table(cls, table, Reading(keys))
-
-
-def table_paths(
-    cls: type, table: Mapping[str, Any]
-) -> list[tuple[tuple[str, ...], str, tuple[str, ...]]]:
-    """Every value of ``table`` (read as ``cls``) whose option names a file, with its keys from
-    the root and its field's sidecar suffixes: ``[(keys, value, sidecars), ...]``. The table is
-    checked on the way, so a bad one is its one-line error here."""
-    found: list[tuple[tuple[str, ...], str, tuple[str, ...]]] = []
-
-    def visit(keys: tuple[str, ...], value: Any, spec: dataclasses.Field[Any]) -> None:
-        if isinstance(value, str) and value:
-            found.append((keys, value, tuple(spec.metadata.get("sidecars", ()))))
-
-    read_table(cls, table, Reading((), visit))
-    return found
 
 
 def read_table(cls: type[T], table: Any, reading: Reading) -> T:
@@ -213,7 +188,7 @@ def read_fields(
         spec = specs[name]
         if spec.metadata.get("path") and reading.visit is not None:
             reading.visit((*reading.keys, str(key)), raw, spec)
-        values[name] = read_value(_hints(cls)[name], raw, reading, name, spec)
+        values[name] = read_value(hints(cls)[name], raw, reading, name, spec)
     for name, spec in specs.items():
         required = spec.default is MISSING and spec.default_factory is MISSING
         if required and name not in values and name not in skip:
@@ -374,102 +349,3 @@ def plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(key): plain(item) for key, item in value.items() if item is not None}
     return value
-
-
-def overlay(table: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
-    """``table`` with ``values`` set at their dotted keys (``"generator.name"``); ``None`` means
-    not given, a mapping is merged into the mapping already there (a voice map on top of the
-    file's). A table in the way that is not a table is left for :func:`from_table` to refuse."""
-    out = {key: dict(item) if isinstance(item, Mapping) else item for key, item in table.items()}
-    for dotted, value in values.items():
-        if value is None:
-            continue
-        *parents, last = dotted.split(".")
-        target: Any = out
-        for parent in parents:
-            child = target.setdefault(parent, {})
-            if not isinstance(child, Mapping):
-                target = None
-                break
-            target[parent] = child = dict(child)
-            target = child
-        if target is None:
-            continue
-        if isinstance(value, Mapping) and isinstance(target.get(last), Mapping):
-            target[last] = {**target[last], **value}
-        else:
-            target[last] = value
-    return out
-
-
-# ------------------------------------------------------------------------------------------------
-# the reference
-
-
-class OptionDoc(NamedTuple):
-    """One row of the configuration reference."""
-
-    table: str  # "config" for top-level keys, else "[assembly]", "[generator.piper]", ...
-    key: str
-    type: str
-    default: Any  # as TOML/JSON data; None when there is none
-    doc: str
-
-
-def reference(cls: type, keys: tuple[str, ...] = ()) -> Iterator[OptionDoc]:
-    """Every option of ``cls`` and of its nested tables, in declaration order."""
-    describer = _DESCRIBERS.get(cls)
-    if describer is not None:
-        yield from describer(cls, keys)
-        return
-    yield from describe_fields(cls, keys)
-
-
-def describe_fields(
-    cls: type, keys: tuple[str, ...], *, skip: Sequence[str] = ()
-) -> Iterator[OptionDoc]:
-    """The reference rows of ``cls``'s own fields; nested options tables follow as their own."""
-    nested: list[tuple[str, type]] = []
-    for spec in dataclasses.fields(cls):
-        if spec.name in skip:
-            continue
-        kind = _hints(cls)[spec.name]
-        if dataclasses.is_dataclass(kind):
-            nested.append((spec.name, kind))
-            continue
-        yield OptionDoc(table_label(keys), spec.name, type_name(kind), default_of(spec), _doc(spec))
-    for name, kind in nested:
-        yield from reference(kind, (*keys, name))
-
-
-def _doc(spec: dataclasses.Field[Any]) -> str:
-    return str(spec.metadata.get("doc", ""))
-
-
-def default_of(spec: dataclasses.Field[Any]) -> Any:
-    """A field's default as table data (None when it has none or it is None)."""
-    if spec.default is not MISSING:
-        return plain(spec.default)
-    if spec.default_factory is not MISSING:
-        return plain(spec.default_factory())
-    return None
-
-
-def type_name(kind: Any) -> str:
-    """An annotation as the reference writes it: ``float | None``, ``list of str``."""
-    origin = typing.get_origin(kind)
-    if origin in (Union, types.UnionType):
-        return " | ".join(type_name(arm) for arm in typing.get_args(kind))
-    if kind is type(None):
-        return "None"
-    if origin is tuple:
-        args = typing.get_args(kind)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return f"list of {type_name(args[0])}"
-        return "list of " + ", ".join(type_name(arg) for arg in args)
-    if origin in (Mapping, dict) or kind in (Mapping, dict):
-        args = typing.get_args(kind) or (str, Any)
-        return f"table of {type_name(args[1])}"
-    if dataclasses.is_dataclass(kind):
-        return "table"
-    return "any" if kind is Any else getattr(kind, "__name__", str(kind))

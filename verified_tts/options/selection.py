@@ -8,9 +8,11 @@ profile``, by default ``packed`` or ``per_clip`` after its scorer); a config's `
 table is read on top of it: a gate given there replaces the profile's gate of that metric, an
 empty table (``speaker = {}``) switches that gate off, weights and stop settings given replace
 the profile's, and ``first_round`` or ``step`` without ``rounds`` are the user's own schedule.
-Adding a profile is adding its file. :class:`SelectionPolicy`'s own defaults are the
-``per_clip`` profile's. The pure functions that apply a policy are in
-:mod:`verified_tts.selection`.
+Adding a profile is adding its file: the ``[selection.gates]`` that calibrate recommends, with
+the weights and the stop settings, and a ``# benchmark:`` line naming the result file(s) in
+``benchmarks/results/`` that produced them; a config then names it (``[verifiers.wer] profile =
+"NAME"``). :class:`SelectionPolicy`'s own defaults are the ``per_clip`` profile's. The pure
+functions that apply a policy are in :mod:`verified_tts.selection`.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from typing import Any
 
 from verified_tts.errors import UserError
 from verified_tts.keys import stable_hash
+from verified_tts.options.reference import OptionDoc, register_reference
 from verified_tts.options.schema import (
-    OptionDoc,
     Reading,
     option,
     read_fields,
@@ -333,9 +335,5 @@ def describe_policy(keys: tuple[str, ...], profile: str = DEFAULT_PROFILE) -> It
         yield OptionDoc(table_label(keys), spec.name, kind, table[spec.name], doc)
 
 
-register_table(
-    SelectionPolicy,
-    read=_read_standalone,
-    write=_write_standalone,
-    describe=lambda cls, keys: describe_policy(keys),
-)
+register_table(SelectionPolicy, read=_read_standalone, write=_write_standalone)
+register_reference(SelectionPolicy, lambda cls, keys: describe_policy(keys))

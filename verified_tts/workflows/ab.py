@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from verified_tts.atomic import write_json_atomic
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.options import RenderConfig, SelectionPolicy
 from verified_tts.output.manifest import (
     CandidateRecord,
     Manifest,
@@ -37,7 +37,7 @@ from verified_tts.output.manifest import (
     read_manifest,
 )
 from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.selection import SelectionPolicy, choose, judge
+from verified_tts.selection import choose, judge
 from verified_tts.workflows.judge import (
     Judge,
     JudgeOptions,

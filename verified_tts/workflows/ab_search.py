@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from verified_tts.atomic import write_json_atomic
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.options import RenderConfig
 from verified_tts.output.manifest import read_manifest
 from verified_tts.pipeline import Synthesizer, UtteranceResult
 from verified_tts.search import parse_arm

@@ -43,10 +43,10 @@ from verified_tts.calibration.faults import (
     text_fault,
 )
 from verified_tts.calibration.gates import gates_toml
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.generators import SynthesisRequest, load_generator
 from verified_tts.keys import candidate_seed
+from verified_tts.options import RenderConfig
 from verified_tts.pipeline import plan_utterances
 from verified_tts.text.book import Segment, load_book, parse_book
 from verified_tts.verification import load_verifiers

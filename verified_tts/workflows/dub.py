@@ -30,7 +30,7 @@ from verified_tts.atomic import (
     write_text_atomic,
 )
 from verified_tts.errors import UserError
-from verified_tts.options import DurationFitOptions, RenderConfig, from_table, overlay
+from verified_tts.options import DurationFitOptions, Gate, RenderConfig, from_table, overlay
 from verified_tts.output.assembly import AssembledFile
 from verified_tts.output.dub_track import (
     DubOptions,
@@ -49,7 +49,6 @@ from verified_tts.output.manifest import (
     write_manifest,
 )
 from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.selection import Gate
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.book import Segment
 from verified_tts.text.cues import cue_segments, cues_within, unmapped_speakers

@@ -19,7 +19,7 @@ from typing import Any
 
 from verified_tts.errors import UserError
 from verified_tts.models import bundled_path
-from verified_tts.options import JudgeOptions, VerifiersConfig, from_table
+from verified_tts.options import JudgeOptions, VerifiersConfig, WerOptions, from_table
 
 __all__ = [
     "BUNDLED_JUDGES",
@@ -69,7 +69,7 @@ class Judge:
 
 def load_judge(options: JudgeOptions | str) -> Judge:
     """Load the judge model once (the same Whisper code path as the WER verifier)."""
-    from verifiers import WerOptions, load_wer_verifier
+    from verifiers import load_wer_verifier
 
     if isinstance(options, str):
         options = JudgeOptions(model=options)

@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 
 from verified_tts.atomic import remove_interrupted_writes
-from verified_tts.config import RenderConfig, build_config
+from verified_tts.config import build_config
 from verified_tts.errors import UserError
+from verified_tts.options import RenderConfig
 from verified_tts.output.manifest import (
     Manifest,
     RerenderMark,
