@@ -95,6 +95,8 @@ def type_name(kind: Any) -> str:
         args = typing.get_args(kind)
         if len(args) == 2 and args[1] is Ellipsis:
             return f"list of {type_name(args[0])}"
+        if len(set(args)) == 1:
+            return f"list of {len(args)} {type_name(args[0])}"
         return "list of " + ", ".join(type_name(arg) for arg in args)
     if origin in (Mapping, dict) or kind in (Mapping, dict):
         args = typing.get_args(kind) or (str, Any)
