@@ -18,8 +18,6 @@ from typing import Any
 from verified_tts.errors import UserError
 from verified_tts.options import (
     AssemblyOptions,
-    DubOptions,
-    ProductionOptions,
     RayOptions,
     RenderConfig,
     SelectionPolicy,
@@ -35,9 +33,7 @@ else:  # pragma: no cover
 
 __all__ = [
     "CLI_KEYS",
-    "AssemblyOptions",
-    "DubOptions",
-    "ProductionOptions",
+    "AssemblyOptions",  # these three are verified_tts.options', importable here as before
     "RayOptions",
     "RenderConfig",
     "build_config",
