@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.generators import Generator, load_generator
 from verified_tts.keys import candidate_key, stable_hash, utterance_key
+from verified_tts.options import RenderConfig
 from verified_tts.results import CandidateResult, RunStats, Utterance, UtteranceResult
 from verified_tts.scoring import unit_centroid
 from verified_tts.store import Store
