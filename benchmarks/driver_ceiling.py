@@ -62,7 +62,7 @@ def config(n: int, gen_s: float, ver_s: float, replicas: int, window: int, keep:
 
 
 def book_segments(folder: Path, count: int) -> list[Any]:
-    from verified_tts.config import ProductionOptions
+    from verified_tts.options import ProductionOptions
     from verified_tts.text.production import load_input
 
     path = folder / "book.md"

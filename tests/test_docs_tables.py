@@ -109,12 +109,12 @@ def test_the_replayed_judgements_are_todays() -> None:
 
 
 def _options_types() -> dict[str, type]:
-    from verified_tts.config import AssemblyOptions, DubOptions, ProductionOptions, RayOptions
     from verified_tts.generators.espeak import EspeakOptions
     from verified_tts.generators.llasa import LlasaOptions
     from verified_tts.generators.orpheus import OrpheusOptions
     from verified_tts.generators.piper import PiperOptions
     from verified_tts.generators.spark import SparkOptions
+    from verified_tts.options import AssemblyOptions, DubOptions, ProductionOptions, RayOptions
     from verified_tts.search import SearchOptions
     from verifiers import VERIFIERS
 

@@ -294,6 +294,24 @@ def test_settings_from_the_config_table_and_bad_values():
         DubOptions(duration=-1.0)
 
 
+def test_a_library_callers_dub_table_is_used_and_arguments_override_it(tmp_path, synthesizer):
+    table = {"dub": {"speed_limit": 1.1, "min_gap_s": 0.3, "voices": {"SINTEL": "f3"}}}
+    config = build_config(table, candidates=2, generator="espeak")
+    own = Synthesizer(synthesizer.generator, synthesizer.verifiers, config)
+    src = sintel_subset(tmp_path / "s.srt", 2)
+    _, report, manifest = run(src, tmp_path / "out", own)
+    assert report["options"]["speed_limit"] == 1.1 and report["options"]["min_gap_s"] == 0.3
+    assert report["options"]["voices"] == {"SINTEL": "f3"}
+    assert all(cue["stretch"] <= 1.1 + 1e-9 for cue in report["cues"])
+    assert {g["metric"]: g.get("max") for g in manifest["selection"]["gates"]}["stretch"] == 1.1
+    assert manifest["config"]["dub"]["speed_limit"] == 1.1  # what the dub ran with
+    # a keyword argument (the CLI's flag) replaces the table's value; a voice map merges
+    _, report, manifest = run(src, tmp_path / "out", own, speed_limit=1.2, voices={"X": "m1"})
+    assert report["options"]["speed_limit"] == 1.2 and report["options"]["min_gap_s"] == 0.3
+    assert report["options"]["voices"] == {"SINTEL": "f3", "X": "m1"}
+    assert manifest["config"]["dub"]["speed_limit"] == 1.2
+
+
 def test_bad_input_fails_before_any_synthesis(tmp_path, synthesizer):
     config = synthesizer.config
     src = sintel_subset(tmp_path / "s.srt", 2)

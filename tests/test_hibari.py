@@ -151,7 +151,7 @@ def test_lexicon_phonemes_are_spoken_as_given(heart):
 
 def test_lexicon_respellings_reach_hibari_through_a_book(tmp_path, heart):
     """A lexicon file's respelling and phonemes arrive on the request as for Piper."""
-    from verified_tts.config import ProductionOptions
+    from verified_tts.options import ProductionOptions
     from verified_tts.text.production import load_input
 
     lexicon = tmp_path / "lexicon.toml"

@@ -17,6 +17,7 @@ from verified_tts.config import build_config
 from verified_tts.errors import UserError
 from verified_tts.generators import GeneratorConfig, SynthesisRequest, load_generator
 from verified_tts.generators.voice_set import VoiceSet
+from verified_tts.options import EspeakOptions, HibariOptions, PiperOptions
 from verified_tts.voices import catalogue, engine_of, find_voice, own_speaker, resolve_voice
 
 pytest.importorskip("hibari")
@@ -81,7 +82,8 @@ def test_names_find_their_voice_and_its_generator(voices_dir):
     heart = find_voice("hibari:heart").generator_config()
     assert (heart.name, heart.voice) == ("hibari", "heart")
     espeak = find_voice("espeak:en-us+f3")
-    assert espeak.gender == "female" and espeak.generator_config().options == {"language": "en-us"}
+    assert espeak.gender == "female"
+    assert espeak.generator_config().options == EspeakOptions(language="en-us")
     assert espeak.generator_config().voice == "f3"
     speaker = find_voice("piper:tiny:ben", voices_dir)
     assert speaker.name == "piper:en_GB-tiny-low:ben" and speaker.speaker == "ben"
@@ -116,7 +118,7 @@ def test_config_and_cli_names_pick_the_generator(voices_dir):
     assert config.voices_dir == str(voices_dir)
     assert (config.generator.name, config.generator.voice) == ("piper", "cleo")
     assert config.generator.model.endswith("en_GB-tiny-low.onnx")
-    assert build_config({}, voice="espeak:en-us+m3").generator.options == {"language": "en-us"}
+    assert build_config({}, voice="espeak:en-us+m3").generator.options == EspeakOptions()
     # a generator's own voice names pass unchanged
     assert build_config({}, generator="orpheus", voice="tara").generator.voice == "tara"
     with pytest.raises(UserError, match="spoken by the hibari generator, not piper"):
@@ -181,15 +183,15 @@ def test_voice_set_routes_each_line_to_its_generator_and_loads_each_once(voices_
 
 def test_voice_set_options_apply_per_generator():
     voices = VoiceSet(GeneratorConfig(), options={"hibari": {"speed_jitter": 0.05}})
-    assert voices.config_for("hibari:heart").options == {"speed_jitter": 0.05}
+    assert voices.config_for("hibari:heart").options == HibariOptions(speed_jitter=0.05)
     assert voices.identity("hibari:heart")["sampling"]["speed_jitter"] == 0.05
-    assert voices.config_for(None).options == {}
+    assert voices.config_for(None).options == PiperOptions()
 
 
 def test_mixed_rates_are_resampled_once_at_the_books_rate(tmp_path):
     """A 24 kHz tone in a 22,050 Hz book keeps its pitch and length."""
     from verified_tts.audio import resample
-    from verified_tts.config import AssemblyOptions
+    from verified_tts.options import AssemblyOptions
     from verified_tts.output.assembly import Placed, assemble_book
 
     seconds, tone = 1.0, 440.0

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.generators import Generator, load_generator
 from verified_tts.generators.voice_set import CastGenerator, VoiceSet
 from verified_tts.keys import candidate_key, stable_hash, utterance_key
+from verified_tts.options import RenderConfig, to_table
 from verified_tts.results import CandidateResult, RunStats, Utterance, UtteranceResult
 from verified_tts.scoring import unit_centroid
 from verified_tts.store import Store
@@ -184,7 +184,7 @@ class Synthesizer:
             VoiceSet(
                 self.config.generator,
                 voices_dir=self.config.voices_dir,
-                options={self.config.generator.name: self.config.generator.options},
+                options={self.config.generator.name: to_table(self.config.generator.options)},
             ),
         )
         others = [voice for voice in voices if not cast.speaks(voice)]

@@ -15,12 +15,10 @@ wrong word costs one error per transcript word, a different speaking rate costs 
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+from collections.abc import Sequence
 
 from verified_tts.errors import UserError
+from verified_tts.options.run import PROCESS_VERIFIERS, STRATEGIES, SearchOptions
 
 __all__ = [
     "PROCESS_VERIFIERS",
@@ -29,84 +27,6 @@ __all__ = [
     "parse_arm",
     "prefix_error",
 ]
-
-STRATEGIES = ("best-of-n", "beam")
-PROCESS_VERIFIERS = ("speaker", "emotion", "wer")
-
-
-@dataclass(frozen=True)
-class SearchOptions:
-    """The ``[search]`` table (``--search`` and ``--budget`` override it)."""
-
-    strategy: str = "best-of-n"
-    width: int = 2  # W: beams kept after each step
-    expansions: int = 4  # E: continuations per live beam and step
-    chunk_s: float = 1.0  # C: seconds of audio per continuation
-    budget_s: float | None = None  # seconds of audio generated per utterance, at most
-    process: tuple[str, ...] = PROCESS_VERIFIERS  # verifiers scoring partial audio
-    speaker_weight: float = 1.0
-    emotion_weight: float = 1.0
-    text_weight: float = 1.0  # weight of the partial-transcript error
-
-    def __post_init__(self) -> None:
-        if self.strategy not in STRATEGIES:
-            raise UserError(
-                f"--search must be one of {', '.join(STRATEGIES)} (got '{self.strategy}')"
-            )
-        if int(self.width) < 1 or int(self.expansions) < 1:
-            raise UserError(
-                f"[search] width and expansions must be at least 1 "
-                f"(got {self.width} and {self.expansions})"
-            )
-        if not (math.isfinite(self.chunk_s) and self.chunk_s > 0):
-            raise UserError(
-                f"[search] chunk_s must be a positive number of seconds (got {self.chunk_s})"
-            )
-        if self.budget_s is not None and not (math.isfinite(self.budget_s) and self.budget_s > 0):
-            raise UserError(
-                f"--budget must be a positive number of seconds of audio (got {self.budget_s})"
-            )
-        unknown = [name for name in self.process if name not in PROCESS_VERIFIERS]
-        if unknown:
-            raise UserError(
-                f"[search] process names unknown verifiers {unknown}: choose among "
-                + ", ".join(PROCESS_VERIFIERS)
-            )
-
-    @classmethod
-    def from_mapping(cls, table: Mapping[str, Any] | None, **overrides: Any) -> SearchOptions:
-        known = {f.name for f in fields(cls)}
-        values = {}
-        for key, value in {
-            **dict(table or {}),
-            **{k: v for k, v in overrides.items() if v is not None},
-        }.items():
-            name = key.replace("-", "_")
-            if name not in known:
-                raise UserError(
-                    f"unknown option '{key}' in [search]: known options are "
-                    + ", ".join(sorted(known))
-                )
-            values[name] = value
-        if "process" in values:
-            values["process"] = tuple(values["process"])
-        return cls(**values)
-
-    @property
-    def beam(self) -> bool:
-        return self.strategy == "beam"
-
-    def identity(self) -> dict[str, Any] | None:
-        """What enters the content keys: None for plain best-of-N, so its keys are unchanged."""
-        if not self.beam:
-            return None if self.budget_s is None else {"budget_s": self.budget_s}
-        return asdict(self)
-
-    def label(self) -> str:
-        if self.beam:
-            return f"beam:{self.width}x{self.expansions}"
-        return "best-of-n"
-
 
 def parse_arm(text: str) -> tuple[str, int, int]:
     """``best-of-n:8`` -> ("best-of-n", 8, 1); ``beam:2x4`` -> ("beam", 2, 4) (width x E)."""

@@ -28,6 +28,7 @@ from typing import Any
 
 from verified_tts.errors import UserError
 from verified_tts.generators import GeneratorConfig
+from verified_tts.options.generation import VOICE_ENGINES, voice_engine
 
 __all__ = [
     "ENGINES",
@@ -42,7 +43,7 @@ __all__ = [
     "spoken_voice",
 ]
 
-ENGINES = ("piper", "hibari", "espeak")
+ENGINES = VOICE_ENGINES
 SAMPLE_TEXT = "The birch canoe slid on the smooth planks."
 EMBEDDED_PIPER = "en_US-joe-medium"
 # What the voice files do not say: the embedded Piper voice's speaker is a man.
@@ -68,7 +69,10 @@ class Voice:
 
     def generator_config(self, base: GeneratorConfig | None = None) -> GeneratorConfig:
         """What loads this voice, keeping ``base``'s other settings when its generator is ours."""
-        options = dict(base.options) if base is not None and base.name == self.generator else {}
+        from verified_tts.options import to_table
+
+        ours = base is not None and base.name == self.generator
+        options = to_table(base.options) if ours else {}  # type: ignore[union-attr]
         config = base if base is not None else GeneratorConfig(name=self.generator)
         return replace(
             config,
@@ -98,10 +102,7 @@ class Voice:
 
 def engine_of(name: str | None) -> str | None:
     """The engine a voice name starts with, or None for a generator's own voice name."""
-    if not name or ":" not in name:
-        return None
-    engine = name.split(":", 1)[0].strip().lower()
-    return engine if engine in ENGINES else None
+    return voice_engine(name)
 
 
 # --- the embedded and installed voices ----------------------------------------------------

@@ -21,22 +21,25 @@ import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from verified_tts.audio import read_audio, resample
 from verified_tts.errors import MissingExtra, UserError
+from verified_tts.options.verifiers import SpeakerOptions
 from verifiers.base import Clip, Score
 
 __all__ = [
+    "METRICS",
     "ECAPA_DEFAULT_MODEL",
     "MIN_REFERENCE_SPEECH_S",
     "SpeakerOptions",
     "SpeakerVerifier",
     "load_speaker_verifier",
 ]
+
+METRICS = ("speaker",)  # cosine similarity to the reference, once there is one
 
 ECAPA_DEFAULT_MODEL = "speechbrain/spkrec-ecapa-voxceleb"
 MIN_REFERENCE_SPEECH_S = 1.0  # below this a reference embedding is mostly noise
@@ -46,16 +49,6 @@ _ECAPA_HINT = (
     "needs torchaudio, which loads beside torch 2.14 + torchaudio 2.11 (GPU installs), "
     "not beside the CPU torch 2.13 build"
 )
-
-
-@dataclass(frozen=True)
-class SpeakerOptions:
-    """``backend``: "resemblyzer" or "ecapa"; ``model``: weights file (resemblyzer, None = the
-    wheel's) or folder / hub id (ecapa, None = speechbrain/spkrec-ecapa-voxceleb)."""
-
-    backend: str = "resemblyzer"
-    model: str | None = None
-    device: str = "cpu"
 
 
 _THREADS_LOCK = threading.Lock()

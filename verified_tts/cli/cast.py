@@ -53,8 +53,9 @@ def register_cast_command(app: typer.Typer, console: Console) -> None:
         """List the characters who speak in BOOK and write cast.toml, a voice for each."""
         from verified_tts.atomic import write_text_atomic
         from verified_tts.cast import cast_toml, find_cast
-        from verified_tts.config import ProductionOptions, read_config_file
+        from verified_tts.config import read_config_file
         from verified_tts.errors import UserError
+        from verified_tts.options import ProductionOptions
         from verified_tts.text.production import load_input
         from verified_tts.voices import EMBEDDED_PIPER, catalogue, find_voice
 

@@ -419,9 +419,7 @@ def dub(
     ray: RayOption = None,
 ) -> None:
     """Voice every cue of a subtitle file so it fits its slot, into one timed track."""
-    from verified_tts.config import read_config_file
     from verified_tts.workflows.dub import dub as dub_subtitles
-    from verified_tts.workflows.dub import dub_settings
 
     settings = _config(
         config,
@@ -435,14 +433,12 @@ def dub(
         seed=seed,
         adaptive=adaptive,
         keep=keep,
-    )
-    table = read_config_file(config).get("dub", {}) if config else {}
-    options = dub_settings(
-        table,
-        speed_limit=speed_limit,
-        duration=duration,
-        duck_db=duck_db,
-        voices=_voice_map(voice_map),
+        dub={
+            "speed_limit": speed_limit,
+            "duration": duration,
+            "duck_db": duck_db,
+            "voices": _voice_map(voice_map) or None,  # on top of the file's [dub.voices]
+        },
     )
     out = out or Path("out") / subtitles.stem
     reporter = _Reporter("dubbing", settings.generator.name)
@@ -456,7 +452,6 @@ def dub(
             out,
             settings,
             mix=mix,
-            **options,
             synthesizer=_ray_synthesizer(settings, ray),
             on_warning=on_warning,
             on_loading=reporter.on_loading,
@@ -621,7 +616,11 @@ def rerender_command(
     seed: SeedOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """Re-render one utterance with more candidates and put it back into the chapter files."""
+    """Re-render one utterance with more candidates and put it back into the chapter files.
+
+    The render's own configuration comes from its manifest; --config replaces it and the other
+    options go on top."""
+    from verified_tts.config import read_config_file
     from verified_tts.output.manifest import read_manifest
     from verified_tts.workflows.rerender import config_from_manifest, rerender
 
@@ -630,14 +629,17 @@ def rerender_command(
         raise UserError(
             f"{out_dir} has no manifest.json: give the --out folder of a finished render"
         )
-    recorded = config_from_manifest(
+    settings = config_from_manifest(
         read_manifest(out_dir),
+        read_config_file(config) if config else None,
         generator=generator,
+        model=model,
+        codec=codec,
         voice=voice,
-        voice_ref=voice_ref,
+        voice_ref=str(voice_ref) if voice_ref is not None else None,
+        voice_ref_text=voice_ref_text,
         seed=seed,
     )
-    settings = _config(config, model=model, codec=codec, voice_ref_text=voice_ref_text, **recorded)
     console.print(f"loading models for {settings.generator.name} ...")
     result = rerender(out_dir, utterance, candidates, config=settings)
     console.print(
@@ -688,7 +690,8 @@ def calibrate_command(
 ) -> None:
     """Measure what the verifiers catch on injected faults and recommend calibrated gates."""
     from verified_tts.calibration.faults import FAULT_KINDS
-    from verified_tts.workflows.calibrate import CalibrateOptions, calibrate
+    from verified_tts.options import CalibrateOptions
+    from verified_tts.workflows.calibrate import calibrate
 
     options = CalibrateOptions(
         sentences=sentences,

@@ -15,9 +15,8 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from verified_tts.config import RayOptions, RenderConfig
 from verified_tts.errors import UserError
-from verified_tts.verification import parse_verifier_table
+from verified_tts.options import RayOptions, RenderConfig
 from verifiers import DEFAULT_VERIFIERS
 
 __all__ = ["actor_requests", "check_fits", "placement", "request"]
@@ -87,8 +86,7 @@ def actor_requests(config: RenderConfig) -> list[tuple[str, dict[str, float], in
         )
     ]
     for name in DEFAULT_VERIFIERS:
-        enabled, _ = parse_verifier_table(name, config.verifiers.get(name, {}))
-        if enabled:
+        if config.verifiers.get(name).enabled:
             roles.append((f"verifier {name}", verifier, options.pools.get(name, options.pool_size)))
     return roles
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.config import RayOptions
 from verified_tts.errors import UserError
 from verified_tts.generators import Candidate, GeneratorConfig, SynthesisRequest
+from verified_tts.options import RayOptions
 from verifiers import Clip, HasOptions, LabelChecker, Score, SpeakerEmbedder
 
 __all__ = [

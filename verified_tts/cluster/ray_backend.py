@@ -52,11 +52,11 @@ from verified_tts.cluster.ray_actors import (
     split_chunks,
 )
 from verified_tts.cluster.state import import_ray, prefer_loopback, resolve_address
-from verified_tts.config import RayOptions, RenderConfig
 from verified_tts.errors import UserError
-from verified_tts.generators import Candidate, GeneratorConfig, SynthesisRequest
+from verified_tts.generators import Candidate, SynthesisRequest
+from verified_tts.options import GeneratorConfig, RayOptions, RenderConfig, VerifiersConfig
 from verified_tts.pipeline import Synthesizer
-from verified_tts.verification import LoadedVerifiers
+from verified_tts.verification import LoadedVerifiers, verifier_settings
 from verifiers import DEFAULT_VERIFIERS, Clip, Score
 
 __all__ = [
@@ -332,12 +332,12 @@ def _proxy_class(described: Mapping[str, Any]) -> type[RayVerifier]:
 @dataclass(frozen=True)
 class _Planned:
     name: str
-    table: Mapping[str, Any]
+    options: Any  # the verifier's options object
     size: int
 
 
 def load_ray_verifiers(
-    tables: Mapping[str, Mapping[str, Any]],
+    tables: VerifiersConfig | Mapping[str, Any],
     options: RayOptions,
     order: Sequence[str] = DEFAULT_VERIFIERS,
 ) -> LoadedVerifiers:
@@ -347,13 +347,14 @@ def load_ray_verifiers(
     remote = ray.remote(VerifierActor).options(
         **actor_options(options.verifier_num_cpus, options.verifier_num_gpus, options)
     )
+    settings = verifier_settings(tables)
     plans = [
-        _Planned(name, dict(tables.get(name, {})), int(options.pools.get(name, options.pool_size)))
+        _Planned(name, settings.get(name), int(options.pools.get(name, options.pool_size)))
         for name in order
     ]
     # one probe actor per verifier first (all load in parallel): a verifier that is off or has
     # no model must not hold a pool
-    probes = [remote.remote(plan.name, {plan.name: plan.table}) for plan in plans]
+    probes = [remote.remote(plan.name, {plan.name: plan.options}) for plan in plans]
     described = get_or_raise(ray, [p.describe.remote() for p in probes])
     broker = _ScoringBroker(ray)
     active: list[RayVerifier] = []
@@ -365,7 +366,7 @@ def load_ray_verifiers(
             ray.kill(probe, no_restart=True)
             continue
         extra[plan.name] = [
-            remote.remote(plan.name, {plan.name: plan.table}) for _ in range(plan.size - 1)
+            remote.remote(plan.name, {plan.name: plan.options}) for _ in range(plan.size - 1)
         ]
     more = {
         n: get_or_raise(ray, [a.describe.remote() for a in actors]) for n, actors in extra.items()

@@ -27,7 +27,6 @@ import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ import numpy as np
 from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, SynthesisRequest
 from verified_tts.generators.hibari_phonemes import splice_lexicon
-from verified_tts.tables import options_from_table
+from verified_tts.options.generation import HIBARI_SPEED_RANGE, HibariOptions
 
 __all__ = ["DEFAULT_VOICE", "HibariGenerator", "HibariOptions", "load", "phoneme_chunks"]
 
@@ -44,41 +43,7 @@ DEFAULT_VOICE = "heart"
 DRAW_SCHEME = "numpy-pcg64-seed-sentence-stream-v1"  # how seeds become draws; part of identity()
 _DURATION_INPUT = "duration_scale"
 _OUTPUTS = ("lh", "theta", "ln", "lr", "phi", "f0")
-_SPEED_RANGE = (0.5, 2.0)  # what the graph was exported for
 _SPEED_STREAM, _DURATION_STREAM, _NOISE_STREAM = 0, 1, 2
-
-
-@dataclass(frozen=True)
-class HibariOptions:
-    """``[generator.hibari]``: the pace, the seeded variation between candidates, run settings."""
-
-    speed: float = 1.0  # > 1 speaks faster; 1.0 is the teacher's pace
-    speed_jitter: float = 0.0  # spread (sd of the log) of each candidate's speed around ``speed``
-    duration_jitter: float = 0.0  # sd of the log of each phoneme's duration scale
-    sentence_pause: float = 0.0  # seconds added between hibari's sentences of one utterance
-    threads: int = 1  # onnxruntime intra-op threads of one run (changes the last bits: identity)
-    workers: int = 0  # graph runs and signal stages in parallel; 0 = the cores
-
-    @classmethod
-    def from_mapping(cls, options: Mapping[str, Any]) -> HibariOptions:
-        options = options_from_table(cls, options, "[generator.hibari]")
-        for name in ("speed", "speed_jitter", "duration_jitter", "sentence_pause"):
-            value = getattr(options, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise UserError(f"[generator.hibari] {name} must be a number >= 0 (got {value!r})")
-        for name in ("threads", "workers"):
-            value = getattr(options, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise UserError(f"[generator.hibari] {name} must be a whole number >= 0")
-        low, high = _SPEED_RANGE
-        if not low <= options.speed <= high:
-            raise UserError(f"[generator.hibari] speed must be between {low} and {high}")
-        if options.speed_jitter > 0.2 or options.duration_jitter > 0.5:
-            raise UserError(
-                "[generator.hibari] speed_jitter must be at most 0.2 and duration_jitter at most "
-                "0.5 (spreads of a logarithm: 0.2 is about +-20%)"
-            )
-        return options
 
 
 def _hibari() -> Any:
@@ -288,7 +253,7 @@ class HibariGenerator:
         speed = self.options.speed * float(
             np.exp(self.options.speed_jitter * rng.standard_normal())
         )
-        return float(np.clip(np.float32(speed), *_SPEED_RANGE))
+        return float(np.clip(np.float32(speed), *HIBARI_SPEED_RANGE))
 
     def draw_durations(self, seed: int, sentence: int, count: int) -> np.ndarray:
         """Per-phoneme duration scales of one sentence (all 1 without ``duration_jitter``)."""
@@ -391,6 +356,8 @@ def load(config: Any) -> HibariGenerator:
     """Registry entry point: build the generator from a ``GeneratorConfig``."""
     if config.codec:
         raise UserError("the hibari generator has no --codec: drop it")
-    options = HibariOptions.from_mapping(dict(config.options or {}))
+    options = config.options
+    if not isinstance(options, HibariOptions):  # a mapping: the [generator.hibari] table
+        options = HibariOptions.from_mapping(dict(options or {}))
     voice = (config.voice or DEFAULT_VOICE).removeprefix("hibari:")
     return HibariGenerator(voice, voice_file(voice, config.model), options)

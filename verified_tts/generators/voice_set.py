@@ -51,13 +51,18 @@ class VoiceSet:
         base = self.default if self.default.name == found.generator else None
         config = found.generator_config(base)
         extra = self.options.get(found.generator)
-        return replace(config, options={**extra, **config.options}) if extra else config
+        if not extra:
+            return config
+        from verified_tts.options import to_table
+
+        # the table given for that generator, under what the voice itself implies
+        return replace(config, options={**to_table(config.options), **extra, **found.options})
 
     def generator(self, voice: str | None) -> Generator:
         """The loaded generator of ``voice``'s configuration (loaded now if it is the first)."""
         config = self.config_for(voice)
         config = replace(config, voice=self._load_voice(config))
-        key = stable_hash({**asdict(config), "options": dict(config.options)})
+        key = stable_hash(asdict(config))
         if key not in self._loaded:
             self._loaded[key] = self._load(config)
         return self._loaded[key]

@@ -23,7 +23,7 @@ import numpy as np
 
 from verified_tts.atomic import write_audio_atomic
 from verified_tts.audio import resample
-from verified_tts.config import AssemblyOptions
+from verified_tts.options import AssemblyOptions
 from verified_tts.output.acx import master
 from verified_tts.output.encode import grid_samples, write_pcm
 

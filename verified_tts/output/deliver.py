@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from verified_tts.config import ProductionOptions
+from verified_tts.options import ProductionOptions
 from verified_tts.output.acx import AcxLimits, check, measure
 from verified_tts.output.assembly import AssembledFile
 from verified_tts.output.encode import BookTags, ChapterSource, split_parts, write_m4b, write_mp3

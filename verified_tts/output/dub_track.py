@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.config import DubOptions, RenderConfig
+from verified_tts.options import DubOptions, DurationFitOptions, RenderConfig
 from verified_tts.output.assembly import level_clip
 from verified_tts.results import UtteranceResult
 from verified_tts.store import STORE_DIR
 from verified_tts.text.subtitles import Cue
-from verifiers.duration_fit import DurationFitOptions, speech_bounds
+from verifiers.duration_fit import speech_bounds
 
 __all__ = [
     "DubOptions",

@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from verified_tts.atomic import write_json_atomic
 from verified_tts.errors import UserError
+from verified_tts.options import to_table
 from verified_tts.selection import round_targets
 from verified_tts.store import STORE_DIR
 
 if TYPE_CHECKING:
-    from verified_tts.config import RenderConfig
+    from verified_tts.options import RenderConfig
     from verified_tts.output.assembly import AssembledFile
     from verified_tts.pipeline import Synthesizer
     from verified_tts.results import CandidateResult, UtteranceResult
@@ -311,9 +312,9 @@ class Manifest:
     """``manifest.json``: the run's settings, its stats, the files it wrote and its utterances.
 
     ``verifiers`` (each verifier's availability and identity), ``selection`` (gates, weights,
-    round targets and stop rule) and ``stats`` (run counters, seconds per stage and the quality
-    summary) are documents owned by the modules that make them and are carried as plain
-    mappings.
+    round targets and stop rule), ``stats`` (run counters, seconds per stage and the quality
+    summary) and ``config`` (the whole configuration's table, which ``rerender`` reads back) are
+    documents owned by the modules that make them and are carried as plain mappings.
     """
 
     utterances: tuple[UtteranceRecord, ...]
@@ -340,12 +341,15 @@ class Manifest:
     book: BookRecord = field(default_factory=BookRecord)
     dub: str | None = None  # a dub's report file (``dub.json``); absent from JSON for a render
     review: Mapping[str, Any] | None = None  # the review's log and progress (absent: none)
+    # the whole effective configuration as its TOML table (verified_tts.options.to_table, paths
+    # as given); absent from manifests written before it was recorded
+    config: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     _KEYS = ("format", "input", "title", "generator", "model", "sample_rate", "n", "adaptive",
              "seed", "voice", "voice_ref", "voices", "keep", "verifiers", "selection", "stats",
-             "production", "delivery", "chapters", "book", "utterances", "dub",
-             "review")  # fmt: skip
+             "production", "delivery", "chapters", "book", "utterances", "dub", "review",
+             "config")  # fmt: skip
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Manifest:
@@ -373,6 +377,7 @@ class Manifest:
             utterances=tuple(UtteranceRecord.from_json(u) for u in data["utterances"]),
             dub=data.get("dub"),
             review=data.get("review"),
+            config=data.get("config"),
             extra=_extra(data, cls._KEYS),
         )
 
@@ -401,6 +406,7 @@ class Manifest:
             "utterances": [u.to_json() for u in self.utterances],
             **({"dub": self.dub} if self.dub is not None else {}),
             **({"review": dict(self.review)} if self.review else {}),
+            **({"config": dict(self.config)} if self.config is not None else {}),
             **self.extra,
         }
 
@@ -561,6 +567,7 @@ def build_manifest(
             replace(UtteranceRecord.from_result(r), spoken_by=spoken[r.utterance.voice])
             for r in results
         ),
+        config=to_table(config),
     )
 
 

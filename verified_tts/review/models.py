@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -86,7 +87,7 @@ class Models:
                     from verified_tts.workflows.dub import dubbing_synthesizer
 
                     speed = float(self._dub_options().get("options", {}).get("speed_limit", 1.25))
-                    base = dubbing_synthesizer(base, speed)
+                    base = dubbing_synthesizer(base, replace(config.dub, speed_limit=speed))
                 check_same_render(self.manifest, base)
                 self._base = base
             return self._base

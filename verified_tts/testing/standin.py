@@ -15,13 +15,14 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
 from verified_tts.generators.base import Candidate, SynthesisRequest
-from verified_tts.tables import options_from_table
+from verified_tts.options.generation import StandInGeneratorOptions
+from verified_tts.options.verifiers import StandInVerifierOptions
 from verifiers.base import Clip, Score
 
 __all__ = [
@@ -29,18 +30,12 @@ __all__ = [
     "StandInGeneratorOptions",
     "StandInVerifier",
     "StandInVerifierOptions",
+    "METRICS",
     "load",
     "load_standin_verifier",
 ]
 
-
-@dataclass(frozen=True)
-class StandInGeneratorOptions:
-    """``[generator.standin]``: what one candidate costs and how long its audio is."""
-
-    seconds_per_candidate: float = 0.0  # seconds slept per candidate
-    words_per_second: float = 2.5
-    sample_rate: int = 22_050
+METRICS = ("standin",)  # what the stand-in verifier reports
 
 
 class StandInGenerator:
@@ -77,16 +72,7 @@ class StandInGenerator:
 
 def load(config: Any) -> StandInGenerator:
     """The generator registry's loader: ``[generator.standin]`` options."""
-    return StandInGenerator(
-        options_from_table(StandInGeneratorOptions, config.options, "[generator.standin]")
-    )
-
-
-@dataclass(frozen=True)
-class StandInVerifierOptions:
-    """``[verifiers.standin]``: what scoring one clip costs."""
-
-    seconds_per_clip: float = 0.0  # a stand-in for measuring the driver: seconds slept per clip
+    return StandInGenerator(config.options)
 
 
 class StandInVerifier:

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from verified_tts.atomic import write_json_atomic
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.options import RenderConfig, SelectionPolicy
 from verified_tts.output.manifest import (
     CandidateRecord,
     Manifest,
@@ -40,7 +40,7 @@ from verified_tts.output.manifest import (
 )
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import UtteranceResult
-from verified_tts.selection import SelectionPolicy, choose, judge
+from verified_tts.selection import choose, judge
 from verified_tts.workflows.ab_arms import judge_winners, mean, prepare_judge, versus_first
 from verified_tts.workflows.judge import Judge, JudgeOptions
 from verified_tts.workflows.render import render

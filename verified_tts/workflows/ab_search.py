@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from verified_tts.atomic import write_json_atomic
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.options import RenderConfig
 from verified_tts.output.manifest import read_manifest
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import UtteranceResult

@@ -43,9 +43,9 @@ from verified_tts.calibration.faults import (
     text_fault,
 )
 from verified_tts.calibration.gates import gates_toml
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.generators import SynthesisRequest, load_generator
+from verified_tts.options import RenderConfig
 from verified_tts.pipeline import plan_utterances
 from verified_tts.results import Utterance
 from verified_tts.scoring import score_clips, unit_centroid

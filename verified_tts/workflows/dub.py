@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +30,7 @@ from verified_tts.atomic import (
     write_text_atomic,
 )
 from verified_tts.audio import read_audio, resample
-from verified_tts.config import RenderConfig
-from verified_tts.errors import UserError
+from verified_tts.options import DurationFitOptions, Gate, RenderConfig, from_table, overlay
 from verified_tts.output.assembly import AssembledFile
 from verified_tts.output.dub_track import (
     DubOptions,
@@ -53,34 +52,35 @@ from verified_tts.output.manifest import (
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import UtteranceResult
 from verified_tts.review.hook import ReviewHook
-from verified_tts.selection import Gate
 from verified_tts.store import STORE_DIR, Store
-from verified_tts.tables import check_keys
 from verified_tts.text.book import Segment
 from verified_tts.text.cues import cue_segments, cues_within, unmapped_speakers
 from verified_tts.text.subtitles import Cue, Subtitles, load_subtitles
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verified_tts.workflows.render import prepare_output
 from verifiers import HasOptions
-from verifiers.duration_fit import DurationFitOptions
 
 __all__ = ["DubSummary", "dub", "dub_settings", "dubbing_synthesizer"]
 
 
 def dub_settings(table: Mapping[str, Any] | None = None, **overrides: Any) -> dict[str, Any]:
-    """Keyword arguments for :func:`dub` from a ``[dub]`` table plus overrides (None = unset).
+    """A ``[dub]`` table with ``overrides`` on top (None = unset), checked as :class:`DubOptions`.
 
     Voice maps merge: an override names speakers on top of the table's ``[dub.voices]``.
     """
-    table = dict(table or {})
-    check_keys(table, (f.name for f in fields(DubOptions)), "[dub]")
-    settings = {**table, **{k: v for k, v in overrides.items() if v is not None}}
-    if "voices" in table and not isinstance(table["voices"], Mapping):
-        raise UserError('[dub.voices] must be a table of NAME = "voice"')
-    voices = {**dict(table.get("voices", {})), **dict(overrides.get("voices") or {})}
-    if voices:
-        settings["voices"] = voices
+    settings = overlay(dict(table or {}), overrides)
+    from_table(DubOptions, settings, "[dub]")
     return settings
+
+
+def _dub_options(config: RenderConfig, overrides: Mapping[str, Any]) -> DubOptions:
+    """``config.dub`` with the keyword arguments of :func:`dub` on top (None = not given); a
+    voice map is merged into the config's."""
+    given = {k: float(v) if k != "voices" else dict(v) for k, v in overrides.items()
+             if v is not None}  # fmt: skip
+    if "voices" in given:
+        given["voices"] = {**config.dub.voices, **given["voices"]}
+    return replace(config.dub, **given)
 
 
 @dataclass(frozen=True)
@@ -105,13 +105,15 @@ class DubSummary:
     damaged: tuple[str, ...] = ()  # store entries found damaged, dropped and generated again
 
 
-def dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
-    """The loaded models of ``base`` under the dub policy: duration_fit on, stretch gated."""
+def dubbing_synthesizer(base: Synthesizer, options: DubOptions) -> Synthesizer:
+    """The loaded models of ``base`` under the dub policy (duration_fit on, stretch gated) and
+    the dub's settings (so the manifest records them)."""
     policy = base.config.selection
+    speed_limit = options.speed_limit
     # margin: an adaptive run stops early only on a candidate that needs no stretch at all
     stretch_gate = Gate("stretch", max=speed_limit, margin=speed_limit - 1.0)
     gates = (*(g for g in policy.gates if g.metric != "stretch"), stretch_gate)
-    config = base.config.variant(selection=replace(policy, gates=gates))
+    config = replace(base.config.variant(selection=replace(policy, gates=gates)), dub=options)
     verifiers = base.verifiers
     if verifiers.get("duration_fit") is None and "duration_fit" not in verifiers.status:
         extra = load_verifiers(base.config.verifiers, order=("duration_fit",))
@@ -126,14 +128,14 @@ def dub(
     out_dir: str | os.PathLike,
     config: RenderConfig,
     *,
-    speed_limit: float = 1.25,
+    speed_limit: float | None = None,
     duration: float | None = None,
     mix: str | os.PathLike | None = None,
-    duck_db: float = 12.0,
+    duck_db: float | None = None,
     voices: Mapping[str, str] | None = None,
-    max_extend_s: float = 1.0,
-    min_gap_s: float = 0.1,
-    tail_s: float = 1.0,
+    max_extend_s: float | None = None,
+    min_gap_s: float | None = None,
+    tail_s: float | None = None,
     synthesizer: Synthesizer | None = None,
     on_loading: Callable[[], None] | None = None,
     on_start: Callable[[int], None] | None = None,
@@ -142,21 +144,22 @@ def dub(
 ) -> DubSummary:
     """Dub ``subtitles_path`` into ``out_dir``; resumable like a render (see module docstring).
 
-    Writes ``track.wav``/``track.flac``, ``dub.json``, ``manifest.json``, ``voiced.srt`` and,
-    with ``mix``, ``mix.wav``. User mistakes raise one-line :class:`UserError` s before any
-    synthesis starts.
+    The timing and mix settings are ``config.dub`` (the ``[dub]`` table); the keyword arguments
+    given (not None) replace them, and ``voices`` names speakers on top of its voice map. Writes
+    ``track.wav``/``track.flac``, ``dub.json``, ``manifest.json``, ``voiced.srt`` and, with
+    ``mix``, ``mix.wav``. User mistakes raise one-line :class:`UserError` s before any synthesis
+    starts.
     """
     started = time.perf_counter()
     run_began = time.time()  # earlier temporary files are a killed run's
-    options = DubOptions(
-        speed_limit=float(speed_limit),
-        max_extend_s=float(max_extend_s),
-        min_gap_s=float(min_gap_s),
-        tail_s=float(tail_s),
-        duration=None if duration is None else float(duration),
-        duck_db=float(duck_db),
-        voices=dict(voices or {}),
-    )
+    options = _dub_options(
+        config,
+        {
+            "speed_limit": speed_limit, "max_extend_s": max_extend_s, "min_gap_s": min_gap_s,
+            "tail_s": tail_s, "duration": duration, "duck_db": duck_db, "voices": voices,
+        },
+    )  # fmt: skip
+    config = replace(config, dub=options)
     name = str(subtitles_path)
     subtitles, cues, warnings = _read_cues(subtitles_path, name, options)
     original = read_audio(mix, "--mix", mono=False) if mix is not None else None
@@ -167,7 +170,7 @@ def dub(
             if on_warning:
                 on_warning(warning)
 
-        synth = _load_dubbing_synthesizer(config, synthesizer, options.speed_limit, on_loading)
+        synth = _load_dubbing_synthesizer(config, synthesizer, options, on_loading)
         sample_rate = synth.generator.sample_rate
         track_end = (
             options.duration if options.duration is not None else cues[-1].end + options.tail_s
@@ -327,7 +330,7 @@ def _read_cues(
 def _load_dubbing_synthesizer(
     config: RenderConfig,
     synthesizer: Synthesizer | None,
-    speed_limit: float,
+    options: DubOptions,
     on_loading: Callable[[], None] | None,
 ) -> Synthesizer:
     """The given synthesizer, or one loaded from ``config``, under the dub policy; loading
@@ -339,7 +342,7 @@ def _load_dubbing_synthesizer(
         load_started = time.perf_counter()
         synthesizer = Synthesizer.load(config)
         load_seconds = time.perf_counter() - load_started
-    synth = dubbing_synthesizer(synthesizer, speed_limit)
+    synth = dubbing_synthesizer(synthesizer, options)
     if load_seconds is not None:
         synth.stats.seconds["load"] += load_seconds
     return synth

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from verified_tts.atomic import remove_interrupted_writes, write_json_atomic
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.options import RenderConfig
 from verified_tts.output.assembly import AssembledFile, Placed, assemble_book
 from verified_tts.output.deliver import deliver
 from verified_tts.output.encode import BookTags

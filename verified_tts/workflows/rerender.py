@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 
 from verified_tts.atomic import remove_interrupted_writes
-from verified_tts.config import RenderConfig
+from verified_tts.config import build_config
 from verified_tts.errors import UserError
+from verified_tts.options import RenderConfig
 from verified_tts.output.lock import output_lock
 from verified_tts.output.manifest import (
     Manifest,
@@ -105,11 +106,17 @@ _PRODUCTION_KEYS = {
 
 
 def config_from_manifest(
-    manifest: Manifest | Mapping[str, Any], **overrides: Any
-) -> dict[str, Any]:
-    """CLI-style overrides that reproduce the render's generator settings, for ``build_config``;
-    explicit ``overrides`` (not None) win."""
+    manifest: Manifest | Mapping[str, Any],
+    table: Mapping[str, Any] | None = None,
+    **overrides: Any,
+) -> RenderConfig:
+    """The render's own configuration, from the table its manifest records; ``table`` (a
+    ``--config`` file) replaces the recorded one, and ``overrides`` (:func:`build_config`'s
+    keywords, None = not given) go on top. A manifest written before the whole configuration
+    was recorded gives its generator, voice, seed and production settings instead."""
     manifest = as_manifest(manifest)
+    if table is None and manifest.config is not None:
+        return build_config(manifest.config, **overrides)
     recorded = {
         "generator": manifest.generator,
         "voice": manifest.voice,
@@ -122,7 +129,8 @@ def config_from_manifest(
             if key in _PRODUCTION_KEYS
         },
     }
-    return {**recorded, **{k: v for k, v in overrides.items() if v is not None}}
+    given = {k: v for k, v in overrides.items() if v is not None}
+    return build_config(table or {}, **{**recorded, **given})
 
 
 def rerender(
@@ -213,12 +221,7 @@ def original_config(
     """The render's own policy (its N and adaptivity), which the stored decisions of the other
     utterances are keyed by, on top of the given (or recorded) settings."""
     if config is None:
-        if synthesizer is None:
-            from verified_tts.config import build_config
-
-            config = build_config({}, **config_from_manifest(manifest))
-        else:
-            config = synthesizer.config
+        config = synthesizer.config if synthesizer is not None else config_from_manifest(manifest)
     adaptive = bool(config.selection.adaptive if manifest.adaptive is None else manifest.adaptive)
     return config.variant(candidates=int(manifest.n), adaptive=adaptive)
 
@@ -306,16 +309,18 @@ def more_candidates(
 
 def scored_per_clip(synthesizer: Synthesizer) -> Synthesizer:
     """With packed Whisper scoring, the variant that scores every clip alone, under the per-clip
-    gates. A packed score depends on the sentences that share the window: the render scored the
-    old candidates beside up to 7 other sentences, which primes the decoder (a candidate scores
-    0.19 higher on average than alone in a window, benchmarks/results/verify_speed_piper.json
-    "scored_alone"), and a rerender has one sentence to score, so new candidates would lose to
-    old ones for where they were heard. Per clip, old and new are scored alike (the old ones are
-    scored again; the render's packed scores stay in the store)."""
+    profile's gates and stop settings. A packed score depends on the sentences that share the
+    window: the render scored the old candidates beside up to 7 other sentences, which primes
+    the decoder (benchmarks/verify_speed.py measures how much: "scored_alone"), and a rerender
+    has one sentence to score, so new candidates would lose to old ones for where they were
+    heard. Per clip, old and new are scored alike (the old ones are scored again; the render's
+    packed scores stay in the store)."""
     wer = synthesizer.verifiers.get("wer")
     if not isinstance(wer, WerVerifier) or not wer.options.packing:
         return synthesizer
-    config = replace(synthesizer.config, selection=per_clip_policy(synthesizer.config.selection))
+    profile = synthesizer.config.verifiers.wer.profile_name
+    policy = per_clip_policy(synthesizer.config.selection, source=profile)
+    config = replace(synthesizer.config, selection=policy)
     verifiers = synthesizer.verifiers.with_verifier(wer.with_options(packing=False))
     return synthesizer.variant(config, verifiers=verifiers)
 
