@@ -162,7 +162,7 @@ def main() -> None:
 
     from verified_tts.config import build_config
     from verified_tts.verification import load_verifiers
-    from verified_tts.workflows.ab import load_judge
+    from verified_tts.workflows.judge import load_judge
 
     book, described, chapters = text_set(args)
     # Render every setting first with one set of verifiers, then let them go before the judge

@@ -196,3 +196,57 @@ def test_beam_search_with_another_generators_voice_is_one_line(loaded):
     book = parse_book("First.\n\n<!-- tts: voice=hibari:heart -->\n\nSecond.\n")
     with pytest.raises(UserError, match="runs on the render's one generator"):
         _synthesizer(loaded, search="beam").plan(book.segments)
+
+
+def _render_with(tmp_path, loaded, table: dict, **overrides) -> dict:
+    config = build_config({"verifiers": VERIFIERS, **table}, candidates=4, **overrides)
+    synthesizer = Synthesizer(loaded.generator, loaded.verifiers, config)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "book.md").write_text(BOOK, encoding="utf-8")
+    render(tmp_path / "book.md", tmp_path / "out", config, synthesizer=synthesizer)
+    return json.loads((tmp_path / "out" / "manifest.json").read_text())
+
+
+def test_a_voice_gated_by_its_own_gates(tmp_path, loaded):
+    """hibari's own duration gate fails every hibari take; the narrator's lines are decided
+    exactly as under the book's policy alone."""
+    heart = {"gates": {"duration_ratio": {"max": 0.01}}}
+    table = {"selection": {"voices": {"hibari:heart": heart}}}
+    gated = _render_with(tmp_path / "gated", loaded, table, adaptive=False)
+    plain = _render_with(tmp_path / "plain", loaded, {}, adaptive=False)
+    assert gated["voices"]["hibari:heart"]["flagged"] == 2
+    gates = gated["voices"]["hibari:heart"]["selection"]["gates"]
+    assert {"metric": "duration_ratio", "max": 0.01, "margin": 0.0} in gates
+    assert "selection" not in gated["voices"]["piper:en_US-joe-medium"]
+    for mine, theirs in zip(gated["utterances"], plain["utterances"], strict=True):
+        if mine["spoken_by"] == "hibari:heart":
+            assert mine["flagged"] and all(
+                "duration_ratio" in c["failed_gates"] for c in mine["candidates"]
+            )
+        else:
+            assert (mine["winner"], mine["flagged"]) == (theirs["winner"], theirs["flagged"])
+
+
+def test_a_voice_sampled_in_its_own_rounds(tmp_path, loaded):
+    """The book samples all four candidates at once; hibari's lines stop after their first
+    round when a take passes with margin (its own adaptive schedule). hibari reads "I know the
+    way, so follow me and keep close." slower than the book's duration gate allows, so its own
+    gate is wider."""
+    heart = {
+        "rounds": [1, 2],
+        "stop": "margin",
+        "gates": {"duration_ratio": {"min": 0.4, "max": 2.0}},
+    }
+    table = {"selection": {"rounds": [4], "voices": {"hibari:heart": heart}}}
+    manifest = _render_with(tmp_path, loaded, table, adaptive=True)
+    for u in manifest["utterances"]:
+        if u["spoken_by"] == "hibari:heart":
+            assert len(u["candidates"]) == 1 and not u["flagged"]
+        else:
+            assert len(u["candidates"]) == 4
+
+
+def test_an_unknown_metric_in_a_voices_gates_is_one_line():
+    table = {"selection": {"voices": {"hibari:heart": {"gates": {"speeker": {"min": 0.5}}}}}}
+    with pytest.raises(UserError, match="speeker: no verifier reports such a metric"):
+        build_config(table)

@@ -85,7 +85,8 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
         for key, value in dict(overrides.get(section) or {}).items():
             values[f"{section}.{key}"] = value
     config = from_table(RenderConfig, overlay(dict(file or {}), values))
-    check_metrics(config.selection)
+    for policy in (config.selection, *config.voice_selection.values()):
+        check_metrics(policy)
     # a catalogue voice name (hibari:heart, piper:joe) becomes the model and speaker that speak it
     generator = resolve_voice(config.generator, config.voices_dir)
     return replace(config, generator=generator) if generator != config.generator else config

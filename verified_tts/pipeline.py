@@ -26,9 +26,9 @@ import numpy as np
 
 from verified_tts.errors import UserError
 from verified_tts.generators import Generator, load_generator
-from verified_tts.generators.voice_set import CastGenerator, VoiceSet
+from verified_tts.generators.voice_set import CastGenerator, VoiceSet, voice_name
 from verified_tts.keys import candidate_key, stable_hash, utterance_key
-from verified_tts.options import RenderConfig, to_table
+from verified_tts.options import RenderConfig, SelectionPolicy, to_table
 from verified_tts.results import CandidateResult, RunStats, Utterance, UtteranceResult
 from verified_tts.scoring import unit_centroid
 from verified_tts.store import Store
@@ -114,12 +114,16 @@ class Synthesizer:
         config: RenderConfig,
         *,
         voice_reference: np.ndarray | None = None,
+        reference_for_every_voice: bool = False,
     ) -> None:
         self.generator = generator
         self.verifiers = verifiers
         self.config = config
         self.policy = config.selection
+        # the user's reference (--voice-ref) is the render's own voice's; a run of one voice's
+        # lines (a re-render) passes that voice's reference for all of them
         self.voice_reference = voice_reference
+        self.reference_for_every_voice = reference_for_every_voice
         self.stats = RunStats()
 
     @classmethod
@@ -139,6 +143,7 @@ class Synthesizer:
         *,
         verifiers: LoadedVerifiers | None = None,
         voice_reference: np.ndarray | None | object = ...,
+        reference_for_every_voice: bool | None = None,
     ) -> Synthesizer:
         """The same loaded models under changed settings (policy, N, extra verifiers).
 
@@ -150,6 +155,11 @@ class Synthesizer:
             config if config is not None else self.config,
             voice_reference=(
                 self.voice_reference if voice_reference is ... else voice_reference  # type: ignore[arg-type]
+            ),
+            reference_for_every_voice=(
+                self.reference_for_every_voice
+                if reference_for_every_voice is None
+                else reference_for_every_voice
             ),
         )
         variant.stats.backend = self.stats.backend
@@ -199,17 +209,26 @@ class Synthesizer:
             )
         self.generator = cast
 
-    def policy_id(self, n: int) -> str:
-        """Decisions are reused only under the same N, policy, verifiers and search."""
+    def policy_id(self, n: int, voice: str | None = None) -> str:
+        """Decisions are reused only under the same N, policy, verifiers and search; a line of
+        a voice with its own ``[selection.voices]`` policy is decided under that one."""
         search = self.config.search.identity()
         return stable_hash(
             {
                 **({"search": search} if search is not None else {}),
                 "n": n,
-                "policy": self.policy.identity(),
+                "policy": self.policy_of(voice).identity(),
                 "verifiers": self.verifiers.identity(),
                 "reference": self.verifiers.reference_id(self.config.generator.voice_ref),
             }
+        )
+
+    def policy_of(self, voice: str | None) -> SelectionPolicy:
+        """The selection policy of lines with the voice setting ``voice``."""
+        if not self.config.voice_selection:
+            return self.policy
+        return self.config.voice_selection.get(
+            voice_name(self.generator, voice, self.config.voices_dir), self.policy
         )
 
     @cached_property
@@ -257,6 +276,11 @@ class Synthesizer:
             policy_id=self.policy_id(n),
             keep=self.config.keep,
             voice_reference=self.voice_reference,
+            policies={
+                voice: (self.policy_of(voice), self.policy_id(n, voice))
+                for voice in dict.fromkeys(u.voice for u in utterances)
+                if self.policy_of(voice) is not self.policy
+            },
         )
         results: dict[str, UtteranceResult] = {}
         # One reference per voice, so a multi-voice dub does not average its voices together.
@@ -266,7 +290,8 @@ class Synthesizer:
         # book is compared with its own lines, never with the narrator's.
         own_voice = self.config.generator.voice
         for voice in dict.fromkeys(u.voice for u in utterances):
-            if self.voice_reference is None or voice != own_voice:
+            given = self.voice_reference is not None
+            if not given or (voice != own_voice and not self.reference_for_every_voice):
                 first = [u for u in utterances if u.voice == voice][: self.config.window]
                 bootstrap[voice] = (
                     self._bootstrap_reference(first, context)
@@ -348,7 +373,7 @@ class Synthesizer:
         self, utterance: Utterance, context: RenderContext
     ) -> UtteranceResult | None:
         """An earlier run's decision for this utterance, if it and its winner's audio exist."""
-        decision = context.store.get_decision(utterance.key, context.policy_id)
+        decision = context.store.get_decision(utterance.key, context.policy_id_of(utterance))
         if decision is None:
             return None
         records = decision.record.get("candidates", [])

@@ -21,7 +21,7 @@ from verified_tts.generators import Candidate, Generator, GeneratorConfig, Synth
 from verified_tts.generators import load_generator as _load_generator
 from verified_tts.keys import stable_hash
 
-__all__ = ["CastGenerator", "VoiceSet"]
+__all__ = ["CastGenerator", "VoiceSet", "speaking_generator", "voice_name"]
 
 
 class VoiceSet:
@@ -151,3 +151,22 @@ class CastGenerator:
             made = self.voices.sample([requests[p] for p in other])
             results.update(zip(other, made, strict=True))
         return [results[position] for position in range(len(requests))]
+
+
+def speaking_generator(generator: Generator, voice: str | None) -> Generator:
+    """The generator that speaks ``voice`` in a render whose generator is ``generator``."""
+    if isinstance(generator, CastGenerator):
+        return generator.default if generator.speaks(voice) else generator.voices.generator(voice)
+    return generator
+
+
+def voice_name(
+    generator: Generator, voice: str | None, voices_dir: str | Path | None = None
+) -> str:
+    """The catalogue name of the voice a line with ``voice`` is spoken in (``hibari:heart``,
+    ``piper:en_US-joe-medium`` for the default voice): what the manifest says spoke the line and
+    what ``[selection.voices]`` names."""
+    from verified_tts.voices import spoken_voice
+
+    speaking = speaking_generator(generator, voice)
+    return spoken_voice(voice, speaking.name, speaking.model, voices_dir)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from verified_tts.atomic import write_json_atomic
 from verified_tts.errors import UserError
-from verified_tts.options import to_table
+from verified_tts.options import SelectionPolicy, to_table
 from verified_tts.selection import round_targets
 from verified_tts.store import STORE_DIR
 
@@ -576,19 +576,16 @@ def _voices(
 ) -> tuple[dict[str | None, str], dict[str, dict[str, Any]]]:
     """Each line's voice setting -> the catalogue name of the voice that spoke it, and per voice
     its generator, sample rate, lines, flagged lines and the reference its speaker scores used."""
-    from verified_tts.generators.voice_set import CastGenerator
-    from verified_tts.voices import spoken_voice
+    from verified_tts.generators.voice_set import speaking_generator, voice_name
 
     config, generator = synthesizer.config, synthesizer.generator
-    own = generator.default if isinstance(generator, CastGenerator) else generator
     spoken: dict[str | None, str] = {}
     voices: dict[str, dict[str, Any]] = {}
     for result in results:
         setting = result.utterance.voice
         if setting not in spoken:
-            routed = isinstance(generator, CastGenerator) and not generator.speaks(setting)
-            speaking = generator.voices.generator(setting) if routed else own  # type: ignore[union-attr]
-            name = spoken_voice(setting, speaking.name, speaking.model, config.voices_dir)
+            speaking = speaking_generator(generator, setting)
+            name = voice_name(generator, setting, config.voices_dir)
             spoken[setting] = name
             user_reference = config.generator.voice_ref and setting == config.generator.voice
             voices.setdefault(
@@ -601,8 +598,21 @@ def _voices(
                     "reference": (
                         config.generator.voice_ref if user_reference else "its own winners"
                     ),
+                    **(
+                        {"selection": _policy_record(config.voice_selection[name])}
+                        if name in config.voice_selection
+                        else {}
+                    ),
                 },
             )
         voices[spoken[setting]]["lines"] += 1
         voices[spoken[setting]]["flagged"] += int(result.flagged)
     return spoken, voices
+
+
+def _policy_record(policy: SelectionPolicy) -> dict[str, Any]:
+    """A voice's own gates and weights, as the manifest's ``selection`` writes the book's."""
+    return {
+        "gates": [{k: v for k, v in vars(g).items() if v is not None} for g in policy.gates],
+        "weights": dict(policy.weights),
+    }
