@@ -79,6 +79,7 @@ class CalibrateOptions:
     ns: tuple[int, ...] = (1, 2, 4, 8)
     trials: int = 200  # simulated selections per utterance and (p, N)
     examples: int = 1  # caught and missed cases per kind with players in the HTML
+    chapters: str | None = None  # a book's chapters to take sentences from ("1-14"), 1-based
 
     def __post_init__(self) -> None:
         if not 0.0 < self.false_alarm < 1.0:

@@ -1,6 +1,7 @@
 """From an input file to the book a production renders: format, chapter selection, credits, lexicon.
 
-:func:`load_input` reads Markdown or EPUB (by suffix), keeps the chapters a ``--chapters``
+:func:`load_input` reads Markdown, plain text (``.txt``, a Project Gutenberg style book) or
+EPUB (by suffix; :func:`read_book`), keeps the chapters a ``--chapters``
 selection names (1-based, as the book lists them; the chapters keep their numbers, so their files
 do too), adds opening and closing credits (title, author, narrator; each line its own utterance,
 each credit its own chapter and so its own file, as ACX asks) and applies the pronunciation
@@ -19,8 +20,9 @@ from verified_tts.errors import UserError
 from verified_tts.text.book import Book, Chapter, Segment, load_book
 from verified_tts.text.lexicon import Lexicon, apply_lexicon, load_lexicon
 
-__all__ = ["LoadedBook", "load_input", "select_chapters"]
+__all__ = ["PLAIN_TEXT_SUFFIXES", "LoadedBook", "load_input", "read_book", "select_chapters"]
 
+PLAIN_TEXT_SUFFIXES = (".txt", ".text")
 OPENING_CREDITS = "Opening Credits"
 CLOSING_CREDITS = "Closing Credits"
 
@@ -28,7 +30,7 @@ CLOSING_CREDITS = "Closing Credits"
 @dataclass(frozen=True)
 class LoadedBook:
     book: Book
-    skipped: tuple[str, ...]  # what the EPUB reader left out
+    skipped: tuple[str, ...]  # what the EPUB or plain-text reader left out
     lexicon: Lexicon | None
 
 
@@ -91,19 +93,32 @@ def add_credits(book: Book, *, title: str, author: str | None, narrator: str | N
     return _with_end(replace(book, chapters=(opening, *book.chapters, closing)))
 
 
+def read_book(
+    path: str | os.PathLike, *, max_chars: int = 250, keep_extras: bool = False
+) -> tuple[Book, tuple[str, ...]]:
+    """The book at ``path`` by its suffix (EPUB, plain text, else Markdown) and what its reader
+    left out of the audio."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".epub":
+        from verified_tts.text.epub import load_epub
+
+        loaded = load_epub(path, max_chars=max_chars, keep_extras=keep_extras)
+        return loaded.book, loaded.skipped
+    if suffix in PLAIN_TEXT_SUFFIXES:
+        from verified_tts.text.plaintext import load_plaintext
+
+        plain = load_plaintext(path, max_chars=max_chars, keep_extras=keep_extras)
+        return plain.book, plain.skipped
+    return load_book(path, max_chars=max_chars), ()
+
+
 def load_input(
     path: str | os.PathLike, options: ProductionOptions, *, max_chars: int = 250
 ) -> LoadedBook:
     """Read, select, credit and respell the book at ``path``; see the module docstring."""
     path = Path(path)
-    skipped: tuple[str, ...] = ()
-    if path.suffix.lower() == ".epub":
-        from verified_tts.text.epub import load_epub
-
-        loaded = load_epub(path, max_chars=max_chars, keep_extras=options.keep_extras)
-        book, skipped = loaded.book, loaded.skipped
-    else:
-        book = load_book(path, max_chars=max_chars)
+    book, skipped = read_book(path, max_chars=max_chars, keep_extras=options.keep_extras)
     if options.author:
         book = replace(book, author=options.author)
     book = select_chapters(book, options.chapters)
