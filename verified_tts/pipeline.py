@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from verified_tts.config import RenderConfig
+from verified_tts.consensus import judge_all, with_take_metrics
 from verified_tts.errors import UserError
 from verified_tts.generators import Generator, SynthesisRequest, load_generator
 from verified_tts.keys import candidate_key, candidate_seed, stable_hash, utterance_key
@@ -423,7 +424,8 @@ class Synthesizer:
                 embeddings[utterance.key].append(embedding)
             still_active = []
             for utterance in active:
-                judgements = [c.judgement(self.policy) for c in have[utterance.key]]
+                judgements = judge_all([(c.metrics, c.detail) for c in have[utterance.key]],
+                                       self.policy)  # fmt: skip
                 if target < limit[utterance.key] and not should_stop(
                     judgements, limit[utterance.key], self.policy
                 ):
@@ -658,6 +660,13 @@ class Synthesizer:
         policy_id: str,
     ) -> UtteranceResult:
         winner, flagged = choose(judgements)
+        # the metrics and verdicts of the takes compared with each other (verified_tts.consensus)
+        metrics = [c.metrics for c in candidates]
+        compared = with_take_metrics(metrics, [c.detail for c in candidates])
+        candidates = [
+            replace(c, metrics=m, passed=j.passed, failed=j.failed, score=j.score)
+            for c, m, j in zip(candidates, compared, judgements, strict=True)
+        ]
         if self.config.keep == "winners":
             store.drop_audio(c.key for c in candidates if c.index != winner)
             candidates = [c if c.index == winner else _without_audio(c) for c in candidates]

@@ -100,6 +100,7 @@ class SignalVerifier:
         silent = self._silent_frames(audio, frame)
         frame_s = frame / rate
         voiced = np.flatnonzero(~silent)
+        gap_start = None
         if voiced.size == 0:  # all silence: every second of it is both leading and trailing
             leading = trailing = duration
             internal = speech = 0.0
@@ -110,6 +111,8 @@ class SignalVerifier:
             trailing = max(0.0, duration - (last + 1) * frame_s)
             gaps = np.diff(voiced) - 1  # silent frames between consecutive voiced frames
             internal = float(gaps.max()) * frame_s if gaps.size else 0.0
+            if internal > 0:  # where the longest gap starts: reasons name the word before it
+                gap_start = (int(voiced[int(np.argmax(gaps))]) + 1) * frame_s
             speech = (last + 1 - first) * frame_s
 
         metrics = {
@@ -126,7 +129,10 @@ class SignalVerifier:
         target = getattr(clip, "target_duration_s", None)
         if target:  # a dubbing cue's slot: how well the clip fits it (1.0 = exactly)
             metrics["target_duration_ratio"] = float(duration / target)
-        return Score(metrics=metrics, detail={"expected_duration_s": round(expected, 3)})
+        detail: dict[str, Any] = {"expected_duration_s": round(expected, 3)}
+        if gap_start is not None:
+            detail["longest_silence_start_s"] = round(gap_start, 3)
+        return Score(metrics=metrics, detail=detail)
 
     def _silent_frames(self, audio: np.ndarray, frame: int) -> np.ndarray:
         """Boolean per frame (the last one zero-padded): RMS below the silence threshold."""

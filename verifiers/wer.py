@@ -3,12 +3,16 @@
 The clips are resampled to 16 kHz and, ``batch_size`` rows at a time, turned into log-mel features
 in one vectorised pass and run through the Whisper encoder once; that encoder output then feeds (a)
 transcription (``generate``: English, no timestamps, greedy or beam per :class:`WerOptions`), scored
-against the clip's text by :func:`verifiers.textnorm.word_error_rate` -> metric ``wer`` (lower is
-better) and detail ``transcript``; and (b) forced decoding of the text as written (Whisper writes
-"Dr." and digits, so that is what it expects) through CTranslate2's ``align``, which returns the
-probability of every reference token given the audio and the tokens before it -> metrics
-``asr_logprob`` (mean log-probability per reference token, higher is better) and ``asr_min_logprob``
-(the worst token, higher is better: one skipped or garbled word sinks it). DESIGN.md's "Verifier
+against the clip's reference by :func:`verifiers.textnorm.word_error_rate` -> metric ``wer`` (lower
+is better) and detail ``transcript``; and (b) forced decoding of the reference through
+CTranslate2's ``align``, which returns the probability of every reference token given the audio and
+the tokens before it -> metrics ``asr_logprob`` (mean log-probability per reference token, higher is
+better) and ``asr_min_logprob`` (the worst token, higher is better: one skipped or garbled word
+sinks it), and in the detail every token with its log-probability (``tokens``, ``token_logprobs``),
+which :mod:`verified_tts.consensus` compares across the takes of a sentence. The reference is the
+words a listener hears as Whisper writes them (:func:`verifiers.reference.heard_text`: the text as
+written, so "Dr." and digits, without the quotes, brackets, dashes and colons nobody hears;
+``reference = "written"`` scores the text as written). DESIGN.md's "Verifier
 noise" measured the forced-decoding likelihood as the less noisy selection signal; ``wer`` stays for
 reports, and the alignment of transcript to text gives ``asr_insertions`` and ``asr_deletions``
 (words heard that the text does not have, words of the text not heard: a repeated phrase or babble
@@ -68,16 +72,17 @@ import numpy as np
 from verified_tts.errors import UserError
 from verified_tts.models import ModelLocation, bundled_path, locate_model
 from verifiers.base import Clip, Score
+from verifiers.reference import heard_text
 from verifiers.signal import resample
 from verifiers.wer_common import (
     CPU_BATCH,
     HOP,
     MAX_DECODER_TOKENS,
-    MIN_PROB,
     N_FFT,
     SAMPLE_RATE,
     WINDOW_FRAMES,
     WINDOW_SAMPLES,
+    token_metrics,
     transcript_metrics,
 )
 
@@ -128,6 +133,13 @@ class WerOptions:
     pack_seconds: float = 28.0  # audio per window, gaps included (at most 30)
     pack_gap_s: float = 0.8  # silence between clips
     pack_clips: int = 8  # clips per window at most
+    # "heard": score the words a listener hears (verifiers.reference.heard_text: no quotes,
+    # brackets, dashes or colons, heading numerals as digits); "written": the text as written
+    reference: str = "heard"
+
+    def reference_text(self, text: str) -> str:
+        """The reference a clip of ``text`` is scored against (see ``reference``)."""
+        return heard_text(text) if self.reference == "heard" else text
 
     @property
     def beam(self) -> int:
@@ -217,6 +229,10 @@ def load_wer_verifier(options: WerOptions | None = None) -> WerVerifier:
         raise UserError(
             "[verifiers.wer] pack_seconds must be between 2 and 30 and pack_gap_s between 0 and 5 "
             f"(got {options.pack_seconds} and {options.pack_gap_s})"
+        )
+    if options.reference not in ("heard", "written"):
+        raise UserError(
+            f"[verifiers.wer] reference must be 'heard' or 'written' (got {options.reference!r})"
         )
     if options.pack_clips < 1:
         raise UserError(f"[verifiers.wer] pack_clips must be at least 1 (got {options.pack_clips})")
@@ -328,8 +344,9 @@ class WerVerifier:
         # filled on one machine serves another.
         identity: dict[str, Any] = {
             "verifier": self.name,
-            "version": 2,  # 2: asr_insertions and asr_deletions
+            "version": 3,  # 2: asr_insertions and asr_deletions; 3: token log-probs in detail
             "model": self.model_label,
+            "reference": self.options.reference,
             "compute_type": self.options.compute_type,
             "beam_size": self.options.beam,
         }
@@ -388,7 +405,7 @@ class WerVerifier:
         while row < len(owners):
             clip = clips[owners[row]]
             count = owners.count(owners[row])
-            words = clip.text.split()
+            words = self.options.reference_text(clip.text).split()
             lengths = np.array([w.size for w in windows[row : row + count]], dtype=np.float64)
             share = np.cumsum(lengths) / max(lengths.sum(), 1.0)
             bounds = [0, *np.round(share * len(words)).astype(int).tolist()]
@@ -465,21 +482,17 @@ class WerVerifier:
     ) -> Score:
         mine = [results[r] for r in rows]
         transcript = " ".join(row.transcript for row in mine if row.transcript)
-        metrics = transcript_metrics(clip.text, transcript)
+        reference = self.options.reference_text(clip.text)
+        metrics = transcript_metrics(reference, transcript)
         detail: dict[str, Any] = {
             "transcript": transcript,
+            "reference": reference,
             "transcript_logprob": round(float(np.mean([r.transcript_logprob for r in mine])), 4),
             "no_speech_prob": round(max(r.no_speech_prob for r in mine), 4),
         }
         probs = np.concatenate([row.token_probs for row in mine])
-        if probs.size:  # no reference tokens (empty text): no likelihood to report
-            logprobs = np.log(np.maximum(probs, MIN_PROB))
-            worst = int(np.argmin(logprobs))
-            tokens = [token for r in rows for token in references[r]]
-            metrics["asr_logprob"] = float(logprobs.mean())
-            metrics["asr_min_logprob"] = float(logprobs[worst])
-            detail["reference_tokens"] = int(probs.size)
-            detail["worst_token"] = self._tokenizer.decode([tokens[worst]])
+        tokens = [token for r in rows for token in references[r]]
+        metrics.update(token_metrics(self._tokenizer, tokens, probs, detail))
         if len(rows) > 1:
             detail["windows"] = len(rows)
         return Score(metrics=metrics, detail=detail)
