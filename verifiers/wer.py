@@ -21,9 +21,9 @@ CTranslate2 normalises those probabilities over text tokens only, so end-of-text
 scored: extra audio after the text is caught by ``wer`` and the signal verifier's duration check,
 not here. Whisper hears 30 s at a time; a longer clip is cut into windows of 10-20 s at its quietest
 moments (extra rows of the same encoder batch), the window transcripts are joined, and the reference
-words are shared among the windows in proportion to their duration for forced decoding, so a word
-assigned to the wrong side of a cut can lower ``asr_min_logprob``; the detail says ``windows`` when
-there was more than one.
+words are shared among the windows where the windows' own transcripts heard them
+(:mod:`verifiers.wer_windows`) for forced decoding; the detail says ``windows`` when there was more
+than one.
 
 Throughput on the 2-core development machine (bundled tiny.en, int8, beam 5, 16 Harvard sentences of
 2.5 s read by espeak-ng, machine otherwise nearly idle): the 16 in one encoder call
@@ -85,6 +85,7 @@ from verifiers.wer_common import (
     token_metrics,
     transcript_metrics,
 )
+from verifiers.wer_windows import share_words
 
 __all__ = [
     "WerOptions",
@@ -381,8 +382,8 @@ class WerVerifier:
             for window in _split_long(audio):
                 owners.append(index)
                 windows.append(window)
-        references = self._reference_tokens(clips, owners, windows)
         largest = CPU_BATCH if self.options.device == "cpu" else 16
+        references = self._reference_tokens(clips, owners, windows, largest)
         results = self._map_batches(
             lambda rows: self._run_rows([windows[r] for r in rows], [references[r] for r in rows]),
             range(len(windows)),
@@ -396,19 +397,25 @@ class WerVerifier:
         ]
 
     def _reference_tokens(
-        self, clips: Sequence[Clip], owners: list[int], windows: list[np.ndarray]
+        self, clips: Sequence[Clip], owners: list[int], windows: list[np.ndarray], largest: int
     ) -> list[list[int]]:
-        """Reference token ids per row; a multi-window clip shares its words by duration."""
+        """Reference token ids per row; a multi-window clip's words go to the windows where its
+        windows' own transcripts heard them (:func:`verifiers.wer_windows.share_words`)."""
         limit = MAX_DECODER_TOKENS - len(self._tokenizer.sot_sequence) - 2
+        shared = [r for r, owner in enumerate(owners) if owners.count(owner) > 1]
+        heard = dict(zip(shared, self._map_batches(
+            lambda rows: self._transcribe([windows[r] for r in rows]), shared, largest
+        ), strict=True)) if shared else {}  # fmt: skip
         references: list[list[int]] = []
         row = 0
         while row < len(owners):
             clip = clips[owners[row]]
             count = owners.count(owners[row])
             words = self.options.reference_text(clip.text).split()
-            lengths = np.array([w.size for w in windows[row : row + count]], dtype=np.float64)
-            share = np.cumsum(lengths) / max(lengths.sum(), 1.0)
-            bounds = [0, *np.round(share * len(words)).astype(int).tolist()]
+            bounds = [0, len(words)]
+            if count > 1:
+                lengths = [w.size for w in windows[row : row + count]]
+                bounds = share_words(words, [heard[r] for r in range(row, row + count)], lengths)
             for k in range(count):
                 text = " ".join(words[bounds[k] : bounds[k + 1]])
                 # Whisper transcripts start with a space before the first word
@@ -417,15 +424,18 @@ class WerVerifier:
             row += count
         return references
 
-    def _run_rows(self, windows: list[np.ndarray], references: list[list[int]]) -> list[_Row]:
-        """Encode the windows once, then transcribe and force-decode from that encoder output."""
+    def _transcribe(self, windows: list[np.ndarray]) -> list[str]:
+        """The transcript of each window alone (for sharing a long clip's words)."""
         import ctranslate2
 
         encoded = self._model.encode(ctranslate2.StorageView.from_array(self._log_mel(windows)))
+        return [self._decode(r) for r in self._generate(encoded, len(windows))]
+
+    def _generate(self, encoded: Any, rows: int) -> Any:
         tokenizer = self._tokenizer
-        generated = self._model.generate(
+        return self._model.generate(
             encoded,
-            [[*tokenizer.sot_sequence, tokenizer.no_timestamps]] * len(windows),
+            [[*tokenizer.sot_sequence, tokenizer.no_timestamps]] * rows,
             beam_size=self.options.beam,
             max_length=MAX_DECODER_TOKENS,
             return_scores=True,
@@ -433,6 +443,17 @@ class WerVerifier:
             suppress_blank=True,
             suppress_tokens=[-1],
         )
+
+    def _decode(self, result: Any) -> str:
+        return self._tokenizer.decode(result.sequences_ids[0]).strip()
+
+    def _run_rows(self, windows: list[np.ndarray], references: list[list[int]]) -> list[_Row]:
+        """Encode the windows once, then transcribe and force-decode from that encoder output."""
+        import ctranslate2
+
+        encoded = self._model.encode(ctranslate2.StorageView.from_array(self._log_mel(windows)))
+        tokenizer = self._tokenizer
+        generated = self._generate(encoded, len(windows))
         # align() needs text for every row of the encoder batch: rows with no reference (empty
         # text, or a window that got no words) align a placeholder whose result is dropped.
         placeholder = tokenizer.encode(" .")
@@ -442,7 +463,7 @@ class WerVerifier:
         )
         return [
             _Row(
-                transcript=tokenizer.decode(result.sequences_ids[0]).strip(),
+                transcript=self._decode(result),
                 transcript_logprob=float(result.scores[0]) if result.scores else 0.0,
                 no_speech_prob=float(result.no_speech_prob),
                 token_probs=np.asarray(

@@ -42,6 +42,7 @@ CALIBRATED_SIDES: tuple[Side, ...] = (
     Side("wer", "max"),
     Side("asr_logprob", "min"),
     Side("asr_min_logprob", "min"),
+    Side("asr_min_take_logprob", "min"),
     Side("asr_insertions", "max"),
     Side("asr_deletions", "max"),
     Side("duration_ratio", "max"),

@@ -45,6 +45,7 @@ from verified_tts.calibration.faults import (
 )
 from verified_tts.calibration.gates import gates_toml
 from verified_tts.config import RenderConfig
+from verified_tts.consensus import TAKE_METRIC, take_views
 from verified_tts.errors import UserError
 from verified_tts.generators import SynthesisRequest, load_generator
 from verified_tts.keys import candidate_seed
@@ -271,6 +272,7 @@ def _score(
     """Every verifier over every clip in chunks; the speaker metric against the reference."""
     scored: list[Case] = []
     embeddings: list[np.ndarray | None] = []
+    all_details: list[dict[str, Any]] = []
     for start in range(0, len(cases), _CHUNK):
         chunk = cases[start : start + _CHUNK]
         clips = [
@@ -306,7 +308,9 @@ def _score(
                 )  # fmt: skip
             )
         embeddings.extend(chunk_embeddings)
+        all_details.extend(details)
         say(f"scored {min(start + _CHUNK, len(cases))} of {len(cases)} clips")
+    _add_take_metric(scored, all_details)
     clean = [
         e for c, e in zip(scored, embeddings, strict=True) if c.kind == "clean" and e is not None
     ]
@@ -317,3 +321,19 @@ def _score(
             if embedding is not None:  # both unit vectors: the dot product is the cosine
                 case.metrics["speaker"] = float(np.dot(reference, embedding))
     return scored
+
+
+def _add_take_metric(cases: Sequence[Case], details: Sequence[Mapping[str, Any]]) -> None:
+    """``asr_min_take_logprob`` of every case as a render would see it: a clean candidate among
+    its sentence's clean candidates, a faulted one among them plus itself
+    (:mod:`verified_tts.consensus`)."""
+    clean: dict[int, list[int]] = {}
+    for position, case in enumerate(cases):
+        if case.kind == "clean":
+            clean.setdefault(case.utterance, []).append(position)
+    for position, case in enumerate(cases):
+        others = clean.get(case.utterance, [])
+        group = others if case.kind == "clean" else [*others, position]
+        view = take_views([details[p] for p in group])[group.index(position)]
+        if view is not None:
+            case.metrics[TAKE_METRIC] = view.min_take_logprob
