@@ -112,7 +112,7 @@ def _unclear(metrics: Mapping[str, float], detail: Mapping[str, Any], text: str)
 
 def _duration(metrics: Mapping[str, float], name: str) -> Reason:
     ratio = float(metrics[name])
-    what = "reads" if name == "duration_ratio" else "the speech runs"
+    what = "the speech runs" if name == "speech_ratio" else "reads"
     if ratio >= 1.0:
         return Reason("too_long", f"{what} {_percent(ratio)} longer than expected for its text")
     return Reason("too_short", f"{what} {_percent(ratio)} shorter than expected for its text")
@@ -165,7 +165,7 @@ def candidate_reasons(
         elif name == "wer":
             heard = str(detail.get("transcript", "")).strip()
             out.append(Reason("misheard", f"the ASR model heard something else: '{heard}'"))
-        elif name in ("duration_ratio", "speech_ratio"):
+        elif name in ("duration_ratio", "speech_ratio", "pace_ratio"):
             out.append(_duration(metrics, name))
         elif name == "target_duration_ratio":
             over = "over" if value >= 1.0 else "short of"

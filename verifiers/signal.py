@@ -9,10 +9,16 @@ narration at 150-165 words per minute of 4.7 letters is 12-13; the embedded espe
 reads Harvard sentences 1-60 at a median of 13.3, range 9.9-18.2), counted on ``clip.spoken``
 (the expanded text the generator read, so "1999" counts as "nineteen ninety-nine") or on
 ``clip.text`` when that is empty.
-``speech_ratio`` is the same ratio for the speech alone (first to last voiced frame), which edge
-silences do not blur: a repeated phrase or appended babble lengthens it, a cut ending shortens it.
-Silence is framewise RMS below a dBFS threshold. Everything here is vectorised numpy per clip;
-the selection policy, not this module, decides which values are acceptable.
+``pace_ratio`` compares the clip with a reading that also pauses where the text's punctuation asks
+(:func:`expected_reading_s`: :data:`LETTER_S` per letter or digit, :data:`CLAUSE_PAUSE_S` per
+comma, colon, semicolon, dash or bracket, :data:`SENTENCE_PAUSE_S` per sentence end): on real
+prose, where punctuation is dense and lines as short as "So!" are common, a letters-only
+expectation flagged clean readings as too long or too short, and this one follows the voice's pace
+(docs/real-prose.md). ``speech_ratio`` is the letters-only ratio for the speech alone (first to
+last voiced frame), which edge silences do not blur: a repeated phrase or appended babble lengthens
+it, a cut ending shortens it. Silence is framewise RMS below a dBFS threshold. Everything here is
+vectorised numpy per clip; the selection policy, not this module, decides which values are
+acceptable.
 """
 
 from __future__ import annotations
@@ -28,16 +34,27 @@ import numpy as np
 from verifiers.base import Clip, Score
 
 __all__ = [
+    "CLAUSE_PAUSE_S",
+    "LETTER_S",
     "READING_RATE_CHARS_PER_S",
+    "SENTENCE_PAUSE_S",
     "SignalOptions",
     "SignalVerifier",
     "expected_duration_s",
+    "expected_reading_s",
     "load_signal_verifier",
     "resample",
 ]
 
 READING_RATE_CHARS_PER_S = 13.0
+# A narrator's pace with its pauses (expected_reading_s); fitted to Piper joe-medium on the
+# development chapters of the real-prose books (docs/real-prose.md).
+LETTER_S = 0.055
+CLAUSE_PAUSE_S = 0.32
+SENTENCE_PAUSE_S = 0.44
 _SPOKEN_CHARS = re.compile(r"[^\W_]", re.UNICODE)  # letters and digits, any script
+_CLAUSE_MARKS = re.compile(r"-{2,}|[,;:—–―()]")
+_SENTENCE_ENDS = re.compile(r"[.!?…]+")
 _FLOOR_DBFS = -120.0  # what an all-zero clip reports instead of -inf (JSON has no -inf)
 
 
@@ -48,12 +65,29 @@ class SignalOptions:
     silence_threshold_dbfs: float = -45.0  # frame RMS below this is silence
     frame_ms: float = 20.0
     reading_rate_chars_per_s: float = READING_RATE_CHARS_PER_S
+    letter_s: float = LETTER_S  # pace_ratio: seconds per letter or digit
+    clause_pause_s: float = CLAUSE_PAUSE_S  # pace_ratio: per comma, colon, semicolon, dash
+    sentence_pause_s: float = SENTENCE_PAUSE_S  # pace_ratio: per sentence end
     clip_level: float = 0.999  # |x| at or above this counts as a clipped sample
 
 
 def expected_duration_s(text: str, chars_per_s: float = READING_RATE_CHARS_PER_S) -> float:
     """Seconds a narrator takes to read ``text``: its letters and digits at ``chars_per_s``."""
     return len(_SPOKEN_CHARS.findall(text)) / chars_per_s
+
+
+def expected_reading_s(
+    text: str,
+    letter_s: float = LETTER_S,
+    clause_pause_s: float = CLAUSE_PAUSE_S,
+    sentence_pause_s: float = SENTENCE_PAUSE_S,
+) -> float:
+    """Seconds a narrator takes to read ``text`` with the pauses its punctuation asks for."""
+    return (
+        len(_SPOKEN_CHARS.findall(text)) * letter_s
+        + len(_CLAUSE_MARKS.findall(text)) * clause_pause_s
+        + len(_SENTENCE_ENDS.findall(text)) * sentence_pause_s
+    )
 
 
 def resample(audio: np.ndarray, source_rate: int, target_rate: int) -> np.ndarray:
@@ -77,8 +111,8 @@ class SignalVerifier:
         self.options = options or SignalOptions()
 
     def identity(self) -> Mapping[str, Any]:
-        # 2: speech_ratio
-        return {"verifier": self.name, "version": 2, "options": asdict(self.options)}
+        # 2: speech_ratio; 3: pace_ratio
+        return {"verifier": self.name, "version": 3, "options": asdict(self.options)}
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
         return [self._score_one(clip) for clip in clips]
@@ -91,7 +125,11 @@ class SignalVerifier:
         magnitude = np.abs(audio)
         peak = float(magnitude.max()) if audio.size else 0.0
 
-        expected = expected_duration_s(clip.spoken or clip.text, options.reading_rate_chars_per_s)
+        said = clip.spoken or clip.text
+        expected = expected_duration_s(said, options.reading_rate_chars_per_s)
+        reading = expected_reading_s(
+            said, options.letter_s, options.clause_pause_s, options.sentence_pause_s
+        )
         # A text with nothing to read (punctuation only) expects no audio; report the ratio
         # against one frame so it stays finite and large for any real length.
         frame = max(1, round(rate * options.frame_ms / 1000.0))
@@ -119,6 +157,7 @@ class SignalVerifier:
             "duration_s": float(duration),
             "duration_ratio": float(ratio),
             "speech_ratio": float(speech / max(expected, frame / rate)),
+            "pace_ratio": float(duration / max(reading, frame / rate)),
             "clipping": float(np.mean(magnitude >= options.clip_level)) if audio.size else 0.0,
             "peak_dbfs": float(20.0 * np.log10(peak)) if peak > 0 else _FLOOR_DBFS,
             "leading_silence_s": float(leading),

@@ -47,6 +47,8 @@ CALIBRATED_SIDES: tuple[Side, ...] = (
     Side("asr_deletions", "max"),
     Side("duration_ratio", "max"),
     Side("duration_ratio", "min"),
+    Side("pace_ratio", "max"),
+    Side("pace_ratio", "min"),
     Side("speech_ratio", "max"),
     Side("speech_ratio", "min"),
     Side("speaker", "min"),
