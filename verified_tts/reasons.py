@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from verified_tts.consensus import shared_hard_words, token_words
+from verified_tts.consensus import shared_hard_words, take_views, token_words
 
 __all__ = ["Reason", "candidate_reasons", "heard_for", "utterance_reasons"]
 
@@ -92,9 +92,8 @@ def _word_at(text: str, fraction: float) -> str | None:
     return words[-1].strip("\"'“”‘’()[],.;:!?")
 
 
-def _unclear(metrics: Mapping[str, float], detail: Mapping[str, Any], text: str) -> Reason:
+def _unclear(detail: Mapping[str, Any], text: str, worst: int | None) -> Reason:
     words = token_words(detail)
-    worst = detail.get("worst_token_index")
     reference = str(detail.get("reference") or text)
     if worst is None or not words or not 0 <= int(worst) < len(words):
         token = str(detail.get("worst_token", "")).strip()
@@ -148,9 +147,13 @@ def candidate_reasons(
     *,
     text: str,
     bounds: Mapping[str, Mapping[str, float]] | None = None,
+    take_worst: int | None = None,
 ) -> list[Reason]:
     """What a listener hears in a take that failed the gates named in ``failed``; ``bounds``
-    (metric -> its gate's min/max) lets a reason say what was expected."""
+    (metric -> its gate's min/max) lets a reason say what was expected, and ``take_worst`` is
+    the take's worst token once the doubt its sentence's takes share is taken off
+    (:class:`verified_tts.consensus.TakeView`), the word an ``asr_min_take_logprob`` failure is
+    about."""
     bounds = bounds or {}
     out: list[Reason] = []
     for name in failed:
@@ -158,8 +161,11 @@ def candidate_reasons(
             continue
         value = float(metrics[name])
         if name in ("asr_min_logprob", "asr_min_take_logprob", "asr_logprob"):
+            worst = detail.get("worst_token_index")
+            if name == "asr_min_take_logprob" and take_worst is not None:
+                worst = take_worst
             if not any(r.kind in ("unclear_word", "missing_word") for r in out):
-                out.append(_unclear(metrics, detail, text))
+                out.append(_unclear(detail, text, None if worst is None else int(worst)))
         elif name in ("asr_insertions", "asr_deletions"):
             out.append(_words_off(metrics, detail, name))
         elif name == "wer":
@@ -206,7 +212,11 @@ def utterance_reasons(
     out = []
     if flagged:
         metrics, detail, failed = candidates[winner]
-        out.extend(candidate_reasons(metrics, detail, failed, text=text, bounds=bounds))
+        view = take_views([d for _, d, _ in candidates])[winner]
+        worst = view.worst_index if view is not None else None
+        out.extend(
+            candidate_reasons(metrics, detail, failed, text=text, bounds=bounds, take_worst=worst)
+        )
     for word in shared_hard_words([detail for _, detail, _ in candidates]):
         out.append(
             Reason(

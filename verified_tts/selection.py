@@ -80,10 +80,13 @@ _STANDS_IN = {"asr_min_take_logprob": "asr_min_logprob"}
 # sentences, so it is not shipped.
 # Plain WER and the mean reference log-prob lost their gates there: at that false-alarm budget
 # the worst reference token, the duration and the inserted-word count catch more of the same
-# faults. The physical limits (clipping, edge and internal silences, dropped frames) are not
+# faults. The worst-token gate is on asr_min_take_logprob (verified_tts.consensus): the worst
+# token once the doubt that every take of the sentence shares is taken off (a name tiny.en
+# would spell otherwise), which for a lone take is its plain worst token, so the bound keeps
+# its meaning. The physical limits (clipping, edge and internal silences, dropped frames) are not
 # calibrated. A producer calibrates their own voice and model and passes the gates.toml it writes.
 PER_CLIP_GATES: tuple[Gate, ...] = (
-    Gate("asr_min_logprob", min=-8.212, margin=3.44),
+    Gate("asr_min_take_logprob", min=-8.212, margin=3.44),
     Gate("asr_insertions", max=1.0, margin=1.0),  # with margin: no word heard beyond the text
     Gate("duration_ratio", min=0.7525, max=1.239, margin=0.1255),
     Gate("clipping", max=0.001),
@@ -102,7 +105,7 @@ PER_CLIP_GATES: tuple[Gate, ...] = (
 # 11 of 512 each, benchmarks/verify_speed.py "packed_min_logprob_bound"); the calibration sentences
 # then test it (benchmarks/results/calibrate_piper_packed_greedy.json; on 120 sentences against
 # per-clip scoring: compare_calibrations.json).
-PACKED_WER_GATES: tuple[Gate, ...] = (Gate("asr_min_logprob", min=-7.011, margin=3.44),)
+PACKED_WER_GATES: tuple[Gate, ...] = (Gate("asr_min_take_logprob", min=-7.011, margin=3.44),)
 
 
 def default_gates(packed_wer: bool = True) -> tuple[Gate, ...]:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from verified_tts.consensus import take_views
 from verified_tts.output.atomic import write_text_atomic
 from verified_tts.output.html import escape, fmt, page, player
 from verified_tts.output.manifest import (
@@ -57,11 +58,13 @@ def _marked(text: str, words: Sequence[str]) -> str:
     return "".join(out) + escape(text[position:])
 
 
-def _verdict(candidate: CandidateRecord, text: str, bounds: Mapping[str, Any]) -> str:
+def _verdict(
+    candidate: CandidateRecord, text: str, bounds: Mapping[str, Any], take_worst: int | None
+) -> str:
     if candidate.passed:
         return '<span class="pass">passed</span>'
     said = candidate_reasons(candidate.scores, candidate.detail, candidate.failed_gates,
-                             text=text, bounds=bounds)  # fmt: skip
+                             text=text, bounds=bounds, take_worst=take_worst)  # fmt: skip
     words = "; ".join(r.text for r in said) or ", ".join(candidate.failed_gates)
     return f'<span class="fail">{escape(words)}</span>'
 
@@ -87,7 +90,8 @@ def _takes(utterance: UtteranceRecord, bounds: Mapping[str, Any], *, skip_winner
     """Every take (the kept one too unless it has its player elsewhere): player, verdict in
     words, what the ASR model heard; then the scores."""
     rows = []
-    for c in utterance.candidates:
+    views = take_views([c.detail for c in utterance.candidates])
+    for c, view in zip(utterance.candidates, views, strict=True):
         is_winner = c.index == utterance.winner
         heard = c.detail.get("transcript")
         audio = "kept (player beside)" if is_winner and skip_winner else player(
@@ -95,7 +99,7 @@ def _takes(utterance: UtteranceRecord, bounds: Mapping[str, Any], *, skip_winner
         rows.append(
             f'<tr class="{"winner" if is_winner else ""}">'
             f"<td>{c.index}{' &#9733;' if is_winner else ''}</td><td>{audio}</td>"
-            f"<td>{_verdict(c, utterance.text, bounds)}</td>"
+            f"<td>{_verdict(c, utterance.text, bounds, view.worst_index if view else None)}</td>"
             f"<td>{escape(heard) if heard is not None else '&ndash;'}</td></tr>"
         )
     return (
