@@ -143,3 +143,17 @@ def test_utterance_reasons_flagged_and_notes():
         [({"duration_ratio": 1.5}, {}, ("duration_ratio",))], 0, True, text="x"
     )
     assert [r.kind for r in flagged] == ["too_long"] and "flag" not in flagged[0].as_dict()
+
+
+def test_an_n_k_arm_compares_its_own_first_k_takes():
+    from verified_tts.workflows.ab import arm_winners
+
+    policy = SelectionPolicy(gates=(Gate("asr_min_take_logprob", min=-7.0),), adaptive=False)
+
+    def take(index, logprobs):
+        return {"index": index, "scores": {"asr_min_logprob": min(logprobs), "asr_logprob": -1.0},
+                "passed": False, "score": -1.0, "detail": _detail(logprobs)}  # fmt: skip
+
+    takes = [take(0, CLEAN), take(1, OTHER)]
+    assert arm_winners(takes, policy, 1) == (0, True)  # alone, the name sinks it
+    assert arm_winners(takes, policy, 2)[1] is False  # beside a second take it is shared
