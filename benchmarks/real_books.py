@@ -19,7 +19,7 @@ each setting records the load average; the real-time factor of the issue is meas
 cores (docs/real-prose.md gives the command).
 
 Usage: python benchmarks/real_books.py [--part held_out|dev] [--per-chapter 35] [--chapters 3]
-       [--demo] [--skip-before] [--work DIR] [--output JSON]
+       [--demo] [--skip-before] [--seed-store STORE] [--work DIR] [--output JSON]
 """
 
 from __future__ import annotations
@@ -206,15 +206,22 @@ def analyse(out: Path, judged: dict[str, tuple[float, str]]) -> dict[str, Any]:
     }
 
 
-def run(book: Path, work: Path, skip_before: bool, judge_name: str) -> dict[str, Any]:
-    """Render ``book`` with today's verification and the one before, judge both, analyse."""
+def run(
+    book: Path, work: Path, skip_before: bool, judge_name: str, seed: Path | None = None
+) -> dict[str, Any]:
+    """Render ``book`` with today's verification and the one before, judge both, analyse;
+    ``seed``: a store whose takes the first render starts from (its time is then not its own)."""
     from verified_tts.config import read_config_file
 
     after, before = work / "after", work / "before"
     for folder in (after, before):
         if folder.exists():
             shutil.rmtree(folder)
+    if seed is not None:
+        shutil.copytree(seed, after / "store")
     timing = render_timed(book, after, {})
+    if seed is not None:
+        timing["seeded_from"] = str(seed)
     outs = [after]
     if not skip_before:
         shutil.copytree(after / "store", before / "store")  # the same takes, scored again
@@ -237,6 +244,9 @@ def main() -> None:
     parser.add_argument("--judge", default="bundled:base")
     parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / "work" / "real_books")
     parser.add_argument("--output", type=Path, default=None)
+    parser.add_argument(
+        "--seed-store", type=Path, default=None, help="start from this store's takes (no timing)"
+    )
     args = parser.parse_args()
     output = args.output or ROOT / "benchmarks" / "results" / f"real_books_{args.part}.json"
     work = args.work / args.part
@@ -256,7 +266,7 @@ def main() -> None:
         "before_config": BEFORE.relative_to(ROOT).as_posix(),
         "timing_note": "wall seconds grow with other work on the machine (load_average_at_end); "
         "the real-time factor of the goal is measured on idle cores",
-        **run(book, work, args.skip_before, args.judge),
+        **run(book, work, args.skip_before, args.judge, args.seed_store),
     }
     if args.demo:
         demo_work = args.work / "demo"
