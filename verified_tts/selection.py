@@ -88,7 +88,8 @@ _STANDS_IN = {"asr_min_take_logprob": "asr_min_logprob"}
 PER_CLIP_GATES: tuple[Gate, ...] = (
     Gate("asr_min_take_logprob", min=-8.212, margin=3.44),
     Gate("asr_insertions", max=1.0, margin=1.0),  # with margin: no word heard beyond the text
-    Gate("duration_ratio", min=0.7525, max=1.239, margin=0.1255),
+    # benchmarks/results/calibrate_real_prose_dev.json (docs/real-prose.md)
+    Gate("pace_ratio", min=0.8, max=1.15, margin=0.077),
     Gate("clipping", max=0.001),
     Gate("leading_silence_s", max=1.0),
     Gate("trailing_silence_s", max=1.0),
