@@ -2,9 +2,10 @@
 
 Reads a finished render's manifest (the development chapters of the real-prose books, rendered
 with the defaults: benchmarks/real_books.py --part dev, or any render) and fits each take's length
-in seconds as seconds per letter or digit, per clause mark (comma, colon, semicolon, dash,
-bracket) and per sentence end of its spoken text, by least squares over the takes that pass the
-worst-token gate (the ones read right). Reports the coefficients and, for the fitted pace and for
+in seconds as seconds per letter or digit, per comma, colon or semicolon, per sentence end inside
+the text and for the end that closes it (dashes and brackets are counted too, to show that the
+voice does not pause there), by least squares over the takes that pass the worst-token gate (the
+ones read right). Reports the coefficients and, for the fitted pace and for
 the letters-only expectation of ``duration_ratio`` (13 a second), the spread of the log of the
 take's length over the expected one and its 1st and 99th percentiles: the narrower, the fewer
 clean takes a duration gate must reject. Writes benchmarks/results/pace_fit.json (or --output).
@@ -22,9 +23,12 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+NAMES = ("letter_s", "clause_pause_s", "dash_or_bracket_s", "sentence_pause_s", "final_pause_s")
 _LETTERS = re.compile(r"[^\W_]")
-_CLAUSE = re.compile(r"-{2,}|[,;:—–―()]")
-_ENDS = re.compile(r"[.!?…]+")
+_CLAUSE = re.compile(r"[,;:]")
+_DASHES = re.compile(r"-{2,}|[—–―()]")
+_INNER = re.compile(r"[.!?…]+(?=[\"'”’)\]]*\s+\S)")
+_FINAL = re.compile(r"[.!?…][\"'”’)\]]*\s*$")
 
 
 def _spread(actual: np.ndarray, expected: np.ndarray) -> dict:
@@ -48,26 +52,35 @@ def main() -> None:
     from verified_tts.output.manifest import read_manifest
 
     manifest = read_manifest(args.out)
-    rows, seconds = [], []
+    from verifiers.signal import expected_reading_s
+
+    rows, seconds, shipped = [], [], []
     for u in manifest.utterances:
         said = u.spoken or u.text
-        counts = [len(_LETTERS.findall(said)), len(_CLAUSE.findall(said)), len(_ENDS.findall(said))]
+        counts = [
+            len(_LETTERS.findall(said)),
+            len(_CLAUSE.findall(said)),
+            len(_DASHES.findall(said)),
+            len(_INNER.findall(said)),
+            1 if _FINAL.search(said) else 0,
+        ]
         for c in u.candidates:
             if (c.metric("asr_min_logprob") or -99.0) >= args.min_logprob and c.duration_s:
                 rows.append(counts)
                 seconds.append(c.duration_s)
+                shipped.append(expected_reading_s(said))
     x, y = np.array(rows, dtype=float), np.array(seconds)
     coef, *_ = np.linalg.lstsq(x, y, rcond=None)
     result = {
         "input": str(args.out),
         "takes": len(y),
         "utterances": len(manifest.utterances),
-        "fit": {
-            "letter_s": round(float(coef[0]), 4),
-            "clause_pause_s": round(float(coef[1]), 4),
-            "sentence_pause_s": round(float(coef[2]), 4),
-        },  # fmt: skip
+        "fit": dict(zip(NAMES, (round(float(c), 4) for c in coef), strict=True)),
         "pace": _spread(y, x @ coef),
+        "pace_without_dashes_and_brackets": _spread(
+            y, np.delete(x, 2, axis=1) @ np.delete(coef, 2)
+        ),
+        "shipped_constants": _spread(y, np.array(shipped)),
         "letters_only_13_per_s": _spread(y, x[:, 0] / 13.0),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -9,11 +9,12 @@ narration at 150-165 words per minute of 4.7 letters is 12-13; the embedded espe
 reads Harvard sentences 1-60 at a median of 13.3, range 9.9-18.2), counted on ``clip.spoken``
 (the expanded text the generator read, so "1999" counts as "nineteen ninety-nine") or on
 ``clip.text`` when that is empty.
-``pace_ratio`` compares the clip with a reading that also pauses where the text's punctuation asks
-(:func:`expected_reading_s`: :data:`LETTER_S` per letter or digit, :data:`CLAUSE_PAUSE_S` per
-comma, colon, semicolon, dash or bracket, :data:`SENTENCE_PAUSE_S` per sentence end): on real
-prose, where punctuation is dense and lines as short as "So!" are common, a letters-only
-expectation flagged clean readings as too long or too short, and this one follows the voice's pace
+``pace_ratio`` compares the clip with a reading that also pauses where the text's punctuation
+asks (:func:`expected_reading_s`: :data:`LETTER_S` per letter or digit, :data:`CLAUSE_PAUSE_S` per
+comma, colon or semicolon, :data:`SENTENCE_PAUSE_S` per sentence end inside the text and
+:data:`FINAL_PAUSE_S` for the one that closes it): on real prose, where punctuation is dense,
+headings hold two sentences and lines as short as "So!" are common, a letters-only expectation
+flagged clean readings as too long or too short, and this one follows the voice's pace
 (docs/real-prose.md). ``speech_ratio`` is the letters-only ratio for the speech alone (first to
 last voiced frame), which edge silences do not blur: a repeated phrase or appended babble lengthens
 it, a cut ending shortens it. Silence is framewise RMS below a dBFS threshold. Everything here is
@@ -35,6 +36,7 @@ from verifiers.base import Clip, Score
 
 __all__ = [
     "CLAUSE_PAUSE_S",
+    "FINAL_PAUSE_S",
     "LETTER_S",
     "READING_RATE_CHARS_PER_S",
     "SENTENCE_PAUSE_S",
@@ -48,13 +50,15 @@ __all__ = [
 
 READING_RATE_CHARS_PER_S = 13.0
 # A narrator's pace with its pauses (expected_reading_s); fitted to Piper joe-medium on the
-# development chapters of the real-prose books (docs/real-prose.md).
-LETTER_S = 0.055
-CLAUSE_PAUSE_S = 0.32
-SENTENCE_PAUSE_S = 0.44
+# development chapters of the real-prose books (benchmarks/results/pace_fit_dev.json).
+LETTER_S = 0.057
+CLAUSE_PAUSE_S = 0.33  # a comma, colon or semicolon (dashes and brackets: no measurable pause)
+SENTENCE_PAUSE_S = 0.65  # between two sentences of one utterance ("Chapter two. The Fox")
+FINAL_PAUSE_S = 0.32  # the sentence end that closes the utterance
 _SPOKEN_CHARS = re.compile(r"[^\W_]", re.UNICODE)  # letters and digits, any script
-_CLAUSE_MARKS = re.compile(r"-{2,}|[,;:—–―()]")
-_SENTENCE_ENDS = re.compile(r"[.!?…]+")
+_CLAUSE_MARKS = re.compile(r"[,;:]")
+_INNER_ENDS = re.compile(r"[.!?…]+(?=[\"'”’)\]]*\s+\S)")
+_FINAL_END = re.compile(r"[.!?…][\"'”’)\]]*\s*$")
 _FLOOR_DBFS = -120.0  # what an all-zero clip reports instead of -inf (JSON has no -inf)
 
 
@@ -66,8 +70,9 @@ class SignalOptions:
     frame_ms: float = 20.0
     reading_rate_chars_per_s: float = READING_RATE_CHARS_PER_S
     letter_s: float = LETTER_S  # pace_ratio: seconds per letter or digit
-    clause_pause_s: float = CLAUSE_PAUSE_S  # pace_ratio: per comma, colon, semicolon, dash
-    sentence_pause_s: float = SENTENCE_PAUSE_S  # pace_ratio: per sentence end
+    clause_pause_s: float = CLAUSE_PAUSE_S  # pace_ratio: per comma, colon, semicolon
+    sentence_pause_s: float = SENTENCE_PAUSE_S  # pace_ratio: per sentence end inside the text
+    final_pause_s: float = FINAL_PAUSE_S  # pace_ratio: for the sentence end that closes it
     clip_level: float = 0.999  # |x| at or above this counts as a clipped sample
 
 
@@ -81,12 +86,16 @@ def expected_reading_s(
     letter_s: float = LETTER_S,
     clause_pause_s: float = CLAUSE_PAUSE_S,
     sentence_pause_s: float = SENTENCE_PAUSE_S,
+    final_pause_s: float = FINAL_PAUSE_S,
 ) -> float:
-    """Seconds a narrator takes to read ``text`` with the pauses its punctuation asks for."""
+    """Seconds a narrator takes to read ``text`` with the pauses its punctuation asks for: per
+    letter or digit, per comma, colon or semicolon, per sentence end inside the text and for the
+    one that closes it."""
     return (
         len(_SPOKEN_CHARS.findall(text)) * letter_s
         + len(_CLAUSE_MARKS.findall(text)) * clause_pause_s
-        + len(_SENTENCE_ENDS.findall(text)) * sentence_pause_s
+        + len(_INNER_ENDS.findall(text)) * sentence_pause_s
+        + (final_pause_s if _FINAL_END.search(text) else 0.0)
     )
 
 
@@ -128,7 +137,11 @@ class SignalVerifier:
         said = clip.spoken or clip.text
         expected = expected_duration_s(said, options.reading_rate_chars_per_s)
         reading = expected_reading_s(
-            said, options.letter_s, options.clause_pause_s, options.sentence_pause_s
+            said,
+            options.letter_s,
+            options.clause_pause_s,
+            options.sentence_pause_s,
+            options.final_pause_s,
         )
         # A text with nothing to read (punctuation only) expects no audio; report the ratio
         # against one frame so it stays finite and large for any real length.
