@@ -29,7 +29,7 @@ from verified_tts.output.manifest import (
     as_manifest,
     read_manifest,
 )
-from verified_tts.reasons import Reason, candidate_reasons
+from verified_tts.reasons import Reason, candidate_reasons, utterance_reasons
 
 __all__ = ["render_report_html", "write_render_report"]
 
@@ -39,6 +39,11 @@ _SHOWN = ("wer", "asr_logprob", "asr_min_logprob", "asr_min_take_logprob", "spea
 
 
 def _reasons(utterance: UtteranceRecord) -> list[Reason]:
+    """The manifest's reasons, or (a manifest written before there were any) the same reasons
+    made from its takes."""
+    if not utterance.reasons and utterance.flagged:
+        takes = [(c.scores, c.detail, c.failed_gates) for c in utterance.candidates]
+        return utterance_reasons(takes, utterance.winner, True, text=utterance.text)
     return [
         Reason(r["kind"], r["text"], r.get("word"), r.get("flag", True)) for r in utterance.reasons
     ]
