@@ -4,7 +4,8 @@
 licence, cuts the text into blank-line separated paragraphs, and finds chapter headings (``CHAPTER
 I.``, ``Chapter 1``, ``CHAPTER THE FIRST``, ``BOOK II``, or bare numerals on a line of their own
 as some editions print them, with or without a title on the same or the next line) and unnumbered
-sections (``PREFACE``, ``INTRODUCTION``, ``EPILOGUE``...). Headings are read as a listener expects
+sections (``PREFACE``, ``INTRODUCTION``, ``EPILOGUE``...; :mod:`verified_tts.text.
+plaintext_headings`). Headings are read as a listener expects
 them, "Chapter I. Under the Southern Pines" (spoken "Chapter one. ..."). What comes before the first
 heading (title page, credits, dedication), tables of contents and lists of illustrations anywhere,
 a repeated half-title, and whatever follows ``THE END`` (advertisements) are left out of the audio
@@ -27,7 +28,12 @@ from pathlib import Path
 from verified_tts.errors import UserError
 from verified_tts.text.book import Book, book_from_document
 from verified_tts.text.markdown_book import Block, BlockKind, Document, Section
-from verified_tts.text.normalize import roman_to_int
+from verified_tts.text.plaintext_headings import (
+    BREAK,
+    Paragraph,
+    find_headings,
+    is_list_entry,
+)
 from verified_tts.text.plaintext_inline import (
     EDITORIAL,
     clean,
@@ -46,32 +52,11 @@ _END = re.compile(
     re.IGNORECASE,
 )
 _HEADER_FIELD = re.compile(r"^(Title|Author):\s*(.+)$")
-_NUMBER_WORDS = (
-    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen twenty thirty forty fifty first second third fourth "
-    "fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth fifteenth "
-    "sixteenth seventeenth eighteenth nineteenth twentieth thirtieth fortieth last"
-)
-_NUMBER = rf"(?:[IVXLCDM]+|\d+|(?:THE\s+)?(?:{'|'.join(_NUMBER_WORDS.split())})(?:-\w+)?)"
-_CHAPTER_WORDS = "chapter|chap|book|part|volume|vol|stave|canto|letter"
-_NUMBERED = re.compile(
-    rf"^(?P<word>{_CHAPTER_WORDS})\.?\s+(?P<number>{_NUMBER})\b\.?"
-    r"(?:\s*[.:\-—]+\s*(?P<title>\S.*?))?\s*$",
-    re.IGNORECASE,
-)
-_BARE = re.compile(r"^(?P<number>[IVXLC]+|\d{1,3})\.?$")
-_SECTION = re.compile(
-    r"^(?P<title>preface|foreword|introduction|prologue|epilogue|afterword|postscript|conclusion|"
-    r"historical notes|notes|appendix|author's note|to the reader|introductory)\.?$",
-    re.IGNORECASE,
-)
 _LISTS = re.compile(
     r"^(?:table of )?contents\.?$|^(?:list of )?illustrations\.?$|^index\.?$", re.IGNORECASE
 )
 _THE_END = re.compile(r"^\W*the end\W*$", re.IGNORECASE)
-_BREAK = re.compile(r"^[\s*.·•\-=_~#]+$")
 _DIALOGUE_OPENERS = ('"', "“", "”", "'", "‘", "«", "»", "„", "—", "―", "--")
-_TERMINAL = re.compile(r"[.!?…][\"'”’»)\]]*$")
 
 
 @dataclass(frozen=True)
@@ -80,31 +65,6 @@ class PlainTextBook:
 
     book: Book
     skipped: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class _Paragraph:
-    lines: tuple[tuple[int, str], ...]  # (1-based line number, raw text)
-
-    @property
-    def first(self) -> int:
-        return self.lines[0][0]
-
-    @property
-    def last(self) -> int:
-        return self.lines[-1][0]
-
-    @property
-    def flat(self) -> str:
-        return " ".join(" ".join(text.split()) for _, text in self.lines).strip()
-
-
-@dataclass(frozen=True)
-class _Heading:
-    kind: str  # "chapter", "part", "bare" or "section"
-    text: str  # as read: "Chapter I. Under the Southern Pines"
-    number: int | None
-    paragraphs: int  # paragraphs it took (2 with a title on the next one)
 
 
 def _body(lines: list[str]) -> tuple[int, int, list[str]]:
@@ -123,24 +83,24 @@ def _body(lines: list[str]) -> tuple[int, int, list[str]]:
     return first, end, skipped
 
 
-def _paragraphs(lines: list[str], first: int, end: int) -> list[_Paragraph]:
+def _paragraphs(lines: list[str], first: int, end: int) -> list[Paragraph]:
     out, current = [], []
     for index in range(first, end):
         line = lines[index].rstrip()
         if line.strip():
             current.append((index + 1, line))
         elif current:
-            out.append(_Paragraph(tuple(current)))
+            out.append(Paragraph(tuple(current)))
             current = []
     if current:
-        out.append(_Paragraph(tuple(current)))
+        out.append(Paragraph(tuple(current)))
     return out
 
 
-def _merge_brackets(paragraphs: list[_Paragraph]) -> list[_Paragraph]:
+def _merge_brackets(paragraphs: list[Paragraph]) -> list[Paragraph]:
     """An editorial bracket that runs over blank lines ("[Music: ...", blank, "...]") made one
     paragraph, so that it is skipped whole (at most five paragraphs are joined)."""
-    out: list[_Paragraph] = []
+    out: list[Paragraph] = []
     index = 0
     while index < len(paragraphs):
         merged = paragraphs[index]
@@ -148,7 +108,7 @@ def _merge_brackets(paragraphs: list[_Paragraph]) -> list[_Paragraph]:
         opened = text.startswith("[") and EDITORIAL.match(text + "]") and "]" not in text
         ahead = index + 1
         while opened and ahead < len(paragraphs) and ahead - index <= 5:
-            merged = _Paragraph(merged.lines + paragraphs[ahead].lines)
+            merged = Paragraph(merged.lines + paragraphs[ahead].lines)
             ahead += 1
             if "]" in merged.flat:
                 index = ahead - 1
@@ -158,92 +118,7 @@ def _merge_brackets(paragraphs: list[_Paragraph]) -> list[_Paragraph]:
     return out
 
 
-def _title_line(paragraph: _Paragraph | None) -> str | None:
-    """The chapter title a heading's next paragraph holds, if it is one: one or two short lines,
-    in capitals, or in mixed case without a sentence's closing punctuation."""
-    if paragraph is None or len(paragraph.lines) > 2:
-        return None
-    text = paragraph.flat
-    if len(text) > 100 or _NUMBERED.match(text) or _BARE.match(text) or _BREAK.match(text):
-        return None
-    letters = [c for c in text if c.isalpha()]
-    if letters and all(c.isupper() for c in letters):
-        return text.rstrip(".")
-    if len(text.split()) <= 10 and not _TERMINAL.search(text) and not text.endswith((",", ";")):
-        return text
-    return None
-
-
-def _number_value(number: str) -> int | None:
-    if number.isdigit():
-        return int(number)
-    return roman_to_int(number)
-
-
-def _heading(paragraphs: list[_Paragraph], index: int) -> _Heading | None:
-    paragraph = paragraphs[index]
-    if len(paragraph.lines) > 2 or len(paragraph.flat) > 100:
-        return None
-    text = paragraph.flat
-    following = paragraphs[index + 1] if index + 1 < len(paragraphs) else None
-    numbered = _NUMBERED.match(text)
-    if numbered:
-        word = numbered.group("word").lower().rstrip(".")
-        word = {"chap": "chapter", "vol": "volume"}.get(word, word)
-        number = numbered.group("number")
-        if not number.isdigit():
-            ordinal = re.match(r"(?i)the\s+", number)
-            number = ("the " if ordinal else "") + title_case(number[ordinal.end() if ordinal
-                                                                     else 0:].upper())  # fmt: skip
-        title = numbered.group("title")
-        taken = 1
-        if title is None:
-            title = _title_line(following)
-            taken = 2 if title else 1
-        kind = "chapter" if word in ("chapter", "letter", "stave", "canto") else "part"
-        spoken = f"{word.capitalize()} {number}"
-        if title:
-            spoken += f". {title_case(title.rstrip('.'))}"
-        return _Heading(kind, spoken, _number_value(numbered.group("number")), taken)
-    bare = _BARE.match(text)
-    if bare and len(paragraph.lines) == 1:
-        title = _title_line(following)
-        numeral = bare.group("number")
-        value = _number_value(numeral)
-        if value is None:
-            return None
-        spoken = f"{numeral}. {title_case(title.rstrip('.'))}" if title else numeral
-        return _Heading("bare", spoken, value, 2 if title else 1)
-    section = _SECTION.match(text)
-    if section and len(paragraph.lines) == 1 and not any(c.islower() for c in text[:1]):
-        return _Heading("section", title_case(text.rstrip(".").upper()), None, 1)
-    return None
-
-
-def _bare_run(headings: dict[int, _Heading]) -> set[int]:
-    """Bare numerals that number chapters: runs counting up from 1 (1, 2, 3, ...)."""
-    keep: set[int] = set()
-    run: list[int] = []
-    for index in sorted(i for i, h in headings.items() if h.kind == "bare"):
-        value = headings[index].number
-        if value == 1:
-            run = [index]
-        elif run and value == headings[run[-1]].number + 1:
-            run.append(index)
-        else:
-            continue
-        if len(run) >= 2:
-            keep.update(run)
-    return keep
-
-
-def _is_list_entry(paragraph: _Paragraph) -> bool:
-    """A paragraph of a contents list or a list of illustrations, not prose."""
-    text = paragraph.flat
-    return len(paragraph.lines) <= 3 and (len(text) < 200 or not _TERMINAL.search(text))
-
-
-def _front_fields(paragraphs: list[_Paragraph], lines: list[str]) -> tuple[str | None, str | None]:
+def _front_fields(paragraphs: list[Paragraph], lines: list[str]) -> tuple[str | None, str | None]:
     """The book's title and author: from a Gutenberg header, else from the title page (the first
     paragraph in capitals and the "by NAME" after it)."""
     fields = {}
@@ -282,46 +157,13 @@ class PlainTextDocument:
     skipped: tuple[str, ...]
 
 
-def _contents_entries(headings: dict[int, _Heading], paragraphs: list[_Paragraph]) -> set[int]:
-    """Chapter headings that are entries of a contents list: their number comes again later,
-    and another heading follows them at once or their line ends with a page number."""
-    chapters = sorted(i for i, h in headings.items() if h.kind == "chapter")
-    entries = set()
-    for position, index in enumerate(chapters):
-        number = headings[index].number
-        later = any(headings[j].number == number for j in chapters[position + 1 :])
-        after = index + headings[index].paragraphs
-        listed = after in headings or re.search(r"\s\d+$", paragraphs[index].flat)
-        if later and listed:
-            entries.add(index)
-    return entries
-
-
-def _find_headings(paragraphs: list[_Paragraph]) -> dict[int, _Heading]:
-    found = {i: h for i in range(len(paragraphs)) if (h := _heading(paragraphs, i))}
-    for index in _contents_entries(found, paragraphs):
-        del found[index]
-    bare = _bare_run(found)
-    has_chapters = any(h.kind == "chapter" for h in found.values())
-    headings = {}
-    for index, heading in found.items():
-        if heading.kind == "bare" and index not in bare:
-            continue
-        if heading.kind == "bare" and not has_chapters:
-            heading = replace(heading, kind="chapter", text=f"Chapter {heading.text}")
-        elif heading.kind == "part" and not has_chapters:
-            heading = replace(heading, kind="chapter")
-        headings[index] = heading
-    return headings
-
-
 class _Extras:
     """Line ranges left out as front matter or back matter, merged while contiguous."""
 
     def __init__(self) -> None:
         self.ranges: list[list[object]] = []
 
-    def add(self, what: str, paragraph: _Paragraph) -> None:
+    def add(self, what: str, paragraph: Paragraph) -> None:
         if self.ranges and self.ranges[-1][0] == what:
             self.ranges[-1][2] = paragraph.last
         else:
@@ -341,7 +183,7 @@ def parse_plaintext(source: str, *, keep_extras: bool = False) -> PlainTextDocum
     paragraphs = _merge_brackets(_paragraphs(lines, first, end))
     title, author = _front_fields(paragraphs, lines)
     words = vocabulary("\n".join(lines[first:end]))
-    headings = _find_headings(paragraphs)
+    headings = find_headings(paragraphs)
     opening = min((i for i, h in headings.items() if h.kind in ("chapter", "section")), default=0)
     extras = _Extras()
     sections: list[Section] = []
@@ -380,10 +222,10 @@ def parse_plaintext(source: str, *, keep_extras: bool = False) -> PlainTextDocum
             in_list = True
             skipped.append(f"{where}: {text.rstrip('.').lower()} list")
             continue
-        if in_list and _is_list_entry(paragraph):
+        if in_list and is_list_entry(paragraph):
             continue
         in_list = False
-        if _BREAK.match(text):
+        if BREAK.match(text):
             continue
         half_title = title_case(text) == title and not paragraph.lines[0][1][:1].isspace()
         if title and half_title and index in headings:
@@ -399,12 +241,12 @@ def parse_plaintext(source: str, *, keep_extras: bool = False) -> PlainTextDocum
                              tuple(skipped + extras.lines()))  # fmt: skip
 
 
-def _list_follows(paragraphs: list[_Paragraph], index: int) -> bool:
+def _list_follows(paragraphs: list[Paragraph], index: int) -> bool:
     """Whether the paragraph after ``index`` is a list entry rather than prose."""
-    return index + 1 < len(paragraphs) and _is_list_entry(paragraphs[index + 1])
+    return index + 1 < len(paragraphs) and is_list_entry(paragraphs[index + 1])
 
 
-def _block(paragraph: _Paragraph, words: Counter[str], skipped: list[str]) -> Block | None:
+def _block(paragraph: Paragraph, words: Counter[str], skipped: list[str]) -> Block | None:
     joined = join_lines(paragraph.lines, words)
     for removed in clean(joined):
         shown = " ".join(removed.split())
