@@ -20,6 +20,8 @@ cores (docs/real-prose.md gives the command).
 
 Usage: python benchmarks/real_books.py [--part held_out|dev] [--per-chapter 35] [--chapters 3]
        [--demo] [--skip-before] [--seed-store STORE] [--work DIR] [--output JSON]
+       python benchmarks/real_books.py --analyse OUT_DIR --output JSON  (a finished render, no
+       judge: its flags and causes only)
 """
 
 from __future__ import annotations
@@ -247,7 +249,18 @@ def main() -> None:
     parser.add_argument(
         "--seed-store", type=Path, default=None, help="start from this store's takes (no timing)"
     )
+    parser.add_argument(
+        "--analyse", type=Path, default=None, help="only analyse this finished render (no judge)"
+    )
+    parser.add_argument("--note", default=None, help="with --analyse: how the render was made")
     args = parser.parse_args()
+    if args.analyse is not None:
+        output = args.output or ROOT / "benchmarks" / "results" / "real_books_analysis.json"
+        figures = {"render": str(args.analyse), "note": args.note, "judge": None,
+                   **analyse(args.analyse, {})}  # fmt: skip
+        output.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        print(json.dumps({k: v for k, v in figures.items() if k != "flagged_utterances"}))
+        return
     output = args.output or ROOT / "benchmarks" / "results" / f"real_books_{args.part}.json"
     work = args.work / args.part
     work.mkdir(parents=True, exist_ok=True)
