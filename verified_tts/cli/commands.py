@@ -221,7 +221,11 @@ def _add_run_rows(table: Table, summary: Any) -> None:  # a RenderSummary or a D
 @app.command()
 def render(
     book: Annotated[
-        Path, typer.Argument(help="Markdown (.md) or EPUB (.epub) book.", show_default=False)
+        Path,
+        typer.Argument(
+            help="Markdown (.md), plain-text (.txt, Project Gutenberg style) or EPUB (.epub) book.",
+            show_default=False,
+        ),
     ],
     candidates: CandidatesOption = None,
     out: OutOption = None,
@@ -265,7 +269,10 @@ def render(
     author: Annotated[str | None, typer.Option("--author", help="Author (tags, credits).")] = None,
     keep_extras: Annotated[
         bool | None,
-        typer.Option("--keep-extras/--skip-extras", help="EPUB: read front matter and notes."),
+        typer.Option(
+            "--keep-extras/--skip-extras",
+            help="EPUB and .txt: read front matter, notes and what follows THE END.",
+        ),
     ] = None,
     split_hours: Annotated[
         float | None, typer.Option("--split-hours", help="M4B parts of at most H hours.")
@@ -287,7 +294,7 @@ def render(
         ),
     ] = None,
 ) -> None:
-    """Render a Markdown or EPUB book to chapter audio by best-of-N verifier-guided synthesis."""
+    """Render a Markdown, plain-text or EPUB book to chapter audio by best-of-N synthesis."""
     from verified_tts.workflows.render import render as render_book
 
     settings = _config(
@@ -640,7 +647,8 @@ def calibrate_command(
     book: Annotated[
         Path | None,
         typer.Argument(
-            help="Markdown book to calibrate on (default: built-in sentences).", show_default=False
+            help="Book to calibrate on: .md, .txt or .epub (default: built-in sentences).",
+            show_default=False,
         ),
     ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path(
@@ -663,6 +671,10 @@ def calibrate_command(
     false_alarm: Annotated[
         float, typer.Option("--false-alarm", help="Target share of clean candidates rejected.")
     ] = 0.05,
+    chapters: Annotated[
+        str | None,
+        typer.Option("--chapters", help="Take the sentences from these chapters, e.g. 1-14."),
+    ] = None,
     generator: GeneratorOption = None,
     model: ModelOption = None,
     codec: CodecOption = None,
@@ -681,6 +693,7 @@ def calibrate_command(
         candidates=candidates,
         kinds=faults if faults is not None else FAULT_KINDS,
         false_alarm=false_alarm,
+        chapters=chapters,
     )
     settings = _config(
         config, generator=generator, model=model, codec=codec, voice=voice,
