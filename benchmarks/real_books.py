@@ -37,8 +37,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
-from real_prose import write_sample
+from real_prose import write_sample  # benchmarks/ is on sys.path when run
+
+from verified_tts.paired import paired_gain
 
 ROOT = Path(__file__).resolve().parent.parent
 BEFORE = ROOT / "benchmarks" / "configs" / "before_real_prose.toml"
@@ -187,7 +188,7 @@ def analyse(out: Path, judged: dict[str, tuple[float, str]]) -> dict[str, Any]:
         "judge_wer_candidate0": mean([c0[u.key] for u in known]),
         "judge_wer_winners": mean([wer[u.key] for u in known]),
         "judge_gain_n8_over_candidate0": (
-            paired_gain(gains, mean_key="mean_gain") if gains else None
+            paired_gain(gains).as_dict("mean_gain") if gains else None
         ),
         "candidates_per_utterance": mean([len(u.candidates) for u in rows]),
         "words_to_check_once": notes,
