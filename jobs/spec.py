@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 COMMANDS = ("render", "dub")
-FILE_OPTIONS = ("--config", "--voice-ref", "--mix")  # option values that are files to carry
+FILE_OPTIONS = ("--config", "--voice-ref", "--mix", "--video", "--background")  # option values that are files to carry
 RESERVED_OPTIONS = ("--ray", "--out", "-o")  # set by the queue, not by the job's options
 SPEC_FILE = "spec.json"
 INPUT_DIR = "input"  # inside the working dir, so no input can shadow a Python package
