@@ -273,6 +273,14 @@ def test_ducking_lowers_the_original_only_under_speech():
     assert 0.126 < mix[1900, 0] < 0.5  # the ramp down starts before the speech
 
 
+def test_ducking_holds_late_in_a_long_film():
+    rate = 48_000  # 400 s in: sample positions past float32's exact integers
+    gain = duck_gain(420 * rate, rate, [(400.0, 401.0, 12.0)], 0.15, 0.3)
+    assert gain[round(400.5 * rate)] == pytest.approx(10 ** (-12 / 20), rel=1e-5)
+    assert gain[round(399.0 * rate)] == 1.0 and gain[round(402.0 * rate)] == 1.0
+    assert 10 ** (-12 / 20) < gain[round(399.9 * rate)] < 1.0  # the attack ramp
+
+
 def test_settings_from_the_config_table_and_bad_values():
     table = {"speed_limit": 1.1, "voices": {"ANNA": "f3"}}
     settings = dub_settings(table, speed_limit=None, duck_db=6.0, voices={"BOB": "m1"})

@@ -1,18 +1,20 @@
 """Programme loudness as broadcasters measure it: integrated loudness, loudness range, true peak.
 
 :class:`LoudnessMeter` takes a programme a block at a time (a film's soundtrack never has to be in
-memory twice) and keeps, per 10 ms, the K-weighted power of the channels summed with their
-ITU-R BS.1770 weights, plus the running true peak. From those: integrated loudness as BS.1770-4
-defines it (400 ms blocks every 100 ms, the -70 LUFS absolute and -10 LU relative gates), loudness
-range as EBU Tech 3342 does (3 s short-term windows every 100 ms, gated at -70 LUFS and 20 LU below
-their mean, the spread from the 10th to the 95th percentile), and the K-weighted level of any
-interval (a dubbed line can be shorter than a gating block), used for each cue's
-dialogue-to-background ratio. True peak is the largest magnitude of the signal oversampled four
-times (polyphase, each block with its neighbours' samples as context, as BS.1770 Annex 2
-describes), in dBTP. :func:`normalize_loudness` brings a programme to a target (EBU R128's -23
-LUFS, or a streaming target such as -16) under a true-peak ceiling, with the look-ahead limiter of
-the ACX mastering on the oversampled peak envelope, and measures the result again: the figures
-written to ``dub.json`` are measured, not intended.
+memory twice) and keeps, per 10 ms, the K-weighted power of the channels summed with their ITU-R
+BS.1770 weights, plus the running true peak. From those: integrated loudness as BS.1770-4 defines
+it (400 ms blocks every 100 ms, the -70 LUFS absolute and -10 LU relative gates), loudness range as
+EBU Tech 3342 does (3 s short-term windows every 100 ms, gated at -70 LUFS and 20 LU below their
+mean, the spread from the 10th to the 95th percentile), and the K-weighted level of any interval (a
+dubbed line can be shorter than a gating block), used for each cue's dialogue-to-background ratio.
+True peak is the largest magnitude of the signal oversampled four times (a 48-tap interpolation
+filter, as BS.1770 Annex 2 describes; each block with its neighbours' samples as context), in dBTP;
+a block whose sample peak times the filter's largest gain cannot beat the peak found so far is not
+oversampled at all, which makes the measure exact and a film's worth of it cheap.
+:func:`normalize_loudness` brings a programme to a target (EBU R128's -23 LUFS, or a streaming
+target such as -16) under a true-peak ceiling, with the look-ahead limiter of the ACX mastering on
+the oversampled peak envelope, and measures the result again: the figures written to ``dub.json``
+are measured, not intended.
 """
 
 from __future__ import annotations
@@ -87,51 +89,33 @@ class LoudnessMeter:
 
     def __init__(self, sample_rate: int, channels: int) -> None:
         from pyloudnorm import IIRfilter
-        from scipy.signal import lfilter_zi
 
         self.sample_rate = sample_rate
         self.channels = channels
         self._weights = _weights(channels)
-        self._stages = [IIRfilter(g, q, f, sample_rate, kind) for g, q, f, kind in _K_WEIGHTING]
-        self._state = [np.zeros((channels, len(lfilter_zi(s.b, s.a)))) for s in self._stages]
+        stages = [IIRfilter(g, q, f, sample_rate, kind) for g, q, f, kind in _K_WEIGHTING]
+        # both biquads as second-order sections, run over every channel at once
+        self._sos = np.array([[*s.b, *s.a] for s in stages], dtype=np.float64)
+        self._state = np.zeros((len(stages), channels, 2))
         self._bin = max(1, round(_BIN_S * sample_rate))
         self._carry = np.zeros(0)  # weighted power of samples not yet a whole bin
         self._bins: list[np.ndarray] = []
-        self._left = np.zeros((0, channels), dtype=np.float32)  # context before the pending block
-        self._pending: np.ndarray | None = None
-        self._peak = 0.0
         self.frames = 0
 
     def feed(self, block: np.ndarray) -> None:
-        from scipy.signal import lfilter
+        from scipy.signal import sosfilt
 
         block = _frames(block)
         if block.shape[0] == 0:
             return
         self.frames += block.shape[0]
-        weighted = block.astype(np.float64)
-        for stage, state in zip(self._stages, self._state, strict=True):
-            for channel in range(self.channels):
-                weighted[:, channel], state[channel] = lfilter(
-                    stage.b, stage.a, weighted[:, channel], zi=state[channel]
-                )
-        power = np.concatenate([self._carry, (weighted**2) @ self._weights])
+        weighted, self._state = sosfilt(self._sos, block, axis=0, zi=self._state)
+        power = np.concatenate([self._carry, np.square(weighted) @ self._weights])
         whole = (power.size // self._bin) * self._bin
         self._bins.append(power[:whole].reshape(-1, self._bin).sum(axis=1))
         self._carry = power[whole:]
-        self._peak_of(block)
-
-    def _peak_of(self, block: np.ndarray | None) -> None:
-        """True peak of the pending block, now that its right context (``block``) is known."""
-        if self._pending is not None:
-            right = block[:_CONTEXT] if block is not None else np.zeros((0, self.channels))
-            self._peak = max(self._peak, _oversampled_peak(self._left, self._pending, right))
-            self._left = self._pending[-_CONTEXT:]
-        self._pending = block
 
     def _finish(self) -> np.ndarray:
-        if self._pending is not None:
-            self._peak_of(None)
         bins = np.concatenate(self._bins) if self._bins else np.zeros(0)
         if self._carry.size:
             bins = np.concatenate([bins, [self._carry.sum()]])
@@ -176,12 +160,9 @@ class LoudnessMeter:
         low, high = np.percentile(gated, [10, 95])
         return float(high - low)
 
-    def true_peak_dbtp(self) -> float:
-        self._finish()
-        return _db(self._peak)
-
-    def result(self) -> Loudness:
-        return Loudness(self.integrated_lufs(), self.range_lu(), self.true_peak_dbtp())
+    def levels(self, true_peak_dbtp: float) -> Loudness:
+        """The figures, with the true peak measured elsewhere (:func:`true_peak_dbtp`)."""
+        return Loudness(self.integrated_lufs(), self.range_lu(), true_peak_dbtp)
 
 
 def _windows(bins: np.ndarray, length: int, step: int) -> np.ndarray:
@@ -198,18 +179,36 @@ def _lufs_array(mean_square: np.ndarray) -> np.ndarray:
         return -0.691 + 10.0 * np.log10(mean_square)
 
 
+def _interpolator() -> tuple[np.ndarray, float]:
+    """The 4x interpolation filter (48 taps, windowed sinc, gain 4) and the largest gain any of
+    its phases can give a signal: no output sample exceeds that times the input's peak."""
+    from scipy.signal import firwin
+
+    taps = _OVERSAMPLE * firwin(12 * _OVERSAMPLE, 1.0 / _OVERSAMPLE, window=("kaiser", 5.0))
+    bound = max(float(np.abs(taps[phase::_OVERSAMPLE]).sum()) for phase in range(_OVERSAMPLE))
+    return taps, bound
+
+
+_TAPS, _BOUND = _interpolator()
+
+
 def _oversampled(left: np.ndarray, block: np.ndarray, right: np.ndarray) -> np.ndarray:
     """``block`` four times oversampled, its edges computed with its neighbours as context."""
-    from scipy.signal import resample_poly
+    from scipy.signal import upfirdn
 
     padded = np.concatenate([left, block, right]).astype(np.float32)
-    over = resample_poly(padded, _OVERSAMPLE, 1, axis=0)
-    first = left.shape[0] * _OVERSAMPLE
+    over = upfirdn(_TAPS, padded, up=_OVERSAMPLE, axis=0)
+    first = left.shape[0] * _OVERSAMPLE + (_TAPS.size - 1) // 2  # the filter's delay
     return over[first : first + block.shape[0] * _OVERSAMPLE]
 
 
-def _oversampled_peak(left: np.ndarray, block: np.ndarray, right: np.ndarray) -> float:
-    return float(np.max(np.abs(_oversampled(left, block, right)), initial=0.0))
+def _blocks(frames: np.ndarray, sample_rate: int) -> list[tuple[int, int]]:
+    step = max(1, round(_CHUNK_S * sample_rate))
+    return [(a, min(frames.shape[0], a + step)) for a in range(0, frames.shape[0], step)]
+
+
+def _with_context(frames: np.ndarray, a: int, b: int):
+    return frames[max(0, a - _CONTEXT) : a], frames[a:b], frames[b : b + _CONTEXT]
 
 
 def _chunks(frames: np.ndarray, sample_rate: int) -> Iterable[np.ndarray]:
@@ -218,33 +217,37 @@ def _chunks(frames: np.ndarray, sample_rate: int) -> Iterable[np.ndarray]:
         yield frames[start : start + step]
 
 
+def true_peak_dbtp(audio: np.ndarray, sample_rate: int) -> float:
+    """Largest magnitude of the four-times oversampled signal, in dBTP (see the module doc)."""
+    frames = _frames(audio)
+    spans = _blocks(frames, sample_rate)
+    peaks = [float(np.max(np.abs(frames[a:b]), initial=0.0)) for a, b in spans]
+    best = 0.0
+    for index in np.argsort(peaks)[::-1]:
+        if peaks[index] * _BOUND <= best:
+            break  # no later block can reach the peak found
+        a, b = spans[index]
+        best = max(best, float(np.max(np.abs(_oversampled(*_with_context(frames, a, b))))))
+    return _db(best)
+
+
 def measure_loudness(audio: np.ndarray, sample_rate: int) -> Loudness:
     """Integrated loudness, loudness range and true peak of a programme in memory."""
     frames = _frames(audio)
     meter = LoudnessMeter(sample_rate, frames.shape[1])
     for chunk in _chunks(frames, sample_rate):
         meter.feed(chunk)
-    return meter.result()
+    return meter.levels(true_peak_dbtp(frames, sample_rate))
 
 
-def true_peak_dbtp(audio: np.ndarray, sample_rate: int) -> float:
-    frames = _frames(audio)
-    meter = LoudnessMeter(sample_rate, frames.shape[1])
-    for chunk in _chunks(frames, sample_rate):
-        meter.feed(chunk)
-    return meter.true_peak_dbtp()
-
-
-def _peak_envelope(frames: np.ndarray, sample_rate: int) -> np.ndarray:
-    """Per sample, the largest oversampled magnitude around it over every channel."""
-    envelope = np.empty(frames.shape[0], dtype=np.float32)
-    step = max(1, round(_CHUNK_S * sample_rate))
-    for start in range(0, frames.shape[0], step):
-        block = frames[start : start + step]
-        left = frames[max(0, start - _CONTEXT) : start]
-        right = frames[start + step : start + step + _CONTEXT]
-        over = np.abs(_oversampled(left, block, right)).max(axis=1)
-        envelope[start : start + block.shape[0]] = over.reshape(-1, _OVERSAMPLE).max(axis=1)
+def _peak_envelope(frames: np.ndarray, sample_rate: int, ceiling: float) -> np.ndarray:
+    """Per sample, the largest magnitude over the channels: oversampled where a block could pass
+    ``ceiling`` (linear), the sample magnitude elsewhere (it stays under the ceiling there)."""
+    envelope = np.abs(frames).max(axis=1)
+    for a, b in _blocks(frames, sample_rate):
+        if float(envelope[a:b].max(initial=0.0)) * _BOUND > ceiling:
+            over = np.abs(_oversampled(*_with_context(frames, a, b))).max(axis=1)
+            envelope[a:b] = over.reshape(-1, _OVERSAMPLE).max(axis=1)
     return envelope
 
 
@@ -255,6 +258,7 @@ def normalize_loudness(
     ceiling_dbtp: float,
     *,
     attempts: int = 4,
+    measured: Loudness | None = None,
 ) -> tuple[np.ndarray, float, Loudness]:
     """``audio`` brought to ``target_lufs`` with its true peak at or below ``ceiling_dbtp``,
     in place (the caller's array is the result).
@@ -262,11 +266,12 @@ def normalize_loudness(
     Gain first; where the true peak would pass the ceiling, the ACX look-ahead limiter runs on
     the oversampled peak envelope and its gain is applied to every channel. Limiting lowers the
     loudness a little, so gain and limiting repeat until both figures hold (a few rounds).
+    ``measured`` is the audio's loudness when the caller has already metered it.
     Returns (the audio, the overall gain in dB before limiting, its measured loudness)."""
     from verified_tts.output.acx import limit_peaks
 
     frames = _frames(audio)
-    measured = measure_loudness(frames, sample_rate)
+    measured = measured or measure_loudness(frames, sample_rate)
     total_gain_db = 0.0
     ceiling = ceiling_dbtp
     for _ in range(attempts):
@@ -276,7 +281,7 @@ def normalize_loudness(
         total_gain_db += gain_db
         frames *= np.float32(10 ** (gain_db / 20))
         if measured.true_peak_dbtp + gain_db > ceiling_dbtp:
-            envelope = _peak_envelope(frames, sample_rate)
+            envelope = _peak_envelope(frames, sample_rate, 10 ** (ceiling / 20))
             limited = limit_peaks(envelope, sample_rate, ceiling)
             np.divide(limited, envelope, out=envelope, where=envelope > 0)
             envelope[limited == 0] = 1.0

@@ -19,7 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from verified_tts.output.loudness import Loudness, LoudnessMeter, normalize_loudness
+from verified_tts.output.loudness import (
+    Loudness,
+    LoudnessMeter,
+    normalize_loudness,
+    true_peak_dbtp,
+)
 from verifiers.signal import resample
 
 __all__ = ["BED_KINDS", "CueLevel", "MixResult", "MixSettings", "duck_gain", "mix_dub"]
@@ -83,17 +88,14 @@ def _dub_channels(dub: np.ndarray, channels: int) -> np.ndarray:
     return np.repeat(dub[:, None], channels, axis=1)
 
 
-def _ramp(length: int, first: int, last: int, attack: int, release: int) -> np.ndarray:
-    """0 outside, 1 from ``first`` to ``last``, linear ramps of ``attack``/``release`` samples."""
-    shape = np.zeros(length, dtype=np.float32)
-    lo, hi = max(0, first - attack), min(length, last + release)
-    if hi <= lo:
-        return shape
-    index = np.arange(lo, hi, dtype=np.float32)
-    up = np.clip((index - (first - attack)) / max(1, attack), 0.0, 1.0)
-    down = np.clip(((last + release) - index) / max(1, release), 0.0, 1.0)
-    shape[lo:hi] = np.minimum(up, down)
-    return shape
+def _ramp(first: int, last: int, attack: int, release: int) -> np.ndarray:
+    """1 from ``first`` to ``last``, linear ramps of ``attack``/``release`` samples around it,
+    for the samples ``first - attack`` to ``last + release`` (offsets small enough for float32,
+    wherever in a long film the line sits)."""
+    offsets = np.arange(last - first + attack + release, dtype=np.int64)
+    up = np.clip((offsets + 1) / max(1, attack), 0.0, 1.0)
+    down = np.clip((offsets[::-1] + 1) / max(1, release), 0.0, 1.0)
+    return np.minimum(up, down).astype(np.float32)
 
 
 def duck_gain(
@@ -109,10 +111,14 @@ def duck_gain(
     attack, release = round(attack_s * sample_rate), round(release_s * sample_rate)
     depth_db = np.zeros(frames, dtype=np.float32)
     for start, end, depth in ducks:
-        if depth > 0:
-            shape = _ramp(frames, round(start * sample_rate), round(end * sample_rate), attack,
-                          release)  # fmt: skip
-            depth_db = np.maximum(depth_db, shape * np.float32(depth))
+        if depth <= 0:
+            continue
+        first, last = round(start * sample_rate), round(end * sample_rate)
+        shape = _ramp(first, last, attack, release) * np.float32(depth)
+        lo = first - attack
+        a, b = max(0, lo), min(frames, lo + shape.size)
+        if b > a:
+            np.maximum(depth_db[a:b], shape[a - lo : b - lo], out=depth_db[a:b])
     return np.power(np.float32(10.0), -depth_db / np.float32(20.0))
 
 
@@ -179,10 +185,16 @@ def mix_dub(
         for (start, end), depth in zip(lines, depths, strict=True)
     ]
     step = round(_CHUNK_S * rate)
+    mixed = LoudnessMeter(rate, channels)
     for first in range(0, frames, step):  # the dub joins the ducked bed, a chunk at a time
         last = min(frames, first + step)
         base[first:last] += _dub_channels(voice[first:last], channels)
+        mixed.feed(base[first:last])
     audio, gain_db, loudness = normalize_loudness(
-        base, rate, settings.loudness_lufs, settings.true_peak_dbtp
+        base,
+        rate,
+        settings.loudness_lufs,
+        settings.true_peak_dbtp,
+        measured=mixed.levels(true_peak_dbtp(base, rate)),
     )
     return MixResult(audio, rate, bed_kind, tuple(levels), gain_db, loudness)
