@@ -390,6 +390,44 @@ def dub(
         float | None,
         typer.Option("--duck-db", help="Lower the original by this under speech (default 12)."),
     ] = None,
+    video: Annotated[
+        Path | None,
+        typer.Option(
+            "--video",
+            help="Film to dub (MP4, MKV, ...): writes FILM.dub.mp4 with the picture copied, the "
+            "mix as the default track in --language, the original audio kept, and subtitles.",
+        ),
+    ] = None,
+    background: Annotated[
+        Path | None,
+        typer.Option("--background", help="Music-and-effects stem (WAV/FLAC) to mix the dub over."),
+    ] = None,
+    language: Annotated[
+        str | None,
+        typer.Option("--language", help="The dub's language tag, e.g. es (default: the voice's)."),
+    ] = None,
+    loudness: Annotated[
+        float | None,
+        typer.Option(
+            "--loudness", help="Integrated loudness of the mix in LUFS (default -23, EBU R128)."
+        ),
+    ] = None,
+    true_peak: Annotated[
+        float | None,
+        typer.Option("--true-peak", help="True-peak ceiling of the mix in dBTP (default -1)."),
+    ] = None,
+    dialogue_ratio: Annotated[
+        float | None,
+        typer.Option(
+            "--dialogue-ratio", help="Dialogue above the background under each line, dB (10)."
+        ),
+    ] = None,
+    attack: Annotated[
+        float | None, typer.Option("--attack", help="Seconds the bed ramps down before a line.")
+    ] = None,
+    release: Annotated[
+        float | None, typer.Option("--release", help="Seconds the bed ramps up after a line.")
+    ] = None,
     voice_map: Annotated[
         list[str] | None,
         typer.Option(
@@ -428,6 +466,12 @@ def dub(
             "duration": duration,
             "duck_db": duck_db,
             "voices": _voice_map(voice_map) or None,  # on top of the file's [dub.voices]
+            "language": language,
+            "loudness_lufs": loudness,
+            "true_peak_dbtp": true_peak,
+            "dialogue_ratio_db": dialogue_ratio,
+            "attack_s": attack,
+            "release_s": release,
         },
     )
     out = out or Path("out") / subtitles.stem
@@ -442,6 +486,8 @@ def dub(
             out,
             settings,
             mix=mix,
+            video=video,
+            background=background,
             synthesizer=_ray_synthesizer(settings, ray),
             on_warning=on_warning,
             on_loading=reporter.on_loading,
@@ -452,6 +498,14 @@ def dub(
     console.print(f"track: {summary.track}")
     if summary.mix is not None:
         console.print(f"mix: {summary.mix}")
+    if summary.loudness is not None:
+        console.print(
+            f"mix loudness: {summary.loudness['integrated_lufs']:.1f} LUFS integrated, "
+            f"range {summary.loudness['loudness_range_lu']:.1f} LU, true peak "
+            f"{summary.loudness['true_peak_dbtp']:.1f} dBTP"
+        )
+    if summary.video is not None:
+        console.print(f"film: {summary.video}")
     console.print(f"report: {summary.out_dir / 'dub.json'}")
 
 
