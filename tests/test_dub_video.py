@@ -21,10 +21,10 @@ import pytest
 import soundfile as sf
 from video_fixtures import RATE, background, make_film, speech_like, video_packets
 
+from verified_tts.audio import resample
 from verified_tts.errors import UserError
 from verified_tts.output.loudness import measure_loudness
 from verified_tts.workflows.dub import dub
-from verifiers.signal import resample
 
 SECONDS = 6.0
 SUBTITLES = """1

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from verified_tts.audio import resample
 from verified_tts.output.loudness import (
     Loudness,
     LoudnessMeter,
     normalize_loudness,
     true_peak_dbtp,
 )
-from verifiers.signal import resample
 
 __all__ = ["BED_KINDS", "CueLevel", "MixResult", "MixSettings", "duck_gain", "mix_dub"]
 
