@@ -230,12 +230,15 @@ def test_a_voice_gated_by_its_own_gates(tmp_path, loaded):
 def test_a_voice_sampled_in_its_own_rounds(tmp_path, loaded):
     """The book samples all four candidates at once; hibari's lines stop after their first
     round when a take passes with margin (its own adaptive schedule). hibari reads "I know the
-    way, so follow me and keep close." slower than the book's duration gate allows, so its own
-    gate is wider."""
+    way, so follow me and keep close." slower than the book's duration and pace gates allow, so
+    its own gates are wider."""
     heart = {
         "rounds": [1, 2],
         "stop": "margin",
-        "gates": {"duration_ratio": {"min": 0.4, "max": 2.0}},
+        "gates": {
+            "duration_ratio": {"min": 0.4, "max": 2.0},
+            "pace_ratio": {"min": 0.4, "max": 2.0},
+        },
     }
     table = {"selection": {"rounds": [4], "voices": {"hibari:heart": heart}}}
     manifest = _render_with(tmp_path, loaded, table, adaptive=True)
