@@ -212,3 +212,21 @@ def test_a_cast_voice_whose_model_does_not_load_stops_the_render_in_one_line(tmp
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert done.returncode != 0 and len(errors) == 1, done.stderr
     assert "en_US-bad-medium.onnx" in errors[0] and "Traceback" not in done.stderr
+
+
+def test_a_plain_text_book_renders_with_a_cast(tmp_path):
+    chapters = BOOK.replace("# One", "CHAPTER I.").replace("# Two", "CHAPTER II.")
+    book = tmp_path / "book.txt"
+    book.write_text(chapters, encoding="utf-8")
+    cast = f'narrator = "{NARRATOR}"\n[characters.Anne]\nvoice = "{ANNE}"\n[characters.Tom]\n'
+    (tmp_path / "cast.toml").write_text(cast + f'voice = "{TOM}"\n', encoding="utf-8")
+    out = tmp_path / "out"
+    done = _run(
+        "render", str(book), "--cast", "cast.toml", "-n", "1", "--out", str(out), cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    voices = {u["text"]: u["voice"] for u in manifest["utterances"]}
+    assert voices['"It is late,"'] == voices['"Tom!"'] == ANNE
+    assert voices['"Not yet,"'] == voices['"Here,"'] == TOM
+    assert voices["said Anne."] not in (ANNE, TOM)

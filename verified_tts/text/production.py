@@ -236,7 +236,9 @@ def load_input(
     elif path.suffix.lower() in PLAIN_TEXT_SUFFIXES:
         from verified_tts.text.plaintext import load_plaintext
 
-        plain = load_plaintext(path, max_chars=max_chars, keep_extras=options.keep_extras)
+        plain = load_plaintext(
+            path, max_chars=max_chars, keep_extras=options.keep_extras, dialogue=dialogue
+        )
         book, skipped = plain.book, plain.skipped
     else:
         book = load_book(path, max_chars=max_chars, dialogue=dialogue)
