@@ -28,7 +28,10 @@ def register_cast_command(app: typer.Typer, console: Console) -> None:
     @app.command("cast")
     def cast_command(
         book: Annotated[
-            Path, typer.Argument(help="Markdown (.md) or EPUB (.epub) book.", show_default=False)
+            Path,
+            typer.Argument(
+                help="Markdown (.md), EPUB (.epub) or plain-text (.txt) book.", show_default=False
+            ),
         ],
         out: Annotated[Path, typer.Option("--out", help="Cast file to write.")] = Path("cast.toml"),
         narrator: Annotated[
