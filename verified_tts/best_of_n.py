@@ -11,6 +11,7 @@ round of the next window is what :meth:`BestOfN.prefetch` samples ahead.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -69,25 +70,38 @@ class BestOfN:
     def prefetch(self, window: Sequence[Utterance], context: RenderContext) -> None:
         """Sample the first round of the window's undecided utterances. Only candidates the
         window will ask for anyway are made, so the winners do not change."""
-        first_round = round_targets(context.n, context.policy)[0]
         undecided = {
-            u.key: u for u in window if context.store.get_decision(u.key, context.policy_id) is None
+            u.key: u
+            for u in window
+            if context.store.get_decision(u.key, context.policy_id_of(u)) is None
         }.values()
-        context.sample([(u, k) for u in undecided for k in range(first_round)])
+        context.sample(
+            [
+                (u, k)
+                for u in undecided
+                for k in range(round_targets(context.n, context.policy_of(u))[0])
+            ]
+        )
 
     def render_window(
         self, pending: Sequence[Utterance], context: RenderContext
     ) -> Iterator[UtteranceResult]:
-        n, policy = context.n, context.policy
+        n = context.n
         limit = self.limits(pending, n)
         have: dict[str, list[CandidateResult]] = {u.key: [] for u in pending}
         embeddings: dict[str, list[tuple[float, ...] | None]] = {u.key: [] for u in pending}
+        # each voice's lines follow its own policy's rounds; all rounds of a window go together
+        policies = {u.key: context.policy_of(u) for u in pending}
+        schedules = {u.key: round_targets(n, policies[u.key]) for u in pending}
         active = list(pending)
-        for target in round_targets(n, policy):
+        for position in itertools.count():
             if not active:
                 break
+            targets = {u.key: schedules[u.key][position] for u in active}
             wanted = [
-                (u, k) for u in active for k in range(len(have[u.key]), min(target, limit[u.key]))
+                (u, k)
+                for u in active
+                for k in range(len(have[u.key]), min(targets[u.key], limit[u.key]))
             ]
             scored = context.verify(wanted, context.sample(wanted))
             for (utterance, _), (result, embedding) in zip(wanted, scored, strict=True):
@@ -95,8 +109,10 @@ class BestOfN:
                 embeddings[utterance.key].append(embedding)
             still_active = []
             for utterance in active:
+                policy, target = policies[utterance.key], targets[utterance.key]
                 judgements = judge_all([(c.metrics, c.detail) for c in have[utterance.key]], policy)
-                if target < limit[utterance.key] and not should_stop(
+                last = position + 1 == len(schedules[utterance.key])
+                if not last and target < limit[utterance.key] and not should_stop(
                     judgements, limit[utterance.key], policy
                 ):
                     still_active.append(utterance)

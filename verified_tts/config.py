@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from verified_tts.options import (
     from_table,
     overlay,
 )
+from verified_tts.voices import resolve_voice
 from verifiers.registry import known_metrics
 
 __all__ = [
@@ -45,6 +47,7 @@ CLI_KEYS: Mapping[str, str] = {
     "max_chars": "max_chars",
     "window": "window",
     "prefetch": "prefetch",
+    "voices_dir": "voices_dir",
     "generator": "generator.name",
     "model": "generator.model",
     "codec": "generator.codec",
@@ -82,8 +85,11 @@ def build_config(file: Mapping[str, Any] | None = None, **overrides: Any) -> Ren
         for key, value in dict(overrides.get(section) or {}).items():
             values[f"{section}.{key}"] = value
     config = from_table(RenderConfig, overlay(dict(file or {}), values))
-    check_metrics(config.selection)
-    return config
+    for policy in (config.selection, *config.voice_selection.values()):
+        check_metrics(policy)
+    # a catalogue voice name (hibari:heart, piper:joe) becomes the model and speaker that speak it
+    generator = resolve_voice(config.generator, config.voices_dir)
+    return replace(config, generator=generator) if generator != config.generator else config
 
 
 def check_metrics(policy: SelectionPolicy) -> None:

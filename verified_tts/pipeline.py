@@ -26,14 +26,16 @@ import numpy as np
 
 from verified_tts.errors import UserError
 from verified_tts.generators import Generator, load_generator
+from verified_tts.generators.voice_set import CastGenerator, VoiceSet, voice_name
 from verified_tts.keys import candidate_key, stable_hash, utterance_key
-from verified_tts.options import RenderConfig
+from verified_tts.options import RenderConfig, SelectionPolicy, to_table
 from verified_tts.results import CandidateResult, RunStats, Utterance, UtteranceResult
 from verified_tts.scoring import unit_centroid
 from verified_tts.store import Store
 from verified_tts.strategy import ChecksFirst, RenderContext, Strategy
 from verified_tts.text.book import Segment
 from verified_tts.verification import LoadedVerifiers, load_verifiers
+from verified_tts.voices import own_speaker
 from verifiers import Clip, LabelChecker, SpeakerEmbedder
 
 if TYPE_CHECKING:
@@ -59,17 +61,25 @@ def plan_utterances(
     voice: str | None,
     target_durations: Sequence[float | None] | None = None,
 ) -> list[Utterance]:
-    """Give every segment its content address under this generator and seed."""
+    """Give every segment its content address under this generator and seed.
+
+    A :class:`~verified_tts.generators.voice_set.CastGenerator` keys each line under its own
+    voice's generator; a plain generator speaks only its own voice, and a line in another
+    generator's voice fails here, before any work.
+    """
     identity = generator.identity()
+    identity_for = generator.identity_for if isinstance(generator, CastGenerator) else None
     targets = list(target_durations) if target_durations is not None else [None] * len(segments)
     planned = []
     for segment, target in zip(segments, targets, strict=True):
         segment_voice = segment.voice or voice
+        if segment.voice and identity_for is None:
+            own_speaker(segment.voice, generator.name, generator.model)
         key = utterance_key(
             segment.spoken,
             voice=segment_voice,
             emotion=segment.emotion,
-            generator=identity,
+            generator=identity if identity_for is None else identity_for(segment_voice),
             base_seed=base_seed,
             target_duration_s=target,
             phonemes=segment.phonemes,
@@ -104,12 +114,16 @@ class Synthesizer:
         config: RenderConfig,
         *,
         voice_reference: np.ndarray | None = None,
+        reference_for_every_voice: bool = False,
     ) -> None:
         self.generator = generator
         self.verifiers = verifiers
         self.config = config
         self.policy = config.selection
+        # the user's reference (--voice-ref) is the render's own voice's; a run of one voice's
+        # lines (a re-render) passes that voice's reference for all of them
         self.voice_reference = voice_reference
+        self.reference_for_every_voice = reference_for_every_voice
         self.stats = RunStats()
 
     @classmethod
@@ -129,6 +143,7 @@ class Synthesizer:
         *,
         verifiers: LoadedVerifiers | None = None,
         voice_reference: np.ndarray | None | object = ...,
+        reference_for_every_voice: bool | None = None,
     ) -> Synthesizer:
         """The same loaded models under changed settings (policy, N, extra verifiers).
 
@@ -141,6 +156,11 @@ class Synthesizer:
             voice_reference=(
                 self.voice_reference if voice_reference is ... else voice_reference  # type: ignore[arg-type]
             ),
+            reference_for_every_voice=(
+                self.reference_for_every_voice
+                if reference_for_every_voice is None
+                else reference_for_every_voice
+            ),
         )
         variant.stats.backend = self.stats.backend
         return variant
@@ -150,6 +170,7 @@ class Synthesizer:
         segments: Sequence[Segment],
         target_durations: Sequence[float | None] | None = None,
     ) -> list[Utterance]:
+        self._cast_voices(segments)
         return plan_utterances(
             segments,
             self.generator,
@@ -158,17 +179,56 @@ class Synthesizer:
             target_durations=target_durations,
         )
 
-    def policy_id(self, n: int) -> str:
-        """Decisions are reused only under the same N, policy, verifiers and search."""
+    def _cast_voices(self, segments: Sequence[Segment]) -> None:
+        """When a line names a voice of another generator than the render's (a character in
+        hibari:heart in a book narrated by Piper), route the render through a
+        :class:`~verified_tts.generators.voice_set.CastGenerator` that loads that generator once.
+        A book in the render's own voices keeps its generator, and its keys, unchanged."""
+        if isinstance(self.generator, CastGenerator):
+            return
+        voices = dict.fromkeys(s.voice for s in segments if s.voice)
+        if not voices:
+            return
+        cast = CastGenerator(
+            self.generator,
+            VoiceSet(
+                self.config.generator,
+                voices_dir=self.config.voices_dir,
+                options={self.config.generator.name: to_table(self.config.generator.options)},
+            ),
+        )
+        others = [voice for voice in voices if not cast.speaks(voice)]
+        if not others:
+            return
+        search = self.config.search
+        if search.beam or search.budget_s is not None:
+            what = "--search beam" if search.beam else "--budget"
+            raise UserError(
+                f"{what} runs on the render's one generator, and the voice {others[0]} is "
+                f"spoken by another: render that book with --search best-of-n without --budget"
+            )
+        self.generator = cast
+
+    def policy_id(self, n: int, voice: str | None = None) -> str:
+        """Decisions are reused only under the same N, policy, verifiers and search; a line of
+        a voice with its own ``[selection.voices]`` policy is decided under that one."""
         search = self.config.search.identity()
         return stable_hash(
             {
                 **({"search": search} if search is not None else {}),
                 "n": n,
-                "policy": self.policy.identity(),
+                "policy": self.policy_of(voice).identity(),
                 "verifiers": self.verifiers.identity(),
                 "reference": self.verifiers.reference_id(self.config.generator.voice_ref),
             }
+        )
+
+    def policy_of(self, voice: str | None) -> SelectionPolicy:
+        """The selection policy of lines with the voice setting ``voice``."""
+        if not self.config.voice_selection:
+            return self.policy
+        return self.config.voice_selection.get(
+            voice_name(self.generator, voice, self.config.voices_dir), self.policy
         )
 
     @cached_property
@@ -216,13 +276,22 @@ class Synthesizer:
             policy_id=self.policy_id(n),
             keep=self.config.keep,
             voice_reference=self.voice_reference,
+            policies={
+                voice: (self.policy_of(voice), self.policy_id(n, voice))
+                for voice in dict.fromkeys(u.voice for u in utterances)
+                if self.policy_of(voice) is not self.policy
+            },
         )
         results: dict[str, UtteranceResult] = {}
         # One reference per voice, so a multi-voice dub does not average its voices together.
         winners: dict[str | None, list[np.ndarray]] = defaultdict(list)
         bootstrap: dict[str | None, np.ndarray | None] = {}
-        if self.voice_reference is None:
-            for voice in dict.fromkeys(u.voice for u in utterances):
+        # The user's reference (--voice-ref) is the render's own voice; every other voice of the
+        # book is compared with its own lines, never with the narrator's.
+        own_voice = self.config.generator.voice
+        for voice in dict.fromkeys(u.voice for u in utterances):
+            given = self.voice_reference is not None
+            if not given or (voice != own_voice and not self.reference_for_every_voice):
                 first = [u for u in utterances if u.voice == voice][: self.config.window]
                 bootstrap[voice] = (
                     self._bootstrap_reference(first, context)
@@ -274,9 +343,8 @@ class Synthesizer:
         winners: Mapping[str | None, list[np.ndarray]],
     ) -> dict[str | None, np.ndarray | None]:
         """Each voice's reference for the next window: the user's, else its winners' centroid,
-        else (no winner yet) its bootstrap centroid."""
-        if self.voice_reference is not None:
-            return {}  # every clip falls back to the user's reference
+        else (no winner yet) its bootstrap centroid. A voice missing here (the render's own, when
+        the user gave a reference) falls back to the user's reference."""
         return {
             voice: unit_centroid(winners[voice]) if winners.get(voice) else first
             for voice, first in bootstrap.items()
@@ -305,7 +373,7 @@ class Synthesizer:
         self, utterance: Utterance, context: RenderContext
     ) -> UtteranceResult | None:
         """An earlier run's decision for this utterance, if it and its winner's audio exist."""
-        decision = context.store.get_decision(utterance.key, context.policy_id)
+        decision = context.store.get_decision(utterance.key, context.policy_id_of(utterance))
         if decision is None:
             return None
         records = decision.record.get("candidates", [])

@@ -84,6 +84,9 @@ class RenderContext:
     keep: str = "all"  # "all" candidates' audio, or "winners" only
     voice_reference: np.ndarray | None = None
     references: Mapping[str | None, np.ndarray | None] = field(default_factory=dict)
+    # a voice's own policy and decision key, by the voice setting of its lines (the others: the
+    # run's ``policy`` and ``policy_id``)
+    policies: Mapping[str | None, tuple[SelectionPolicy, str]] = field(default_factory=dict)
     # the prefetch thread samples the next window while the main thread verifies this one, and
     # a generator engine takes one batch at a time
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -91,6 +94,16 @@ class RenderContext:
     def with_references(self, references: Mapping[str | None, np.ndarray | None]) -> RenderContext:
         """The same run, with the speaker references of the next window (sharing the lock)."""
         return replace(self, references=dict(references))
+
+    def policy_of(self, utterance: Utterance) -> SelectionPolicy:
+        """The selection policy ``utterance`` is judged by: its voice's, else the run's."""
+        own = self.policies.get(utterance.voice)
+        return own[0] if own else self.policy
+
+    def policy_id_of(self, utterance: Utterance) -> str:
+        """The key ``utterance``'s decision is stored under (its voice's policy's)."""
+        own = self.policies.get(utterance.voice)
+        return own[1] if own else self.policy_id
 
     def reference(self, utterance: Utterance) -> np.ndarray | None:
         """The speaker reference ``utterance`` is scored against in this window."""
@@ -186,9 +199,9 @@ class RenderContext:
             with self.stats.timer("store"):
                 self.store.put_scores((stored[p].key, contexts[p], records[p]) for p in missing)
         results: list[Scored] = []
-        for candidate, record in zip(stored, records, strict=True):
+        for (utterance, _), candidate, record in zip(wanted, stored, records, strict=True):
             assert record is not None
-            judgement = judge(record["metrics"], self.policy)
+            judgement = judge(record["metrics"], self.policy_of(utterance))
             result = CandidateResult(
                 index=candidate.index,
                 seed=candidate.seed,
@@ -247,7 +260,9 @@ class RenderContext:
         """The policy's winner among ``candidates`` (judged again unless ``judgements`` are
         given), committed to the store as this run's decision."""
         if judgements is None:
-            judgements = judge_all([(c.metrics, c.detail) for c in candidates], self.policy)
+            judgements = judge_all(
+                [(c.metrics, c.detail) for c in candidates], self.policy_of(utterance)
+            )
         winner, flagged = choose(list(judgements))
         # the metrics and verdicts of the takes compared with each other (verified_tts.consensus)
         compared = with_take_metrics(
@@ -264,5 +279,5 @@ class RenderContext:
             utterance, tuple(kept), winner, flagged, reused=False, embedding=embeddings[winner]
         )
         with self.stats.timer("store"):
-            self.store.put_decision(result.decision(self.policy_id))
+            self.store.put_decision(result.decision(self.policy_id_of(utterance)))
         return result

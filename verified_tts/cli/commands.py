@@ -28,6 +28,7 @@ from rich.table import Table
 from verified_tts.cli.jobs import cluster_app, jobs_app
 from verified_tts.cli.production import register_production_commands
 from verified_tts.cli.review import register_review_command
+from verified_tts.cli.voices import register_voice_commands
 from verified_tts.errors import UserError
 
 __all__ = ["app", "main"]
@@ -790,6 +791,7 @@ app.add_typer(cluster_app, name="cluster")
 app.add_typer(jobs_app, name="jobs")
 # `check` and `words` live in verified_tts/cli_production.py
 register_production_commands(app, console)
+register_voice_commands(app, console)
 # `review` lives in verified_tts/cli/review.py; Starlette is imported only when it runs
 register_review_command(app, console)
 

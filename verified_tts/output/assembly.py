@@ -3,8 +3,10 @@
 Each winner's leading and trailing silence is trimmed (so the pauses are ours, not the
 generator's), its loudness brought to one target (ITU-R BS.1770 via pyloudnorm, with a peak
 ceiling), and the clips are joined with pauses that grow from sentence to paragraph, with room
-tone at each chapter's head and tail. Each chapter is then mastered to ACX levels
-(:mod:`verified_tts.output.acx`) and written at the generator's sample rate, one chapter at a time,
+tone at each chapter's head and tail. A winner spoken at another rate than the book's (voices of
+different generators: Piper at 22,050 Hz, hibari at 24,000 Hz) is resampled once, here, with a
+polyphase filter, before anything else touches it. Each chapter is then mastered to ACX levels
+(:mod:`verified_tts.output.acx`) and written at the book's sample rate, one chapter at a time,
 each file under a temporary name and renamed into place; the book file is concatenated from the
 chapter files in blocks.
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from verified_tts.atomic import write_audio_atomic
+from verified_tts.audio import resample
 from verified_tts.options import AssemblyOptions
 from verified_tts.output.acx import master
 from verified_tts.output.encode import grid_samples, write_pcm
@@ -49,9 +52,14 @@ class Placed:
     chapter_title: str | None
     pause_after: str  # "sentence" | "paragraph" | "chapter" | "end"
     pause_before: float | None = None  # seconds: replaces the pause after the previous clip
+    sample_rate: int | None = None  # the clip's own rate; None: the book's
 
     def load(self) -> np.ndarray:
         return self.audio() if callable(self.audio) else self.audio
+
+    def load_at(self, sample_rate: int) -> np.ndarray:
+        """The clip at ``sample_rate``, resampled when it was spoken at another rate."""
+        return resample(self.load(), self.sample_rate or sample_rate, sample_rate)
 
 
 @dataclass(frozen=True)
@@ -127,7 +135,8 @@ def _chapter_audio(
     for position, item in enumerate(items):
         if position and item.pause_before is not None:
             parts[-1] = _silence(item.pause_before, sample_rate)
-        parts.append(level_clip(trim_silence(item.load(), sample_rate), sample_rate, options))
+        clip = trim_silence(item.load_at(sample_rate), sample_rate)
+        parts.append(level_clip(clip, sample_rate, options))
         parts.append(_silence(pauses.get(item.pause_after, 0.0), sample_rate))
     parts[-1] = _silence(options.tail, sample_rate)
     # Chapters lie on the MP4 chapter grid, so M4B chapter marks fall on exact samples.

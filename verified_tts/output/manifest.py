@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from verified_tts.atomic import write_json_atomic
 from verified_tts.errors import UserError
-from verified_tts.options import to_table
+from verified_tts.options import SelectionPolicy, to_table
 from verified_tts.selection import round_targets
 from verified_tts.store import STORE_DIR
 
@@ -176,6 +176,7 @@ class UtteranceRecord:
     kind: str | None = None
     spoken: str | None = None
     voice: str | None = None
+    spoken_by: str | None = None  # the catalogue name of the voice that spoke it (hibari:heart)
     emotion: str | None = None
     lexicon: tuple[str, ...] = ()  # lexicon entries applied to this sentence (absent when none)
     phonemes: tuple[tuple[str, str], ...] = ()  # (word, IPA) given to the generator (likewise)
@@ -188,8 +189,8 @@ class UtteranceRecord:
     reasons: tuple[Mapping[str, Any], ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    _KEYS = ("key", "chapter", "paragraph", "line", "kind", "text", "spoken", "voice", "emotion",
-             "lexicon", "phonemes", "audio", "winner", "flagged", "reused", "candidates",
+    _KEYS = ("key", "chapter", "paragraph", "line", "kind", "text", "spoken", "voice", "spoken_by",
+             "emotion", "lexicon", "phonemes", "audio", "winner", "flagged", "reused", "candidates",
              "rerendered", "review", "reasons")  # fmt: skip
 
     @property
@@ -243,6 +244,7 @@ class UtteranceRecord:
             text=data["text"],
             spoken=data.get("spoken"),
             voice=data.get("voice"),
+            spoken_by=data.get("spoken_by"),
             emotion=data.get("emotion"),
             lexicon=tuple(data.get("lexicon", ())),
             phonemes=tuple((word, ipa) for word, ipa in data.get("phonemes", ())),
@@ -267,6 +269,7 @@ class UtteranceRecord:
             "text": self.text,
             "spoken": self.spoken,
             "voice": self.voice,
+            **({"spoken_by": self.spoken_by} if self.spoken_by else {}),
             "emotion": self.emotion,
             **({"lexicon": list(self.lexicon)} if self.lexicon else {}),
             **({"phonemes": [list(p) for p in self.phonemes]} if self.phonemes else {}),
@@ -344,6 +347,8 @@ class Manifest:
     seed: int | None = None
     voice: str | None = None
     voice_ref: str | None = None
+    # each voice that spoke a line: its generator, rate, lines, flagged lines and reference
+    voices: Mapping[str, Mapping[str, Any]] | None = None
     keep: str | None = None
     verifiers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     selection: Mapping[str, Any] = field(default_factory=dict)
@@ -360,8 +365,9 @@ class Manifest:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     _KEYS = ("format", "input", "title", "generator", "model", "sample_rate", "n", "adaptive",
-             "seed", "voice", "voice_ref", "keep", "verifiers", "selection", "stats", "production",
-             "delivery", "chapters", "book", "utterances", "dub", "review", "config")  # fmt: skip
+             "seed", "voice", "voice_ref", "voices", "keep", "verifiers", "selection", "stats",
+             "production", "delivery", "chapters", "book", "utterances", "dub", "review",
+             "config")  # fmt: skip
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Manifest:
@@ -377,6 +383,7 @@ class Manifest:
             seed=data.get("seed"),
             voice=data.get("voice"),
             voice_ref=data.get("voice_ref"),
+            voices=data.get("voices"),
             keep=data.get("keep"),
             verifiers=dict(data.get("verifiers", {})),
             selection=dict(data.get("selection", {})),
@@ -405,6 +412,7 @@ class Manifest:
             "seed": self.seed,
             "voice": self.voice,
             "voice_ref": self.voice_ref,
+            **({"voices": dict(self.voices)} if self.voices else {}),
             "keep": self.keep,
             "verifiers": dict(self.verifiers),
             "selection": dict(self.selection),
@@ -531,6 +539,12 @@ def build_manifest(
     """The manifest of a run that produced ``results`` and assembled ``files``."""
     config = synthesizer.config
     stats = synthesizer.stats.as_dict()
+    spoken, voices = _voices(synthesizer, results)
+    # each line's reasons say what its own voice's gates expected
+    bounds = {
+        voice: gate_bounds(synthesizer.policy_of(voice).gates)
+        for voice in dict.fromkeys(r.utterance.voice for r in results)
+    }
     return Manifest(
         input=source,
         title=book_title,
@@ -571,10 +585,63 @@ def build_manifest(
             if f.index is not None
         ),
         book=next(BookRecord(f.wav, f.flac, f.duration_s) for f in files if f.index is None),
-        utterances=tuple(UtteranceRecord.from_result(r, gate_bounds(config.selection.gates))
-                         for r in results),  # fmt: skip
+        voices=voices,
+        utterances=tuple(
+            replace(
+                UtteranceRecord.from_result(r, bounds[r.utterance.voice]),
+                spoken_by=spoken[r.utterance.voice],
+            )
+            for r in results
+        ),
         config=to_table(config),
     )
+
+
+def _voices(
+    synthesizer: Synthesizer, results: Sequence[UtteranceResult]
+) -> tuple[dict[str | None, str], dict[str, dict[str, Any]]]:
+    """Each line's voice setting -> the catalogue name of the voice that spoke it, and per voice
+    its generator, sample rate, lines, flagged lines and the reference its speaker scores used."""
+    from verified_tts.generators.voice_set import speaking_generator, voice_name
+
+    config, generator = synthesizer.config, synthesizer.generator
+    spoken: dict[str | None, str] = {}
+    voices: dict[str, dict[str, Any]] = {}
+    for result in results:
+        setting = result.utterance.voice
+        if setting not in spoken:
+            speaking = speaking_generator(generator, setting)
+            name = voice_name(generator, setting, config.voices_dir)
+            spoken[setting] = name
+            user_reference = config.generator.voice_ref and setting == config.generator.voice
+            voices.setdefault(
+                name,
+                {
+                    "generator": speaking.name,
+                    "sample_rate": speaking.sample_rate,
+                    "lines": 0,
+                    "flagged": 0,
+                    "reference": (
+                        config.generator.voice_ref if user_reference else "its own winners"
+                    ),
+                    **(
+                        {"selection": _policy_record(config.voice_selection[name])}
+                        if name in config.voice_selection
+                        else {}
+                    ),
+                },
+            )
+        voices[spoken[setting]]["lines"] += 1
+        voices[spoken[setting]]["flagged"] += int(result.flagged)
+    return spoken, voices
+
+
+def _policy_record(policy: SelectionPolicy) -> dict[str, Any]:
+    """A voice's own gates and weights, as the manifest's ``selection`` writes the book's."""
+    return {
+        "gates": [{k: v for k, v in vars(g).items() if v is not None} for g in policy.gates],
+        "weights": dict(policy.weights),
+    }
 
 
 def gate_bounds(gates: Iterable[Any]) -> dict[str, dict[str, float]]:

@@ -123,6 +123,8 @@ def _meta(utterance: UtteranceRecord, out_hint: str) -> str:
     if utterance.rerendered:
         extra = f' <span class="pill">re-rendered at N={utterance.rerendered.n}</span>'
     line = f" &middot; line {utterance.line}" if utterance.line else ""
+    if utterance.spoken_by:
+        line += f" &middot; voice <b>{escape(utterance.spoken_by)}</b>"
     return (
         f'<div class="muted">chapter {utterance.chapter + 1}{line} &middot; kept take '
         f"{utterance.winner} of {len(utterance.candidates)}{extra}</div>"
@@ -252,6 +254,24 @@ def _acx_section(manifest: Manifest) -> str:
     )
 
 
+def _voice_table(manifest: Manifest) -> str:
+    """Each voice that spoke a line: generator, rate, lines, flagged, its speaker reference."""
+    if not manifest.voices:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(name)}</td><td>{escape(v.get('generator'))}</td>"
+        f"<td class='num'>{v.get('sample_rate')}</td><td class='num'>{v.get('lines')}</td>"
+        f"<td class='num'>{v.get('flagged')}</td><td>{escape(v.get('reference'))}</td>"
+        f"<td>{'its own' if v.get('selection') else 'the book' + chr(39) + 's'}</td></tr>"
+        for name, v in manifest.voices.items()
+    )
+    return (
+        "<h2>Voices</h2><table><thead><tr><th>voice</th><th>generator</th>"
+        "<th class='num'>Hz</th><th class='num'>lines</th><th class='num'>flagged</th>"
+        f"<th>speaker reference</th><th>gates</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
 def render_report_html(manifest: Manifest | Mapping[str, Any], out_hint: str = "OUT_DIR") -> str:
     """The render report as one HTML string (see the module docstring)."""
     manifest = as_manifest(manifest)
@@ -273,6 +293,7 @@ def render_report_html(manifest: Manifest | Mapping[str, Any], out_hint: str = "
         f"<h2>Flagged utterances ({len(flagged)})</h2>"
         + _flagged_table(flagged, out_hint, bounds)
         + _check_once(manifest.utterances)
+        + _voice_table(manifest)
         + f"<h2>Chapters</h2>{_chapter_table(manifest)}"
         + _acx_section(manifest)
         + f"<h2>All other utterances ({len(rest)})</h2>"

@@ -137,26 +137,32 @@ class Models:
         return utterance
 
     # rendering --------------------------------------------------------------------------------
-    def reference(self, exclude: Sequence[str]) -> np.ndarray | None:
-        """The speaker reference for lines rendered alone: the book's other winners' centroid."""
+    def reference(self, exclude: Sequence[str], voice: str | None = None) -> np.ndarray | None:
+        """The speaker reference for lines of ``voice`` rendered alone: the centroid of that
+        voice's other winners (the ``--voice-ref`` for the render's own voice)."""
         from verified_tts.workflows.rerender import book_reference
 
         base = self.base()
-        if base.voice_reference is not None:
+        if base.voice_reference is not None and voice == base.config.generator.voice:
             return base.voice_reference
         if self._embeddings is None:
-            policy = base.policy_id(int(self.manifest.n or base.config.candidates))
+            n = int(self.manifest.n or base.config.candidates)
             embeddings = {}
             with Store(self.session.out / STORE_DIR) as store:
                 for record in self.manifest.utterances:
-                    decision = store.get_decision(record.key, policy)
+                    decision = store.get_decision(record.key, base.policy_id(n, record.voice))
                     vector = decision.record.get("embedding") if decision else None
                     if vector:
                         embeddings[record.key] = np.asarray(vector, dtype=np.float32)
             self._embeddings = embeddings
         skip = set(exclude)
-        others = [tuple(v) for k, v in self._embeddings.items() if k not in skip]
-        return book_reference(base, others)
+        voices = {record.key: record.voice for record in self.manifest.utterances}
+        others = [
+            tuple(v)
+            for k, v in self._embeddings.items()
+            if k not in skip and voices.get(k) == voice
+        ]
+        return book_reference(base, others, voice)
 
     def more(self, utterance: Utterance, n: int, key: str) -> UtteranceResult:
         """``utterance`` at N=``n``: its stored takes reused, the rest generated and verified."""
@@ -164,8 +170,9 @@ class Models:
 
         base = self.base()
         with Store(self.session.out / STORE_DIR) as store:
+            reference = self.reference([key], utterance.voice)
             result, _ = more_candidates(base, base.config, utterance, n, store,
-                                        reference=self.reference([key]))  # fmt: skip
+                                        reference=reference)  # fmt: skip
         return result
 
     def render(self, utterances: Sequence[Utterance]) -> list[UtteranceResult]:
@@ -173,10 +180,22 @@ class Models:
         from verified_tts.workflows.rerender import scored_per_clip
 
         base = self.base()
-        reference = self.reference([u.key for u in utterances])
-        one = scored_per_clip(base.variant(base.config, voice_reference=reference))
-        with Store(self.session.out / STORE_DIR) as store:
-            return one.run(list(utterances), store)
+        keys = [u.key for u in utterances]
+        results: list[UtteranceResult | None] = [None] * len(utterances)
+        for voice in dict.fromkeys(u.voice for u in utterances):  # each voice on its own lines
+            positions = [i for i, u in enumerate(utterances) if u.voice == voice]
+            one = scored_per_clip(
+                base.variant(
+                    base.config,
+                    voice_reference=self.reference(keys, voice),
+                    reference_for_every_voice=True,
+                )
+            )
+            with Store(self.session.out / STORE_DIR) as store:
+                done = one.run([utterances[i] for i in positions], store)
+            for position, result in zip(positions, done, strict=True):
+                results[position] = result
+        return [r for r in results if r is not None]
 
     # delivering -------------------------------------------------------------------------------
     def deliver_book(

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from verified_tts.atomic import remove_interrupted_writes, write_json_atomic
+from verified_tts.audio import resample
 from verified_tts.options import DurationFitOptions, Gate, RenderConfig, from_table, overlay
 from verified_tts.output.assembly import AssembledFile
 from verified_tts.output.dub_delivery import Bed, DubFiles, deliver_dub, mix_record, read_bed
@@ -261,10 +262,17 @@ def _fit_winners(
     settings the ``duration_fit`` verifier measured with."""
     fit_verifier = synth.verifiers.get("duration_fit")
     trim = fit_verifier.options if isinstance(fit_verifier, HasOptions) else DurationFitOptions()
+    rate = synth.generator.sample_rate
+
+    def winner_audio(result: UtteranceResult) -> np.ndarray:
+        # a speaker's voice of another generator is brought to the track's rate, once
+        stored = store.get_candidate(result.winner_candidate.key)
+        return resample(store.load_audio(stored), stored.sample_rate, rate)
+
     return [
         fit_to_slot(
-            store.load_audio(store.get_candidate(result.winner_candidate.key)),
-            synth.generator.sample_rate,
+            winner_audio(result),
+            rate,
             cue,
             slot,
             result,

@@ -99,6 +99,7 @@ def place_winners(results: Sequence[UtteranceResult], book: Book, store: Store) 
                 chapter_title=titles[r.utterance.segment.chapter],
                 pause_after=r.utterance.segment.pause_after,
                 pause_before=r.utterance.segment.pause_before,
+                sample_rate=stored.sample_rate,
             )
         )
     return placed

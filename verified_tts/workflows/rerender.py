@@ -264,8 +264,15 @@ def _rerun_targets(
     for target_key, target_n in wanted.items():
         if target_key not in planned:
             continue  # the book no longer has it: nothing to keep
+        voice = planned[target_key].voice  # its own voice's other winners
         reference = book_reference(
-            synthesizer, [r.embedding for r in results if r.utterance.key != target_key]
+            synthesizer,
+            [
+                r.embedding
+                for r in results
+                if r.utterance.key != target_key and r.utterance.voice == voice
+            ],
+            voice,
         )
         replaced[target_key], one = more_candidates(
             synthesizer, original, planned[target_key], target_n, store, reference=reference
@@ -275,11 +282,15 @@ def _rerun_targets(
 
 
 def book_reference(
-    synthesizer: Synthesizer, embeddings: list[tuple[float, ...] | None]
+    synthesizer: Synthesizer,
+    embeddings: list[tuple[float, ...] | None],
+    voice: str | None = None,
 ) -> np.ndarray | None:
-    """The speaker reference for one line re-rendered alone: the ``--voice-ref`` when one was
-    given, else the centroid of ``embeddings`` (the book's other winners)."""
-    if synthesizer.voice_reference is not None:
+    """The speaker reference for lines of ``voice`` re-rendered alone: the ``--voice-ref`` for
+    the render's own voice when one was given, else the centroid of ``embeddings`` (the other
+    winners of that voice)."""
+    own = voice == synthesizer.config.generator.voice or synthesizer.reference_for_every_voice
+    if synthesizer.voice_reference is not None and own:
         return synthesizer.voice_reference
     return unit_centroid([np.asarray(e, dtype=np.float32) for e in embeddings if e is not None])
 
@@ -297,7 +308,9 @@ def more_candidates(
     ``reference``: stored candidates are reused and only the missing indices generated, with the
     seeds candidate k always has. Returns the result and the run that made it (its stats)."""
     fixed = original.variant(candidates=n, adaptive=False)
-    one = scored_per_clip(synthesizer.variant(fixed, voice_reference=reference))
+    one = scored_per_clip(
+        synthesizer.variant(fixed, voice_reference=reference, reference_for_every_voice=True)
+    )
     (result,) = one.run([utterance], store, n=n)
     return result, one
 
