@@ -62,7 +62,7 @@ class AssemblyOptions:
 class ProductionOptions:
     """``[production]``: what is read from the input and what is delivered."""
 
-    formats: tuple[str, ...] = ("wav", "flac")  # any of wav, flac, m4b, mp3
+    formats: tuple[str, ...] = ("wav", "flac")  # any of wav, flac, m4b, mp3, epub3, srt, vtt
     chapters: str | None = None  # a selection such as "3-7" or "1,4-5" (1-based)
     keep_extras: bool = False  # EPUB: also read front matter and notes
     lexicon: str | None = None  # pronunciation lexicon (TOML)
@@ -72,9 +72,12 @@ class ProductionOptions:
     split_hours: float | None = None  # M4B parts of at most this many hours
     toc_depth: int | None = None  # EPUB: chapters at this TOC depth (None: chapter-sized level)
     language_override: str | None = None  # read as this language, whatever dc:language says
+    read_along: str = "sentences"  # epub3 highlights and timings.json: "sentences" or "words"
+    epub_audio: str = "aac"  # the audio inside book.epub: "aac" (AAC in MP4) or "mp3"
 
     def __post_init__(self) -> None:
         from verified_tts.output.encode import FORMATS
+        from verified_tts.output.readalong import check_read_along
 
         formats = tuple(f.strip().lower() for f in self.formats if f.strip())
         object.__setattr__(self, "formats", formats)
@@ -88,6 +91,7 @@ class ProductionOptions:
             raise UserError(f"--split-hours must be positive (got {self.split_hours})")
         if self.toc_depth is not None and (type(self.toc_depth) is not int or self.toc_depth < 1):
             raise UserError(f"--toc-depth must be a whole number from 1 (got {self.toc_depth!r})")
+        check_read_along(self.read_along, self.epub_audio)
 
 
 @dataclass(frozen=True)

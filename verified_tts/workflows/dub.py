@@ -48,6 +48,7 @@ from verified_tts.output.manifest import (
     output_folders,
     write_manifest,
 )
+from verified_tts.output.readalong import READ_ALONG_FORMATS
 from verified_tts.pipeline import Synthesizer, UtteranceResult
 from verified_tts.selection import Gate
 from verified_tts.store import STORE_DIR, Store
@@ -156,6 +157,13 @@ def dub(
     """
     started = time.perf_counter()
     run_began = time.time()  # earlier temporary files are a killed run's
+    book_only = [f for f in config.production.formats if f in READ_ALONG_FORMATS]
+    if book_only:
+        raise UserError(
+            f"[production] formats {','.join(book_only)} are made from books (a read-along "
+            "EPUB and captions of the narration): a dub delivers one timed track and voiced.srt; "
+            "drop them from the config's formats, or render a book with `verified-tts render`"
+        )
     options = DubOptions(
         speed_limit=float(speed_limit),
         max_extend_s=float(max_extend_s),

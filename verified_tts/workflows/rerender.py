@@ -48,7 +48,7 @@ from verified_tts.pipeline import Synthesizer, Utterance, UtteranceResult
 from verified_tts.selection import per_clip_policy
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.production import LoadedBook, load_input
-from verified_tts.workflows.render import finish_output, place_winners
+from verified_tts.workflows.render import finish_output, place_winners, read_along_input
 
 __all__ = [
     "RerenderResult",
@@ -91,7 +91,7 @@ def find_utterance(manifest: Manifest | Mapping[str, Any], key: str) -> str:
 
 _PRODUCTION_KEYS = {
     "formats", "chapters", "keep_extras", "credits", "narrator", "author", "split_hours", "lexicon",
-    "toc_depth", "language_override",
+    "toc_depth", "language_override", "read_along", "epub_audio",
 }  # fmt: skip
 
 
@@ -165,7 +165,10 @@ def rerender(
             for r in results
         ]
         placed = place_winners(results, book, store)
-    files, delivery = finish_output(out, placed, book, original, base.generator.sample_rate)
+    read_along = read_along_input(book, manifest.input, original, base.verifiers)
+    files, delivery = finish_output(
+        out, placed, book, original, base.generator.sample_rate, read_along
+    )
     for run in runs:
         base.stats.merge(run.stats)
     updated = build_manifest(
