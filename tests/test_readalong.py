@@ -27,6 +27,7 @@ from verified_tts.output.word_timing import (
     exact_word_timings,
     interpolate,
     load_aligner,
+    snap_to_pauses,
     word_timings,
 )
 from verified_tts.text.epub import load_epub
@@ -143,6 +144,27 @@ def test_missed_words_share_the_time_between_their_placed_neighbours():
     assert squeezed[1].end_s - squeezed[1].start_s > 0.05  # neighbours give it room
     assert [t.source for t in squeezed] == ["interpolated"] * 3
     assert [t.end_s for t in squeezed] == sorted(t.end_s for t in squeezed)
+
+
+def test_refinement_moves_bounds_into_the_pauses_and_inside_the_voice():
+    rate = 16_000
+    audio = np.zeros(2 * rate, dtype=np.float32)
+    t = np.arange(rate) / rate
+    audio[int(0.3 * rate) : int(0.9 * rate)] = 0.3 * np.sin(2 * np.pi * 200 * t[: int(0.6 * rate)])
+    audio[int(1.1 * rate) : int(1.7 * rate)] = 0.3 * np.sin(2 * np.pi * 300 * t[: int(0.6 * rate)])
+    # Whisper-like: contiguous, late by 40 ms, the first word starting at the clip's start
+    given = [WordTiming("one", 0.0, 1.04, "asr"), WordTiming("two", 1.04, 2.0, "asr")]
+    one, two = snap_to_pauses(given, audio, rate, lag_s=0.04)
+    assert one.start_s == pytest.approx(0.3, abs=0.011)  # where the voice starts
+    assert one.end_s == pytest.approx(0.9, abs=0.011)  # the pause: 0.9 .. 1.1
+    assert two.start_s == pytest.approx(1.1, abs=0.011)
+    assert two.end_s == pytest.approx(1.7, abs=0.011)  # where the voice ends
+    assert [t.source for t in (one, two)] == ["asr", "asr"]
+    # no pause near the meeting point: the instant stays (moved by the lag)
+    far = snap_to_pauses(
+        [WordTiming("a", 0.3, 0.6, "asr"), WordTiming("b", 0.6, 0.9, "asr")], audio, rate, 0.04
+    )
+    assert far[0].end_s == pytest.approx(0.56) and far[1].start_s == pytest.approx(0.56)
 
 
 def test_whisper_aligns_the_written_words_of_a_real_clip(synthesizer_factory):

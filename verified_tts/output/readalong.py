@@ -21,8 +21,8 @@ from __future__ import annotations
 import posixpath
 import re
 import zipfile
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,7 @@ class ReadAlongInput:
     book: Book
     source: Path | None = None
     aligner: Callable[[], WordAligner] | None = None
+    aligner_identity: Mapping[str, Any] = field(default_factory=dict)  # keys the words cache
 
 
 def _audio_path(stem: str, epub_audio: str) -> str:
@@ -151,7 +152,7 @@ def deliver_read_along(
                 loaded.append(made())
             return loaded[0]
 
-        cache = WordCache(out_dir / READALONG_DIR / "words.json", {"level": "words"})
+        cache = WordCache(out_dir / READALONG_DIR / "words.json", read.aligner_identity)
     words = chapter_words(assembled, aligner, cache)
     if cache is not None:
         cache.save()

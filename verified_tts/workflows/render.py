@@ -32,7 +32,7 @@ from verified_tts.output.manifest import (
 )
 from verified_tts.output.readalong import ReadAlongInput
 from verified_tts.output.report import write_render_report
-from verified_tts.output.word_timing import load_aligner
+from verified_tts.output.word_timing import ALIGNER_VERSION, DEFAULT_LAG_S, load_aligner
 from verified_tts.pipeline import Synthesizer, UtteranceResult
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.book import Book
@@ -132,6 +132,12 @@ def read_along_input(
         book=book,
         source=path if path.suffix.lower() == ".epub" else None,
         aligner=lambda: load_aligner(verifiers, wer_options or WerOptions()),
+        aligner_identity={
+            "version": ALIGNER_VERSION,
+            "lag_s": DEFAULT_LAG_S,
+            "model": (wer_options or WerOptions()).model,
+            "compute_type": (wer_options or WerOptions()).compute_type,
+        },
     )
 
 
