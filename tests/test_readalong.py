@@ -144,6 +144,11 @@ def test_missed_words_share_the_time_between_their_placed_neighbours():
     assert squeezed[1].end_s - squeezed[1].start_s > 0.05  # neighbours give it room
     assert [t.source for t in squeezed] == ["interpolated"] * 3
     assert [t.end_s for t in squeezed] == sorted(t.end_s for t in squeezed)
+    # widening into a placed neighbour reaches the missed words behind it too
+    mixed = interpolate(["aa", "b", "cc", "d"], [None, (0.02, 0.04), None, (0.9, 1.0)], 0.0, 1.0)
+    assert [t.source for t in mixed] == ["interpolated", "interpolated", "interpolated", "asr"]
+    assert mixed[0].start_s == 0.0 and mixed[2].end_s == pytest.approx(0.9)
+    assert all(a.end_s == pytest.approx(b.start_s) for a, b in zip(mixed, mixed[1:3], strict=False))
 
 
 def test_refinement_moves_bounds_into_the_pauses_and_inside_the_voice():

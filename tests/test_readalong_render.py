@@ -303,3 +303,33 @@ def test_rerender_keeps_overlays_captions_and_timings_in_step(epub_render, tmp_p
     millis = round(third["start_s"] * 1000)
     stamp = f"{millis // 3_600_000:02d}:{millis // 60_000 % 60:02d}:{millis // 1000 % 60:02d}."
     assert f"{stamp}{millis % 1000:03d} -->" in vtt
+
+
+@needs_epubcheck
+def test_an_epub2_becomes_a_valid_read_along_epub3(tmp_path, synthesizer_factory):
+    image = io.BytesIO()
+    Image.new("RGB", (8, 8), (9, 9, 9)).save(image, "PNG")
+    book = novel(
+        tmp_path / "novel2.epub",
+        version=2,
+        cover=cover_jpeg(),
+        resources=[("x.png", "image/png", image.getvalue())],
+    )
+    config = build_config(
+        {}, candidates=1, generator="espeak", production={"formats": "flac,epub3", "credits": True}
+    )
+    base = synthesizer_factory(candidates=1)
+    synthesizer = type(base)(base.generator, base.verifiers, config)
+    render(book, tmp_path / "out", config, synthesizer=synthesizer)
+    report = epubcheck(tmp_path / "out" / "book.epub")
+    assert "Validating using EPUB version 3" in report and "0 fatals / 0 errors" in report, report
+    made = zipfile.ZipFile(tmp_path / "out" / "book.epub")
+    opf = made.read("OEBPS/content.opf").decode()
+    assert 'version="3.0"' in opf and 'properties="nav"' in opf and "toc.ncx" in opf
+    spine = re.findall(r'<itemref idref="([^"]+)"', opf)
+    assert spine[0].startswith("ra-text") and spine[-1].startswith("ra-text")  # the credits
+    credits = [n for n in made.namelist() if "/text/" in n]
+    assert len(credits) == 2
+    assert "Written by Ann Author." in made.read(sorted(credits)[0]).decode()
+    check_clips_lie_inside_their_audio_in_order(tmp_path / "out" / "book.epub", tmp_path)
+    check_sentences_are_where_assembly_put_the_winners(tmp_path / "out")

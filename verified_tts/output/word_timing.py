@@ -133,9 +133,9 @@ def interpolate(
             index += 1
             continue
         first = last = index
-        while last + 1 < count and bounds[last + 1] is None:
-            last += 1
         while True:
+            while last + 1 < count and bounds[last + 1] is None:
+                last += 1  # a run of missed words, up to the next placed one
             left = bounds[first - 1][1] if first > 0 else start  # type: ignore[index]
             right = bounds[last + 1][0] if last + 1 < count else end  # type: ignore[index]
             if right - left >= _MIN_WORD_S * (last - first + 1) or (first, last) == (0, count - 1):
