@@ -131,6 +131,11 @@ def test_exact_word_timings_map_spoken_words_to_written_ones():
         ("began.", 1.2, 1.6, "generator"),
     ]
     assert exact_word_timings(info, "Something else entirely.") is None  # counts differ
+    joined = {INFO_KEY: [["in the", 0.0, 0.4], ["wood", 0.45, 0.8]]}  # espeak-ng joins them
+    timings = exact_word_timings(joined, "In the wood.")
+    assert [t.source for t in timings] == ["interpolated", "interpolated", "generator"]
+    assert timings[0].start_s == 0.0 and timings[1].end_s == pytest.approx(0.4)
+    assert timings[0].end_s == pytest.approx(0.4 * 3 / 7)
     assert exact_word_timings({}, "In 1984 it began.") is None
 
 

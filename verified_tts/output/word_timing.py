@@ -1,11 +1,13 @@
 """Where each written word of a winner is spoken: exact from the generator, else from Whisper.
 
-A generator that knows its word timings (a duration predictor, as Piper's) leaves them in the
-candidate's ``info`` under :data:`INFO_KEY`: ``[[word, start_s, end_s], ...]``, one entry per
-whitespace-separated word of the *spoken* text, in seconds from the first sample of the
-candidate's audio. :func:`exact_word_timings` maps those to the written words (a written word
-that normalises to several spoken ones, "1984", spans them all), marked ``generator``. For
-every other generator :class:`WordAligner` force-aligns the written words to the audio with the
+A generator that knows its word timings (a duration predictor: Piper's, read by
+:mod:`verified_tts.generators.piper_words`) leaves them in the candidate's ``info`` under
+:data:`INFO_KEY`: ``[[word, start_s, end_s], ...]``, one entry per whitespace-separated word of the
+*spoken* text, in seconds from the first sample of the candidate's audio. :func:`exact_word_timings`
+maps those to the written words (a written word that normalises to several spoken ones, "1984",
+spans them all), marked ``generator``; an entry may name several words that the generator joined
+("in the"), which then share its span by characters and are marked ``interpolated``. For every other
+generator :class:`WordAligner` force-aligns the written words to the audio with the
 WER verifier's own Whisper model (the same model object, never a second copy): the clip is
 encoded once and CTranslate2's ``align`` runs dynamic time warping over the cross-attention of
 Whisper's alignment heads, as faster-whisper's word timestamps do, giving each reference token
@@ -92,6 +94,23 @@ def _spoken_counts(words: Sequence[str]) -> list[int]:
     return [len(normalize_text(word).split()) for word in words]
 
 
+def _spoken_spans(given: Sequence[Any]) -> list[tuple[float, float, bool]] | None:
+    """(start, end, exact) per spoken word; an entry naming several words ("in the", as
+    espeak-ng joins them) shares its span among them by characters, those bounds not exact."""
+    spans: list[tuple[float, float, bool]] = []
+    for entry in given:
+        words, start, end = str(entry[0]).split(), float(entry[1]), float(entry[2])
+        if end < start or not words:
+            return None
+        if len(words) == 1:
+            spans.append((start, end, True))
+            continue
+        weights = np.cumsum([len(w) + 1 for w in words], dtype=np.float64)
+        edges = [start, *(float(x) for x in start + (end - start) * weights / weights[-1])]
+        spans += [(edges[k], edges[k + 1], False) for k in range(len(words))]
+    return spans
+
+
 def exact_word_timings(info: Mapping[str, Any], text: str) -> list[WordTiming] | None:
     """The written words' timings from ``info[INFO_KEY]``; None when absent or when they do not
     match the words (then the alignment path is used)."""
@@ -99,12 +118,12 @@ def exact_word_timings(info: Mapping[str, Any], text: str) -> list[WordTiming] |
     if not given:
         return None
     try:
-        spans = [(float(start), float(end)) for _, start, end in given]
-    except (TypeError, ValueError):
+        spans = _spoken_spans(given)
+    except (TypeError, ValueError, IndexError):
         return None
     words = text.split()
     counts = _spoken_counts(words)
-    if sum(counts) != len(spans) or any(end < start for start, end in spans):
+    if spans is None or sum(counts) != len(spans):
         return None
     timings, position = [], 0
     for word, count in zip(words, counts, strict=True):
@@ -112,8 +131,11 @@ def exact_word_timings(info: Mapping[str, Any], text: str) -> list[WordTiming] |
             at = spans[position - 1][1] if position else spans[0][0]
             timings.append(WordTiming(word, at, at, "interpolated"))
             continue
-        first, last = spans[position], spans[position + count - 1]
-        timings.append(WordTiming(word, first[0], last[1], "generator"))
+        mine = spans[position : position + count]
+        exact = mine[0][2] and mine[-1][2]
+        timings.append(
+            WordTiming(word, mine[0][0], mine[-1][1], "generator" if exact else "interpolated")
+        )
         position += count
     return timings
 
