@@ -53,7 +53,7 @@ _FRAME_S = 0.02  # Whisper's encoder frame: the resolution of its alignment
 _MIN_WORD_S = 0.06  # the least an interpolated word is given, so a highlight can be seen
 _WINDOW_S = 30.0
 ALIGNER_VERSION = 2  # 2: refined at pauses; a cache of aligned words keys on it
-DEFAULT_LAG_S = 0.04  # chosen on the books' first halves, see benchmarks/word_alignment.py
+DEFAULT_LAG_S = 0.08  # least median error on the books' first halves: benchmarks/word_alignment.py
 _QUIET_DBFS = -45.0  # a 10 ms frame under this is a pause (assembly trims at the same level)
 _PAUSE_REACH_S = (0.12, 0.06)  # how far before and after a meeting point a pause is looked for
 
