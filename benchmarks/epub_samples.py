@@ -83,9 +83,9 @@ def piper_placement(loaded, mapper) -> dict:
 
 
 def read(name: str, path: Path, mapper=None) -> dict:
-    from verified_tts.config import ProductionOptions
     from verified_tts.errors import UserError
     from verified_tts.generators import GeneratorConfig
+    from verified_tts.options import ProductionOptions
     from verified_tts.text.production import check_language, list_chapters, load_input
 
     record: dict = {"book": name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}

@@ -25,8 +25,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import adaptive_replay  # benchmarks/ is on sys.path when run
-from paired_gain import paired_gain
 
+from verified_tts.paired import paired_gain
 from verified_tts.selection import SelectionPolicy, choose, judge
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,8 +67,8 @@ def speaker_term(path: Path) -> dict:
             "judge_wer_policy": round(statistics.fmean(with_term), 4),
             "judge_wer_without_speaker": round(statistics.fmean(without), 4),
             "gain_of_the_speaker_term": paired_gain(
-                [b - a for a, b in zip(with_term, without, strict=True)], mean_key="mean_gain"
-            ),
+                [b - a for a, b in zip(with_term, without, strict=True)]
+            ).as_dict("mean_gain"),
         }
     return result
 

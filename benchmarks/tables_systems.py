@@ -146,7 +146,8 @@ def reliability() -> str:
          f"finished candidates generated again; {crashes['files_identical']} of "
          f"{crashes['files_compared']} output files byte-identical to an uninterrupted render; "
          f"{crashes['temporary_files_left_by_kills']} temporary files left"),
-        ("damaged stores (truncated and missing FLACs, a corrupt index)", _scoring(damage),
+        ("damaged stores (truncated and missing FLACs, a deleted non-winner, a corrupt index)",
+         _scoring(damage),
          f"{damage['entries_damaged']} entries damaged, all detected: "
          f"{'yes' if damage['all_detected'] else 'no'}; regenerated "
          f"{cases['truncated_flac']['regenerated']} + {cases['missing_audio']['regenerated']} + "

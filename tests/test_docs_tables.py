@@ -41,15 +41,24 @@ def test_a_figure_edited_by_hand_fails() -> None:
     assert any("which is not in render_benchmark" in p for p in problems)
 
 
+def _measured_memory_ratio() -> str:
+    path = ROOT / "benchmarks" / "results" / "reliability.json"
+    measured = json.loads(path.read_text(encoding="utf-8"))
+    return f"{measured['memory']['peak_rss_ratio_1000_vs_100']:.2f}"
+
+
 def test_a_figure_written_into_the_generator_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     hand_written = doc_blocks.Generated(("reliability",), lambda: "peak memory 1.36x", labels=0)
     monkeypatch.setitem(make_tables.REGISTRY, "memory-by-hand", hand_written)
     text = "<!-- figure: memory-by-hand -->peak memory 1.36x<!-- /figure -->"
     problems = make_tables.block_problems(ROOT / "docs" / "x.md", text)
     assert problems == ["docs/x.md: 'memory-by-hand' shows 1.36, which is not in reliability"]
-    from_the_file = doc_blocks.Generated(("reliability",), lambda: "peak memory 1.42x", labels=0)
+    ratio = _measured_memory_ratio()
+    from_the_file = doc_blocks.Generated(
+        ("reliability",), lambda: f"peak memory {ratio}x", labels=0
+    )
     monkeypatch.setitem(make_tables.REGISTRY, "memory-by-hand", from_the_file)
-    text = "<!-- figure: memory-by-hand -->peak memory 1.42x<!-- /figure -->"
+    text = f"<!-- figure: memory-by-hand -->peak memory {ratio}x<!-- /figure -->"
     assert make_tables.block_problems(ROOT / "docs" / "x.md", text) == []
 
 
@@ -68,7 +77,8 @@ def test_a_prose_figure_must_be_in_the_file_it_cites() -> None:
     assert make_tables.prose_problems(path, wrong) == [
         "docs/x.md: '1.36' is not in reliability.json"
     ]
-    right = "Peak memory grew 1.42x (benchmarks/results/reliability.json).\n"
+    ratio = _measured_memory_ratio()
+    right = f"Peak memory grew {ratio}x (benchmarks/results/reliability.json).\n"
     assert make_tables.prose_problems(path, right) == []
     shares = "AAC overshoots by 0.87 dB; 64% of clips pass (demo_acx.json, ab_benchmark.json)."
     assert [p.split(": ")[1] for p in make_tables.prose_problems(path, shares)] == [
@@ -99,12 +109,12 @@ def test_the_replayed_judgements_are_todays() -> None:
 
 
 def _options_types() -> dict[str, type]:
-    from verified_tts.config import AssemblyOptions, DubOptions, ProductionOptions, RayOptions
     from verified_tts.generators.espeak import EspeakOptions
     from verified_tts.generators.llasa import LlasaOptions
     from verified_tts.generators.orpheus import OrpheusOptions
     from verified_tts.generators.piper import PiperOptions
     from verified_tts.generators.spark import SparkOptions
+    from verified_tts.options import AssemblyOptions, DubOptions, ProductionOptions, RayOptions
     from verified_tts.search import SearchOptions
     from verifiers import VERIFIERS
 

@@ -10,9 +10,9 @@ import pytest
 from conftest import CLI, ROOT
 from epub_fixtures import build_epub, pls, toc_nav, xhtml
 
-from verified_tts.config import ProductionOptions
 from verified_tts.errors import UserError
 from verified_tts.generators import GeneratorConfig
+from verified_tts.options import ProductionOptions
 from verified_tts.text import epub_chapters
 from verified_tts.text.epub import load_epub
 from verified_tts.text.epub_pls import espeak_ipa, read_pls

@@ -251,7 +251,7 @@ def test_captions_are_a_sentence_a_cue_two_lines_of_42_at_most(tmp_path, words):
 
 
 def test_read_along_options_the_epub_cannot_have_are_one_line():
-    from verified_tts.config import ProductionOptions
+    from verified_tts.options import ProductionOptions
 
     with pytest.raises(UserError, match="aac .* or mp3 only"):
         ProductionOptions(formats=("epub3",), epub_audio="flac")

@@ -385,3 +385,49 @@ def test_a_plain_text_book_gets_generated_xhtml_that_epubcheck_accepts(
     check_generated_xhtml_holds_every_sentence(tmp_path / "out")
     check_clips_lie_inside_their_audio_in_order(tmp_path / "out" / "book.epub", tmp_path)
     check_sentences_are_where_assembly_put_the_winners(tmp_path / "out")
+
+
+def test_a_review_delivery_keeps_the_read_along_in_step(tmp_path, synthesizer_factory):
+    """A kept take chosen in `verified-tts review` and delivered: its chapter gets a new map,
+    captions and EPUB audio, where the take now lies; the other chapters keep theirs."""
+    from review_kit import BOOK
+
+    from verified_tts.review.actions import Reviewer
+    from verified_tts.review.session import ReviewSession
+
+    book = tmp_path / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    synthesizer = synthesizer_factory(candidates=2, adaptive=False,
+                                      production={"formats": "flac,epub3,vtt"})  # fmt: skip
+    out = tmp_path / "out"
+    render(book, out, synthesizer.config, synthesizer=synthesizer)
+    maps = {p.name: p.read_bytes() for p in (out / "readalong").glob("0*.json")}
+    assert len(maps) == 3
+    captions = {p.name: p.read_bytes() for p in (out / "captions").glob("*.vtt")}
+    before = json.loads((out / "manifest.json").read_text())
+    position = next(
+        i for i, u in enumerate(before["utterances"]) if u["text"] == "The Tortoise never stopped."
+    )
+    line = before["utterances"][position]
+    chosen = next(c["index"] for c in line["candidates"] if c["index"] != line["winner"])
+    reviewer = Reviewer(ReviewSession(out), by="ann", synthesizer=synthesizer)
+    try:
+        reviewer.choose(position, chosen)
+        reviewer.deliver()
+        assert reviewer.worker.wait(600)
+        assert not [j for j in reviewer.worker.jobs() if j["state"] == "failed"]
+    finally:
+        reviewer.close()
+    after = json.loads((out / "manifest.json").read_text())
+    assert after["utterances"][position]["audio"] == line["candidates"][chosen]["audio"]
+    changed = {
+        name for name, data in maps.items() if (out / "readalong" / name).read_bytes() != data
+    }
+    assert changed == {next(n for n in maps if n.startswith("02-"))}  # chapter two only
+    assert {n for n, d in captions.items() if (out / "captions" / n).read_bytes() != d} == {
+        n for n in captions if n.startswith("02-")
+    }
+    report = epubcheck(out / "book.epub")
+    assert "0 fatals / 0 errors" in report, report
+    check_clips_lie_inside_their_audio_in_order(out / "book.epub", tmp_path)
+    check_sentences_are_where_assembly_put_the_winners(out)  # the chosen take, where it now is

@@ -19,53 +19,41 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
-from math import gcd
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
+from verified_tts.options.verifiers import READING_RATE_CHARS_PER_S, SignalOptions
 from verifiers.base import Clip, Score
 
 __all__ = [
+    "METRICS",
     "READING_RATE_CHARS_PER_S",
     "SignalOptions",
     "SignalVerifier",
     "expected_duration_s",
     "load_signal_verifier",
-    "resample",
+    "scoring_options",
 ]
 
-READING_RATE_CHARS_PER_S = 13.0
+# what score() reports (target_duration_ratio only for a clip with a slot to fill)
+METRICS = (
+    "duration_s", "duration_ratio", "speech_ratio", "clipping", "peak_dbfs", "leading_silence_s",
+    "trailing_silence_s", "max_internal_silence_s", "dropped_frames", "target_duration_ratio",
+)  # fmt: skip
 _SPOKEN_CHARS = re.compile(r"[^\W_]", re.UNICODE)  # letters and digits, any script
 _FLOOR_DBFS = -120.0  # what an all-zero clip reports instead of -inf (JSON has no -inf)
 
 
-@dataclass(frozen=True)
-class SignalOptions:
-    """How silence is detected and how long a text is expected to take."""
-
-    silence_threshold_dbfs: float = -45.0  # frame RMS below this is silence
-    frame_ms: float = 20.0
-    reading_rate_chars_per_s: float = READING_RATE_CHARS_PER_S
-    clip_level: float = 0.999  # |x| at or above this counts as a clipped sample
+def scoring_options(options: Any) -> dict[str, Any]:
+    """A verifier's options as its identity names them: all but ``enabled`` (whether it runs)."""
+    return {k: v for k, v in asdict(options).items() if k != "enabled"}
 
 
 def expected_duration_s(text: str, chars_per_s: float = READING_RATE_CHARS_PER_S) -> float:
     """Seconds a narrator takes to read ``text``: its letters and digits at ``chars_per_s``."""
     return len(_SPOKEN_CHARS.findall(text)) / chars_per_s
-
-
-def resample(audio: np.ndarray, source_rate: int, target_rate: int) -> np.ndarray:
-    """Polyphase resampling (scipy) to ``target_rate``, float32 out; a no-op at the same rate."""
-    audio = np.asarray(audio, dtype=np.float32)
-    if source_rate == target_rate or audio.size == 0:
-        return audio
-    from scipy.signal import resample_poly  # scipy.signal is slow to import; only here
-
-    divisor = gcd(int(source_rate), int(target_rate))
-    out = resample_poly(audio, int(target_rate) // divisor, int(source_rate) // divisor)
-    return out.astype(np.float32, copy=False)
 
 
 class SignalVerifier:
@@ -78,7 +66,7 @@ class SignalVerifier:
 
     def identity(self) -> Mapping[str, Any]:
         # 2: speech_ratio
-        return {"verifier": self.name, "version": 2, "options": asdict(self.options)}
+        return {"verifier": self.name, "version": 2, "options": scoring_options(self.options)}
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
         return [self._score_one(clip) for clip in clips]

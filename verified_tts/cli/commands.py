@@ -27,6 +27,7 @@ from rich.table import Table
 
 from verified_tts.cli.jobs import cluster_app, jobs_app
 from verified_tts.cli.production import register_production_commands
+from verified_tts.cli.review import register_review_command
 from verified_tts.errors import UserError
 
 __all__ = ["app", "main"]
@@ -360,6 +361,8 @@ def _voice_map(pairs: list[str] | None) -> dict[str, str]:
 
 
 def _print_dub_summary(summary) -> None:  # summary: DubSummary
+    for line in summary.damaged:
+        console.print(f"[yellow]damaged store entry:[/] {escape(line)}", highlight=False)
     table = Table(title=f"dubbed into {summary.out_dir}", show_header=False)
     table.add_row("cues voiced / skipped", f"{summary.cues} / {summary.skipped}")
     table.add_row("flagged (gates failed, or too long for its slot)", str(summary.flagged))
@@ -413,9 +416,7 @@ def dub(
     ray: RayOption = None,
 ) -> None:
     """Voice every cue of a subtitle file so it fits its slot, into one timed track."""
-    from verified_tts.config import read_config_file
     from verified_tts.workflows.dub import dub as dub_subtitles
-    from verified_tts.workflows.dub import dub_settings
 
     settings = _config(
         config,
@@ -429,14 +430,12 @@ def dub(
         seed=seed,
         adaptive=adaptive,
         keep=keep,
-    )
-    table = read_config_file(config).get("dub", {}) if config else {}
-    options = dub_settings(
-        table,
-        speed_limit=speed_limit,
-        duration=duration,
-        duck_db=duck_db,
-        voices=_voice_map(voice_map),
+        dub={
+            "speed_limit": speed_limit,
+            "duration": duration,
+            "duck_db": duck_db,
+            "voices": _voice_map(voice_map) or None,  # on top of the file's [dub.voices]
+        },
     )
     out = out or Path("out") / subtitles.stem
     reporter = _Reporter("dubbing", settings.generator.name)
@@ -450,7 +449,6 @@ def dub(
             out,
             settings,
             mix=mix,
-            **options,
             synthesizer=_ray_synthesizer(settings, ray),
             on_warning=on_warning,
             on_loading=reporter.on_loading,
@@ -531,14 +529,18 @@ def ab_command(
             on_start=reporter.on_start,
             on_result=reporter.on_result,
         )
+    from verified_tts.output.ab_report import interval_text
+
     table = Table(title=f"A/B in {result.out_dir}")
-    for column in ("N", "verifier WER", "judge WER", "flagged", "candidates", "wall s"):
+    columns = ("N", "verifier WER", "judge WER", "vs first", "flagged", "candidates", "wall s")
+    for column in columns:
         table.add_column(column, justify="right")
     for arm in result.arms:
         table.add_row(
             str(arm.n),
             f"{arm.wer:.3f}" if arm.wer is not None else "-",
             f"{arm.judge_wer:.3f}" if arm.judge_wer is not None else "-",
+            interval_text(arm.judge_wer_vs_first),
             str(arm.flagged),
             str(arm.candidates),
             f"{arm.wall_seconds:.1f}" if arm.wall_seconds is not None else "-",
@@ -550,6 +552,7 @@ def ab_command(
 
 
 def _ab_arms(book: Path, out: Path | None, settings, arms: list[str], judge_asr: str | None):
+    from verified_tts.output.ab_report import interval_text
     from verified_tts.workflows.ab_search import ab_search
 
     out = out or Path("out") / f"{book.stem}-ab-search"
@@ -577,12 +580,11 @@ def _ab_arms(book: Path, out: Path | None, settings, arms: list[str], judge_asr:
     ):
         table.add_column(column, justify="right")
     for a in result.arms:
-        interval = a.judge_wer_vs_first
         table.add_row(
             a.arm,
             f"{a.wer:.3f}" if a.wer is not None else "-",
             f"{a.judge_wer:.3f}" if a.judge_wer is not None else "-",
-            f"{interval[0]:+.3f} [{interval[1]:+.3f}, {interval[2]:+.3f}]" if interval else "-",
+            interval_text(a.judge_wer_vs_first),
             str(a.flagged),
             f"{a.audio_s_generated:.1f}",
             f"{a.wall_seconds:.1f}",
@@ -611,7 +613,11 @@ def rerender_command(
     seed: SeedOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """Re-render one utterance with more candidates and put it back into the chapter files."""
+    """Re-render one utterance with more candidates and put it back into the chapter files.
+
+    The render's own configuration comes from its manifest; --config replaces it and the other
+    options go on top."""
+    from verified_tts.config import read_config_file
     from verified_tts.output.manifest import read_manifest
     from verified_tts.workflows.rerender import config_from_manifest, rerender
 
@@ -620,14 +626,17 @@ def rerender_command(
         raise UserError(
             f"{out_dir} has no manifest.json: give the --out folder of a finished render"
         )
-    recorded = config_from_manifest(
+    settings = config_from_manifest(
         read_manifest(out_dir),
+        read_config_file(config) if config else None,
         generator=generator,
+        model=model,
+        codec=codec,
         voice=voice,
-        voice_ref=voice_ref,
+        voice_ref=str(voice_ref) if voice_ref is not None else None,
+        voice_ref_text=voice_ref_text,
         seed=seed,
     )
-    settings = _config(config, model=model, codec=codec, voice_ref_text=voice_ref_text, **recorded)
     console.print(f"loading models for {settings.generator.name} ...")
     result = rerender(out_dir, utterance, candidates, config=settings)
     console.print(
@@ -678,7 +687,8 @@ def calibrate_command(
 ) -> None:
     """Measure what the verifiers catch on injected faults and recommend calibrated gates."""
     from verified_tts.calibration.faults import FAULT_KINDS
-    from verified_tts.workflows.calibrate import CalibrateOptions, calibrate
+    from verified_tts.options import CalibrateOptions
+    from verified_tts.workflows.calibrate import calibrate
 
     options = CalibrateOptions(
         sentences=sentences,
@@ -727,6 +737,8 @@ app.add_typer(cluster_app, name="cluster")
 app.add_typer(jobs_app, name="jobs")
 # `check` and `words` live in verified_tts/cli_production.py
 register_production_commands(app, console)
+# `review` lives in verified_tts/cli/review.py; Starlette is imported only when it runs
+register_review_command(app, console)
 
 
 @app.command("doctor")

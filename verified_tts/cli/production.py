@@ -78,7 +78,7 @@ def register_production_commands(app: typer.Typer, console: Console) -> None:
         ] = None,
     ) -> None:
         """List unexpanded tokens and rare or proper words to check before a long render."""
-        from verified_tts.config import ProductionOptions
+        from verified_tts.options import ProductionOptions
         from verified_tts.text.production import load_input
         from verified_tts.text.words import list_words
 
@@ -126,7 +126,7 @@ def register_production_commands(app: typer.Typer, console: Console) -> None:
         ] = None,
     ) -> None:
         """List the chapters a render would make (number, title, words) to choose --chapters."""
-        from verified_tts.config import ProductionOptions
+        from verified_tts.options import ProductionOptions
         from verified_tts.text.production import list_chapters, load_input
 
         options = ProductionOptions(toc_depth=toc_depth, keep_extras=keep_extras)

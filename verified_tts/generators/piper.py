@@ -38,38 +38,14 @@ from verified_tts.generators.piper_words import (
     expose_durations,
     plain_phonemes,
 )
+from verified_tts.options.generation import PiperOptions
 from verified_tts.output.word_timing import INFO_KEY
-from verified_tts.tables import options_from_table
 
 __all__ = ["PiperGenerator", "PiperOptions", "PiperVoice", "load", "load_voice"]
 
 NOISE_SCHEME = "numpy-pcg64-time-major-v1"  # how seeds become noise; part of identity()
 _GRAPH_INPUTS = {"input", "input_lengths", "scales"}
 _FIRST_FRAMES_PER_ID = 8.0  # first guess of the prior's frames per phoneme id; grown on demand
-
-
-@dataclass(frozen=True)
-class PiperOptions:
-    """``[generator.piper]``: sampling settings (None: the voice config's) and run settings."""
-
-    noise_scale: float | None = None  # prior noise (VITS noise_scale)
-    noise_w: float | None = None  # duration noise (VITS noise_scale_w)
-    length_scale: float | None = None  # > 1 speaks slower
-    sentence_pause: float = 0.25  # seconds of silence between sentences of one utterance
-    threads: int = 1  # onnxruntime intra-op threads of one run; 0 = the cores this process may use
-    workers: int = 0  # graph runs in parallel (candidates, sentences); 0 = the cores
-
-    @classmethod
-    def from_mapping(cls, options: Mapping[str, Any]) -> PiperOptions:
-        options = options_from_table(cls, options, "[generator.piper]")
-        names = ("noise_scale", "noise_w", "length_scale", "sentence_pause", "threads", "workers")
-        for name in names:
-            value = getattr(options, name)
-            if value is not None and (not isinstance(value, (int, float)) or value < 0):
-                raise UserError(f"[generator.piper] {name} must be a number >= 0 (got {value!r})")
-        if options.length_scale == 0:
-            raise UserError("[generator.piper] length_scale must be above 0")
-        return options
 
 
 @dataclass(frozen=True)
@@ -483,6 +459,6 @@ def load(config: Any) -> PiperGenerator:
     """Registry entry point: build the generator from a ``GeneratorConfig``."""
     if config.codec:
         raise UserError("the piper generator has no --codec: drop it")
-    options = PiperOptions.from_mapping(dict(config.options or {}))
+    options = config.options
     voice = load_voice(config.model, options.threads)
     return PiperGenerator(voice, options, config.voice)

@@ -97,7 +97,7 @@ def _media_type(path: str) -> str:
 
 
 def _metadata_tail(content: PackageContent, smil_ids: dict[str, str]) -> str:
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     total = sum(o.duration_ms for o in content.overlays)
     lines = [f'<meta property="dcterms:modified">{now}</meta>']
     for overlay in content.overlays:

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verified_tts.config import ProductionOptions
 from verified_tts.errors import UserError
+from verified_tts.options import ProductionOptions
+from verified_tts.options.output import EPUB_AUDIO, READ_ALONG_LEVELS
 from verified_tts.output.assembly import AssembledFile
 from verified_tts.output.captions import CAPTION_FORMATS, write_captions
 from verified_tts.output.encode import BookTags, write_aac, write_mp3
@@ -69,28 +70,12 @@ __all__ = [
     "READ_ALONG_FORMATS",
     "READ_ALONG_LEVELS",
     "ReadAlongInput",
-    "check_read_along",
     "deliver_chapter",
     "deliver_read_along",
 ]
 
 READ_ALONG_FORMATS = ("epub3", *CAPTION_FORMATS)
-READ_ALONG_LEVELS = ("sentences", "words")
-EPUB_AUDIO = {"aac": ("m4a", "audio/mp4"), "mp3": ("mp3", "audio/mpeg")}
 _EPUB_BITRATE = 64_000  # speech in mono: the EPUB's audio is for listening, not ACX
-
-
-def check_read_along(read_along: str, epub_audio: str) -> None:
-    """One line for a read-along option the EPUB cannot have."""
-    if read_along not in READ_ALONG_LEVELS:
-        raise UserError(
-            f"--read-along '{read_along}': choose sentences (a highlight a sentence) or words"
-        )
-    if epub_audio not in EPUB_AUDIO:
-        raise UserError(
-            f"--epub-audio '{epub_audio}': an EPUB 3 carries audio as aac (AAC in MP4) or mp3 "
-            "only (its core media types); choose one of them"
-        )
 
 
 @dataclass(frozen=True)

@@ -250,7 +250,7 @@ class WordAligner:
 
     def align(self, clips: Sequence[TimedClip]) -> list[list[WordTiming]]:
         """Timings of every clip's written words, the clips encoded in batches."""
-        from verifiers.signal import resample
+        from verified_tts.audio import resample
         from verifiers.wer_common import SAMPLE_RATE
 
         results: list[list[WordTiming] | None] = [None] * len(clips)

@@ -24,7 +24,7 @@ producer's, which override them (:func:`merge_lexicons`).
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -34,17 +34,13 @@ from typing import Any
 from verified_tts.errors import UserError
 from verified_tts.text.book import Book, Chapter
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 __all__ = [
     "PHONEMES",
     "Lexicon",
     "LexiconEntry",
     "apply_lexicon",
     "load_lexicon",
+    "make_entry",
     "merge_lexicons",
 ]
 
@@ -143,6 +139,12 @@ def _entry(pattern: str, value: Any, *, regex: bool, where: str) -> LexiconEntry
             f"{where}: '{pattern}' is not a valid regular expression ({error})"
         ) from None
     return entry
+
+
+def make_entry(pattern: str, value: Any, *, regex: bool = False, where: str) -> LexiconEntry:
+    """One entry (a respelling, or a table of say/phonemes/case), checked as a file's entries
+    are; ``where`` names it in the one-line error."""
+    return _entry(pattern, value, regex=regex, where=where)
 
 
 def load_lexicon(path: str | Path) -> Lexicon:

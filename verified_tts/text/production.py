@@ -18,9 +18,8 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from verified_tts.config import ProductionOptions
 from verified_tts.errors import UserError
-from verified_tts.generators import GeneratorConfig
+from verified_tts.options import GeneratorConfig, ProductionOptions
 from verified_tts.text.book import Book, Chapter, Segment, load_book
 from verified_tts.text.lexicon import (
     Lexicon,

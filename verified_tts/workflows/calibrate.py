@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -43,13 +43,14 @@ from verified_tts.calibration.faults import (
     text_fault,
 )
 from verified_tts.calibration.gates import gates_toml
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
 from verified_tts.generators import SynthesisRequest, load_generator
-from verified_tts.keys import candidate_seed
+from verified_tts.options import RenderConfig
 from verified_tts.pipeline import plan_utterances
+from verified_tts.results import Utterance
+from verified_tts.scoring import score_clips, unit_centroid
 from verified_tts.text.book import Segment, load_book, parse_book
-from verified_tts.verification import load_verifiers
+from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verifiers import Clip
 
 __all__ = [
@@ -129,13 +130,7 @@ def calibrate(
 
     say(f"generating {len(utterances)} x {options.candidates} clean candidates")
     mark = time.perf_counter()
-    requests = [
-        SynthesisRequest(
-            u.key, k, candidate_seed(u.key, k), u.segment.spoken, u.voice, u.segment.emotion
-        )  # fmt: skip
-        for u in utterances
-        for k in range(options.candidates)
-    ]
+    requests = [u.request(k) for u in utterances for k in range(options.candidates)]
     clean_audio = _sample(generator, requests)
     cases = [
         Case(
@@ -227,10 +222,12 @@ def _inject(
                 if kind in TEXT_FAULTS:
                     others = [w for w in pool if w not in utterance.segment.spoken.lower()]
                     fault = text_fault(kind, utterance.segment.spoken, rng, others)
-                    request = SynthesisRequest(
-                        f"{utterance.key}:{kind}", source, candidate_seed(utterance.key, source),
-                        fault.text, utterance.voice, utterance.segment.emotion,
-                    )  # fmt: skip
+                    # the clean candidate's seed, the altered text under its own key
+                    request = replace(
+                        utterance.request(source),
+                        utterance_key=f"{utterance.key}:{kind}",
+                        text=fault.text,
+                    )
                     case = Case(i, kind, source, fault.description, np.zeros(0, np.float32))
                     text_requests.append((case, request))
                 else:
@@ -258,7 +255,10 @@ def _inject(
 
 
 def _score(
-    cases: Sequence[Case], utterances: Sequence[Any], verifiers: Any, say: Callable[[str], None]
+    cases: Sequence[Case],
+    utterances: Sequence[Utterance],
+    verifiers: LoadedVerifiers,
+    say: Callable[[str], None],
 ) -> list[Case]:
     """Every verifier over every clip in chunks; the speaker metric against the reference."""
     scored: list[Case] = []
@@ -275,16 +275,7 @@ def _score(
             )
             for c in chunk
         ]
-        metrics: list[dict[str, float]] = [{} for _ in chunk]
-        details: list[dict[str, Any]] = [{} for _ in chunk]
-        chunk_embeddings: list[np.ndarray | None] = [None] * len(chunk)
-        for verifier in verifiers.active:
-            for j, score in enumerate(verifier.score(clips)):
-                metrics[j].update({k: float(v) for k, v in score.metrics.items()})
-                details[j].update(score.detail)
-                if score.embedding is not None:
-                    chunk_embeddings[j] = np.asarray(score.embedding, dtype=np.float64)
-        for case, m, d in zip(chunk, metrics, details, strict=True):
+        for case, scores in zip(chunk, score_clips(verifiers.active, clips), strict=True):
             scored.append(
                 Case(
                     case.utterance,
@@ -293,18 +284,17 @@ def _score(
                     case.description,
                     case.audio,
                     case.sample_rate,
-                    m,
-                    d.get("transcript"),
+                    dict(scores.metrics),
+                    scores.detail.get("transcript"),
                 )  # fmt: skip
             )
-        embeddings.extend(chunk_embeddings)
+            embedding = scores.embedding
+            embeddings.append(None if embedding is None else np.asarray(embedding, np.float64))
         say(f"scored {min(start + _CHUNK, len(cases))} of {len(cases)} clips")
-    clean = [
-        e for c, e in zip(scored, embeddings, strict=True) if c.kind == "clean" and e is not None
-    ]
-    if clean:
-        reference = np.mean(clean, axis=0)
-        reference /= np.linalg.norm(reference) or 1.0
+    reference = unit_centroid(
+        [e for c, e in zip(scored, embeddings, strict=True) if c.kind == "clean" and e is not None]
+    )
+    if reference is not None:
         for case, embedding in zip(scored, embeddings, strict=True):
             if embedding is not None:  # both unit vectors: the dot product is the cosine
                 case.metrics["speaker"] = float(np.dot(reference, embedding))
