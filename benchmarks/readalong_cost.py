@@ -2,12 +2,13 @@
 
 Renders a book (default examples/book.md) with one generator and its verifiers loaded once, N=1,
 three times into fresh folders: ``--format flac`` (timings.json only), ``flac,epub3,srt,vtt`` at
-sentence level, and the same with ``--read-along words`` (every winner force-aligned by the WER
-verifier's Whisper). Generation and verification are the same in all three, so the difference is
-the stage ``assemble`` of the manifest's ``stats.seconds`` (assembly, mastering, encoding,
-alignment, the EPUB). Reported per run: that stage's seconds, the book's audio seconds, and the
-stage's seconds per hour of audio. Writes benchmarks/results/readalong_cost.json. Timing figures:
-run on idle cores.
+sentence level, and the same with ``--read-along words`` (Piper's words come from its duration
+predictor; any other generator's winners are force-aligned by the WER verifier's Whisper, so run it
+with ``--generator espeak`` too for that cost). Generation and verification are the same in all
+three, so the difference is the stage ``assemble`` of the manifest's ``stats.seconds`` (assembly,
+mastering, encoding, alignment, the EPUB). Reported per run: that stage's seconds, the book's audio
+seconds, and the stage's seconds per hour of audio. Writes benchmarks/results/readalong_cost.json.
+Timing figures: run on idle cores.
 
 Usage: nice -n 10 python benchmarks/readalong_cost.py [--book examples/book.md]
        [--generator piper] [--work /tmp/readalong-cost]
