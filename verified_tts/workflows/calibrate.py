@@ -1,15 +1,16 @@
 """``verified-tts calibrate``: what the verifiers catch, gates calibrated on injected faults.
 
-The configured generator reads plain sentences (the shipped Harvard sentences, or the first
-``sentences`` segments of a book) ``candidates`` times each with the render's seeds; then every
-requested fault kind is made once per sentence from one of its clean candidates (text faults are
-synthesised from the altered text with that candidate's seed and verified against the original
+The configured generator reads plain sentences (the shipped Harvard sentences, or ``sentences``
+sentences of a Markdown, plain-text or EPUB book, spread evenly over its chapters or the
+``chapters`` of it that the options name) ``candidates`` times each with the render's seeds; then
+every requested fault kind is made once per sentence from one of its clean candidates (text faults
+are synthesised from the altered text with that candidate's seed and verified against the original
 text; audio faults edit the clean audio; see :mod:`verified_tts.calibration.faults`). All clips are
 scored by the configured verifiers in batches. The speaker reference is the user's ``voice_ref`` or
 the centroid of the clean candidates, as a render would settle on. From the scores: per fault kind
 and gate side the ROC AUC, the bound at the target false-alarm rate and its recall; the recall of
-the current gates; recommended gates (:mod:`verified_tts.calibration.gates`) with a two-fold
-held-out check; and best-of-N selection simulated at fault rates 0.1/0.3/0.5
+the current gates; recommended gates (:mod:`verified_tts.calibration.gates`) with a two-fold held-
+out check; and best-of-N selection simulated at fault rates 0.1/0.3/0.5
 (:mod:`verified_tts.calibration.simulate`) under both gate sets. Writes ``calibrate.json``,
 ``gates.toml`` (a ``[selection.gates]`` table that ``--config`` accepts), ``calibrate.html`` and
 the audio of a few caught and missed cases.
@@ -43,13 +44,15 @@ from verified_tts.calibration.faults import (
     text_fault,
 )
 from verified_tts.calibration.gates import gates_toml
+from verified_tts.consensus import TAKE_METRIC, take_views
 from verified_tts.errors import UserError
 from verified_tts.generators import SynthesisRequest, load_generator
 from verified_tts.options import RenderConfig
 from verified_tts.pipeline import plan_utterances
 from verified_tts.results import Utterance
 from verified_tts.scoring import score_clips, unit_centroid
-from verified_tts.text.book import Segment, load_book, parse_book
+from verified_tts.text.book import Segment, parse_book
+from verified_tts.text.production import read_book, select_chapters
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verifiers import Clip
 
@@ -87,18 +90,24 @@ def builtin_sentences() -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def _segments(book: Path | None, count: int, max_chars: int) -> list[Segment]:
+def _segments(
+    book: Path | None, count: int, max_chars: int, chapters: str | None = None
+) -> list[Segment]:
     if book is None:
         source = "\n\n".join(builtin_sentences()[:count])
         return list(parse_book(source, max_chars=max_chars).segments)[:count]
-    segments = [s for s in load_book(book, max_chars=max_chars).segments if s.kind != "heading"]
+    read = select_chapters(read_book(book, max_chars=max_chars)[0], chapters)
+    segments = [s for s in read.segments if s.kind != "heading"]
     segments = [s for s in segments if len(s.spoken.split()) >= 3]
     if len(segments) < 2:
         raise UserError(
             f"{book} has fewer than 2 sentences of 3 words or more to calibrate on: "
             "give a longer book, or leave BOOK out to use the built-in sentences"
         )
-    return segments[:count]
+    if count >= len(segments):
+        return segments
+    # evenly over the book: one chapter's opening is not a sample of its prose
+    return [segments[i * len(segments) // count] for i in range(count)]
 
 
 def calibrate(
@@ -117,7 +126,7 @@ def calibrate(
         raise UserError(f"--out {out} is a file, not a folder: choose a folder path")
     started = time.perf_counter()
     seconds: dict[str, float] = {}
-    segments = _segments(book, options.sentences, config.max_chars)
+    segments = _segments(book, options.sentences, config.max_chars, options.chapters)
 
     say("loading generator and verifiers")
     mark = time.perf_counter()
@@ -263,6 +272,7 @@ def _score(
     """Every verifier over every clip in chunks; the speaker metric against the reference."""
     scored: list[Case] = []
     embeddings: list[np.ndarray | None] = []
+    all_details: list[dict[str, Any]] = []
     for start in range(0, len(cases), _CHUNK):
         chunk = cases[start : start + _CHUNK]
         clips = [
@@ -290,7 +300,9 @@ def _score(
             )
             embedding = scores.embedding
             embeddings.append(None if embedding is None else np.asarray(embedding, np.float64))
+            all_details.append(dict(scores.detail))
         say(f"scored {min(start + _CHUNK, len(cases))} of {len(cases)} clips")
+    _add_take_metric(scored, all_details)
     reference = unit_centroid(
         [e for c, e in zip(scored, embeddings, strict=True) if c.kind == "clean" and e is not None]
     )
@@ -299,3 +311,19 @@ def _score(
             if embedding is not None:  # both unit vectors: the dot product is the cosine
                 case.metrics["speaker"] = float(np.dot(reference, embedding))
     return scored
+
+
+def _add_take_metric(cases: Sequence[Case], details: Sequence[Mapping[str, Any]]) -> None:
+    """``asr_min_take_logprob`` of every case as a render would see it: a clean candidate among
+    its sentence's clean candidates, a faulted one among them plus itself
+    (:mod:`verified_tts.consensus`)."""
+    clean: dict[int, list[int]] = {}
+    for position, case in enumerate(cases):
+        if case.kind == "clean":
+            clean.setdefault(case.utterance, []).append(position)
+    for position, case in enumerate(cases):
+        others = clean.get(case.utterance, [])
+        group = others if case.kind == "clean" else [*others, position]
+        view = take_views([details[p] for p in group])[group.index(position)]
+        if view is not None:
+            case.metrics[TAKE_METRIC] = view.min_take_logprob
