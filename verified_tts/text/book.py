@@ -22,6 +22,7 @@ from verified_tts.errors import UserError
 from verified_tts.text.markdown_book import Block, Document, parse_markdown
 from verified_tts.text.normalize import normalize_text
 from verified_tts.text.sentences import split_long, split_sentences
+from verified_tts.text.source_map import SourceMap
 from verified_tts.text.textfile import read_text_file
 
 __all__ = [
@@ -55,6 +56,8 @@ class Segment:
     # (word as spoken, phonemes) for generators that take phonemes; from the lexicon
     phonemes: tuple[tuple[str, str], ...] = ()
     lexicon: tuple[str, ...] = ()  # lexicon entries applied to ``spoken``
+    # where ``text`` stands in the file it was read from (EPUB XHTML), for the read-along EPUB
+    source: SourceMap | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -107,8 +110,8 @@ def _given_phonemes(block: Block, chunk: str) -> tuple[tuple[str, str], ...]:
     return tuple(dict.fromkeys(pairs))
 
 
-def _block_pieces(block: Block, max_chars: int) -> list[tuple[str, str, int]]:
-    """(text, spoken, line) for each speakable chunk of a block, in order."""
+def _block_pieces(block: Block, max_chars: int) -> list[tuple[str, str, int, SourceMap | None]]:
+    """(text, spoken, line, source) for each speakable chunk of a block, in order."""
     pieces = []
     cursor = 0
     # A heading is read as one utterance: "I. The Wolf" is a title, not two sentences.
@@ -119,7 +122,10 @@ def _block_pieces(block: Block, max_chars: int) -> list[tuple[str, str, int]]:
             cursor = offset + len(chunk) if offset >= 0 else cursor
             spoken = _spell(normalize_text(chunk), block.spell)
             if _speakable(spoken):
-                pieces.append((chunk, spoken, block.line_at(max(offset, 0))))
+                source = None
+                if block.source is not None and offset >= 0:
+                    source = block.source.slice(offset, offset + len(chunk))
+                pieces.append((chunk, spoken, block.line_at(max(offset, 0)), source))
     return pieces
 
 
@@ -152,7 +158,7 @@ def book_from_document(document: Document, *, max_chars: int = 250) -> Book:
             continue
         segments = []
         for paragraph, (block, pieces) in enumerate(blocks):
-            for sentence, (text, spoken, line) in enumerate(pieces):
+            for sentence, (text, spoken, line, source) in enumerate(pieces):
                 given = _given_phonemes(block, text) if block.phonemes else ()
                 last_in_block = sentence == len(pieces) - 1
                 last_in_chapter = last_in_block and paragraph == len(blocks) - 1
@@ -171,6 +177,7 @@ def book_from_document(document: Document, *, max_chars: int = 250) -> Book:
                         pause_before=block.pause_before if sentence == 0 else None,
                         phonemes=given,
                         lexicon=tuple(f"ssml:ph {word}" for word, _ in given),
+                        source=source,
                     )
                 )
         chapters.append(Chapter(len(chapters), section.title, tuple(segments)))
