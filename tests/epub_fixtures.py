@@ -106,7 +106,8 @@ def build_epub(
         ncx = (
             '<?xml version="1.0" encoding="UTF-8"?>\n'
             '<ncx xmlns="http://www.daisy.org/z3986/2005/ncx/" version="2005-1">'
-            f"<head/><docTitle><text>{title}</text></docTitle><navMap>{points}</navMap></ncx>"
+            '<head><meta name="dtb:uid" content="urn:test"/></head>'
+            f"<docTitle><text>{title}</text></docTitle><navMap>{points}</navMap></ncx>"
         )
         items.append('<item id="ncx" href="toc.ncx" media-type="application/x-dtbncx+xml"/>')
     for number, (name, media, _) in enumerate(resources):

@@ -253,6 +253,25 @@ class WerVerifier:
         with ThreadPoolExecutor(self._workers, thread_name_prefix="whisper") as pool:
             return [r for results in pool.map(run, batches) for r in results]
 
+    # The loaded model, for word alignment of winners (verified_tts.output.word_timing): the
+    # same weights, not a second copy.
+    @property
+    def model(self) -> Any:
+        return self._model
+
+    @property
+    def tokenizer(self) -> Any:
+        return self._tokenizer
+
+    @property
+    def batch_rows(self) -> int:
+        """Rows per encoder call (``batch_size``, or the device's default)."""
+        return self.options.batch_size or (CPU_BATCH if self.options.device == "cpu" else 16)
+
+    def log_mel(self, windows: list[np.ndarray]) -> np.ndarray:
+        """Whisper's log-mel features of 16 kHz windows (each up to 30 s), as one batch."""
+        return self._log_mel(windows)
+
     def with_options(self, **changes: Any) -> WerVerifier:
         """The same loaded model under other decoding options (``packing``, ``beam_size``)."""
         return WerVerifier(

@@ -248,7 +248,8 @@ def render(
         str | None,
         typer.Option(
             "--format",
-            help="wav, flac, m4b (AAC with chapters) or mp3 (ACX: 192 kbps CBR, one file per "
+            help="wav, flac, m4b (AAC with chapters), mp3 (ACX: 192 kbps CBR, one file per "
+            "chapter), epub3 (read-along EPUB with media overlays), srt, vtt (captions per "
             "chapter); comma-separated (default wav,flac).",
         ),
     ] = None,
@@ -303,6 +304,17 @@ def render(
             "says; a book in a language the voice does not speak is refused without it.",
         ),
     ] = None,
+    read_along: Annotated[
+        str | None,
+        typer.Option(
+            "--read-along",
+            help="sentences (default) or words: what the epub3 highlights and timings.json times.",
+        ),
+    ] = None,
+    epub_audio: Annotated[
+        str | None,
+        typer.Option("--epub-audio", help="Audio inside book.epub: aac (default) or mp3."),
+    ] = None,
 ) -> None:
     """Render a Markdown, plain-text or EPUB book to chapter audio by best-of-N synthesis."""
     from verified_tts.workflows.render import render as render_book
@@ -337,6 +349,8 @@ def render(
             "split_hours": split_hours,
             "toc_depth": toc_depth,
             "language_override": language_override,
+            "read_along": read_along,
+            "epub_audio": epub_audio,
         },
         search=search,
         budget=budget,

@@ -9,8 +9,10 @@ inputs that numpy fills from the candidate's seed: the same seed gives the same 
 is the N=1 render. Each candidate is its own graph run on one onnxruntime thread, as many runs in
 parallel as there are cores: on 2 cores a batch of 8 candidates and two threads per run were both
 slower, and a batched candidate is not bit-identical to its single run
-(``benchmarks/piper_throughput.py``). Piper itself (``piper-tts``) is GPL-3.0-or-later and not
-used; see the README's licence section. """
+(``benchmarks/piper_throughput.py``). Each run also returns the frames the duration predictor gave
+every phoneme id, so a candidate carries its words' exact bounds in ``info["word_timings"]``
+(:mod:`verified_tts.generators.piper_words`) for the read-along outputs. Piper itself
+(``piper-tts``) is GPL-3.0-or-later and not used; see the README's licence section."""
 
 from __future__ import annotations
 
@@ -31,7 +33,13 @@ from verified_tts.generators.base import Candidate, SynthesisRequest
 from verified_tts.generators.espeak_ng import EspeakLibrary
 from verified_tts.generators.piper_graph import NoiseSite, seed_noise
 from verified_tts.generators.piper_phonemes import PhonemeMapper
+from verified_tts.generators.piper_words import (
+    candidate_word_timings,
+    expose_durations,
+    plain_phonemes,
+)
 from verified_tts.options.generation import PiperOptions
+from verified_tts.output.word_timing import INFO_KEY
 
 __all__ = ["PiperGenerator", "PiperOptions", "PiperVoice", "load", "load_voice"]
 
@@ -54,6 +62,7 @@ class PiperVoice:
     num_speakers: int
     inference: Mapping[str, float]  # the config's noise_scale, noise_w, length_scale
     digest: str  # sha256 of the graph file and the config file
+    durations_output: str | None = None  # frames per phoneme id, for exact word timings
 
 
 def _bundled() -> tuple[Path, Path]:
@@ -181,6 +190,7 @@ def load_voice(model: str | None = None, threads: int = 0) -> PiperVoice:
         raise UserError(f"{onnx_path}: not a Piper VITS voice ({error})") from error
     if not sites:
         raise UserError(f"{onnx_path}: not a Piper VITS voice (it draws no noise)")
+    durations_output = expose_durations(graph)
 
     session_options = onnxruntime.SessionOptions()
     session_options.intra_op_num_threads = _threads(threads)
@@ -216,6 +226,7 @@ def load_voice(model: str | None = None, threads: int = 0) -> PiperVoice:
             "length_scale": float(inference.get("length_scale", 1.0)),
         },
         digest=_sha256(onnx_path, config_path),
+        durations_output=durations_output,
     )
     return _probe(voice, onnx_path)
 
@@ -278,6 +289,9 @@ class PiperGenerator:
         self._pool = ThreadPoolExecutor(_threads(options.workers), thread_name_prefix="piper")
         names = [output.name for output in voice.session.get_outputs()]
         self._shape_outputs = [names.index(site.shape_output) for site in voice.sites]
+        self._durations = (
+            names.index(voice.durations_output) if voice.durations_output in names else None
+        )
         self.scales = (
             voice.inference["noise_scale"] if options.noise_scale is None else options.noise_scale,
             voice.inference["length_scale"]
@@ -334,14 +348,24 @@ class PiperGenerator:
     ) -> tuple[list[list[int]], list[str]]:
         """:meth:`phoneme_ids` with each lexicon ``(word, IPA)`` spoken as given; also the
         lexicon words whose phonemes were not found in the text (they keep espeak-ng's)."""
+        sentences, unmatched = self._phonemes(text, lexicon)
+        return [self.voice.mapper.ids(sentence)[0] for sentence in sentences], unmatched
+
+    def _phonemes(
+        self, text: str, lexicon: Sequence[tuple[str, str]]
+    ) -> tuple[list[list[str]], list[str]]:
         if not lexicon:
-            return self.phoneme_ids(text), []
-        mapper = self.voice.mapper
-        sentences, unmatched = mapper.phonemize_with(text, lexicon, self._library)
-        return [mapper.ids(sentence)[0] for sentence in sentences], unmatched
+            return self.voice.mapper.phonemize(text, self._library), []
+        return self.voice.mapper.phonemize_with(text, lexicon, self._library)
 
     def synthesize(self, ids: Sequence[int], seed: int, sentence: int, speaker: int) -> np.ndarray:
         """One sentence: one graph run with noise drawn from (seed, sentence)."""
+        return self.synthesize_timed(ids, seed, sentence, speaker)[0]
+
+    def synthesize_timed(
+        self, ids: Sequence[int], seed: int, sentence: int, speaker: int
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`synthesize`, also the frames each id got (None when the voice hides them)."""
         voice = self.voice
         feeds = _feeds(voice, ids, self.scales, speaker)
         frames = math.ceil(len(ids) * _FIRST_FRAMES_PER_ID * max(self.scales[1], 1.0)) + 32
@@ -359,35 +383,56 @@ class PiperGenerator:
             needed = max(int(outputs[i][-1]) for i in self._shape_outputs)
             if needed <= frames:
                 audio = np.asarray(outputs[0], dtype=np.float32).reshape(-1)
-                return np.clip(audio, -1.0, 1.0)
+                durations = None if self._durations is None else outputs[self._durations]
+                return np.clip(audio, -1.0, 1.0), durations
             frames = needed  # the durations drawn need more noise: run again with exactly enough
         raise AssertionError("a run with the noise length it asked for still asked for more")
 
     def sample(self, requests: Sequence[SynthesisRequest]) -> list[Candidate]:
         pause = np.zeros(round(self.options.sentence_pause * self.sample_rate), dtype=np.float32)
-        phonemized: dict[tuple[str, tuple[tuple[str, str], ...]], list[list[int]]] = {}
+        phonemized: dict[tuple[str, tuple[tuple[str, str], ...]], list[list[str]]] = {}
         unmatched: dict[tuple[str, tuple[tuple[str, str], ...]], list[str]] = {}
+        alone: dict[str, list[str]] = {}  # spoken text -> each word's plain phonemes alone
+        mapper = self.voice.mapper
         jobs = []  # (request number, sentence number, ids, seed, speaker)
         for number, request in enumerate(requests):
             source = (request.text, tuple(request.phonemes))
             if source not in phonemized:
-                phonemized[source], unmatched[source] = self.lexicon_phoneme_ids(*source)
+                phonemized[source], unmatched[source] = self._phonemes(*source)
+            if self._durations is not None and request.text not in alone:
+                words = mapper.word_phonemes(request.text.split(), self._library)
+                alone[request.text] = [plain_phonemes(word) for word in words]
             speaker = self.speaker_id(request.voice or self.speaker)
-            for index, ids in enumerate(phonemized[source]):
-                jobs.append((number, index, ids, request.seed, speaker))
+            for index, phonemes in enumerate(phonemized[source]):
+                jobs.append((number, index, mapper.ids(phonemes)[0], request.seed, speaker))
         # onnxruntime releases the GIL while it runs: one thread per worker is real parallelism
-        runs = self._pool.map(lambda job: self.synthesize(job[2], job[3], job[1], job[4]), jobs)
-        audio_of = {(job[0], job[1]): audio for job, audio in zip(jobs, runs, strict=True)}
+        runs = self._pool.map(
+            lambda job: self.synthesize_timed(job[2], job[3], job[1], job[4]), jobs
+        )
+        run_of = {(job[0], job[1]): run for job, run in zip(jobs, runs, strict=True)}
+        id_counts = {(job[0], job[1]): len(job[2]) for job in jobs}
         candidates = []
         for number, request in enumerate(requests):
             source = (request.text, tuple(request.phonemes))
             sentences = phonemized[source]
+            done = [run_of[(number, index)] for index in range(len(sentences))]
             pieces: list[np.ndarray] = []
-            for index in range(len(sentences)):
-                if index:
-                    pieces.append(pause)
-                pieces.append(audio_of[(number, index)])
+            for index, (audio, _) in enumerate(done):
+                pieces += [pause, audio] if index else [audio]
             audio = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
+            timed = (
+                None
+                if self._durations is None
+                else candidate_word_timings(
+                    request.text.split(),
+                    alone[request.text],
+                    sentences,
+                    done,
+                    self.voice.mapper.id_map,
+                    len(pause),
+                    self.sample_rate,
+                )  # fmt: skip
+            )
             candidates.append(
                 Candidate(
                     utterance_key=request.utterance_key,
@@ -397,9 +442,10 @@ class PiperGenerator:
                     sample_rate=self.sample_rate,
                     info={
                         "sentences": len(sentences),
-                        "phoneme_ids": sum(map(len, sentences)),
+                        "phoneme_ids": sum(id_counts[(number, k)] for k in range(len(sentences))),
                         # lexicon words spoken as espeak-ng reads them (phonemes not found)
                         **({"lexicon_unmatched": unmatched[source]} if unmatched[source] else {}),
+                        **({INFO_KEY: timed} if timed else {}),
                     },
                 )
             )

@@ -33,6 +33,7 @@ __all__ = [
     "Clause",
     "PhonemeMapper",
     "espeak_clauses",
+    "espeak_words",
     "phonemize_espeak",
 ]
 
@@ -117,25 +118,47 @@ def espeak_clauses(text: str, voice: str, library: EspeakLibrary | None = None) 
     """Read ``text`` clause by clause with espeak-ng's ``espeak_TextToPhonemes`` (IPA)."""
     library = library or EspeakLibrary.find()
     encoded = text.encode("utf-8")
-    clauses = []
     with library.session() as (lib, _rate):
         if lib.espeak_SetVoiceByName(voice.encode()) != 0:
             raise UserError(
                 f"espeak-ng has no voice '{voice}' for this Piper voice: check the voice config's "
                 "espeak.voice"
             )
-        buffer = ctypes.create_string_buffer(encoded + b"\0")
-        start = ctypes.addressof(buffer)
-        pointer = ctypes.c_void_p(start)
-        while pointer.value:
-            before = pointer.value - start
-            result = lib.espeak_TextToPhonemes(ctypes.byref(pointer), CHARS_UTF8, _MODE)
-            at_end = not pointer.value
-            after = len(encoded) if at_end else pointer.value - start
-            phonemes = _join(ctypes.string_at(result).decode("utf-8")) if result else ""
-            consumed = encoded[before:after].decode("utf-8", errors="replace")
-            clauses.append(Clause(phonemes, _terminator(consumed, at_end)))
+        clauses = _read_clauses(lib, encoded)
     return clauses
+
+
+def _read_clauses(lib: ctypes.CDLL, encoded: bytes) -> list[Clause]:
+    clauses = []
+    buffer = ctypes.create_string_buffer(encoded + b"\0")
+    start = ctypes.addressof(buffer)
+    pointer = ctypes.c_void_p(start)
+    while pointer.value:
+        before = pointer.value - start
+        result = lib.espeak_TextToPhonemes(ctypes.byref(pointer), CHARS_UTF8, _MODE)
+        at_end = not pointer.value
+        after = len(encoded) if at_end else pointer.value - start
+        phonemes = _join(ctypes.string_at(result).decode("utf-8")) if result else ""
+        consumed = encoded[before:after].decode("utf-8", errors="replace")
+        clauses.append(Clause(phonemes, _terminator(consumed, at_end)))
+    return clauses
+
+
+def espeak_words(
+    words: Sequence[str], voice: str, library: EspeakLibrary | None = None
+) -> list[str]:
+    """Each word's IPA said on its own (its clauses joined), in one espeak-ng session."""
+    library = library or EspeakLibrary.find()
+    with library.session() as (lib, _rate):
+        if lib.espeak_SetVoiceByName(voice.encode()) != 0:
+            raise UserError(
+                f"espeak-ng has no voice '{voice}' for this Piper voice: check the voice config's "
+                "espeak.voice"
+            )
+        return [
+            " ".join(c.phonemes for c in _read_clauses(lib, word.encode("utf-8"))) if word else ""
+            for word in words
+        ]
 
 
 def phonemize_espeak(
@@ -262,6 +285,17 @@ class PhonemeMapper:
             if not found:
                 unmatched.append(word)
         return sentences, unmatched
+
+    def word_phonemes(
+        self, words: Sequence[str], library: EspeakLibrary | None = None
+    ) -> list[list[str]]:
+        """Each word's phonemes said on its own (codepoints for a ``text`` voice)."""
+        if self.phoneme_type == "text":
+            return [list(unicodedata.normalize("NFD", word)) for word in words]
+        return [
+            _merge_clusters(list(unicodedata.normalize("NFD", ipa)), self.vowel_clusters)
+            for ipa in espeak_words(words, self.espeak_voice, library)
+        ]
 
     def ids(self, phonemes: Sequence[str]) -> tuple[list[int], list[str]]:
         """Phonemes to ids (BOS, phoneme+PAD each, EOS); also the phonemes the map lacks.

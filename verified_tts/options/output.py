@@ -10,9 +10,20 @@ from typing import Any
 from verified_tts.errors import UserError
 from verified_tts.options.schema import option
 
-__all__ = ["FORMATS", "AssemblyOptions", "DubOptions", "ProductionOptions"]
+__all__ = [
+    "EPUB_AUDIO",
+    "FORMATS",
+    "READ_ALONG_LEVELS",
+    "AssemblyOptions",
+    "DubOptions",
+    "ProductionOptions",
+]
 
-FORMATS = ("wav", "flac", "m4b", "mp3")  # what a render can deliver
+# what a render can deliver; the last three are the read-along outputs (output/readalong.py)
+FORMATS = ("wav", "flac", "m4b", "mp3", "epub3", "srt", "vtt")
+READ_ALONG_LEVELS = ("sentences", "words")
+# the audio an EPUB 3 may carry (its core media types): suffix and media type
+EPUB_AUDIO = {"aac": ("m4a", "audio/mp4"), "mp3": ("mp3", "audio/mpeg")}
 
 
 @dataclass(frozen=True)
@@ -43,7 +54,9 @@ class ProductionOptions:
     """``[production]``: what is read from the input and what is delivered."""
 
     formats: tuple[str, ...] = option(
-        ("wav", "flac"), "Any of wav, flac, m4b, mp3 (a list, or comma-separated)",
+        ("wav", "flac"),
+        "Any of wav, flac, m4b, mp3, epub3 (read-along EPUB 3), srt, vtt (captions); a list, or "
+        "comma-separated",
         parse=_comma_list,
     )  # fmt: skip
     chapters: str | None = option(None, 'Chapters to render, 1-based: "3-7" or "1,4-5"')
@@ -62,6 +75,10 @@ class ProductionOptions:
     language_override: str | None = option(
         None, "Read the book as this language (BCP 47), whatever its dc:language says"
     )
+    read_along: str = option(
+        "sentences", 'What epub3 highlights and timings.json holds: "sentences" or "words"'
+    )
+    epub_audio: str = option("aac", 'The audio inside book.epub: "aac" (AAC in MP4) or "mp3"')
 
     def __post_init__(self) -> None:
         formats = tuple(f.strip().lower() for f in self.formats if f.strip())
@@ -76,6 +93,16 @@ class ProductionOptions:
             raise UserError(f"--split-hours must be positive (got {self.split_hours})")
         if self.toc_depth is not None and (type(self.toc_depth) is not int or self.toc_depth < 1):
             raise UserError(f"--toc-depth must be a whole number from 1 (got {self.toc_depth!r})")
+        if self.read_along not in READ_ALONG_LEVELS:
+            raise UserError(
+                f"--read-along '{self.read_along}': choose sentences (a highlight a sentence) or "
+                "words"
+            )
+        if self.epub_audio not in EPUB_AUDIO:
+            raise UserError(
+                f"--epub-audio '{self.epub_audio}': an EPUB 3 carries audio as aac (AAC in MP4) "
+                "or mp3 only (its core media types); choose one of them"
+            )
 
 
 @dataclass(frozen=True)

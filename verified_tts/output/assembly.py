@@ -8,16 +8,19 @@ different generators: Piper at 22,050 Hz, hibari at 24,000 Hz) is resampled once
 polyphase filter, before anything else touches it. Each chapter is then mastered to ACX levels
 (:mod:`verified_tts.output.acx`) and written at the book's sample rate, one chapter at a time,
 each file under a temporary name and renamed into place; the book file is concatenated from the
-chapter files in blocks.
+chapter files in blocks. Where every winner lies in its chapter file is kept to the sample
+(:class:`PlacedClip`), so sentence timings (captions, read-along overlays, ``timings.json``) are
+exact.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,14 +30,19 @@ from verified_tts.options import AssemblyOptions
 from verified_tts.output.acx import master
 from verified_tts.output.encode import grid_samples, write_pcm
 
+if TYPE_CHECKING:
+    from verified_tts.text.book import Segment
+
 __all__ = [
     "AssembledFile",
     "Placed",
+    "PlacedClip",
     "assemble_book",
     "chapter_path",
     "level_clip",
     "resample",
     "trim_silence",
+    "voiced_bounds",
     "write_book_files",
     "write_chapter",
 ]
@@ -54,6 +62,10 @@ class Placed:
     pause_after: str  # "sentence" | "paragraph" | "chapter" | "end"
     pause_before: float | None = None  # seconds: replaces the pause after the previous clip
     sample_rate: int | None = None  # the clip's own rate; None: the book's
+    # what the clip says and which candidate it is (for timings; absent in synthetic uses)
+    segment: Segment | None = field(default=None, repr=False)
+    key: str | None = None  # the winner candidate's key
+    info: Mapping[str, Any] = field(default_factory=dict, repr=False)  # the generator's info
 
     def load(self) -> np.ndarray:
         return self.audio() if callable(self.audio) else self.audio
@@ -64,30 +76,45 @@ class Placed:
 
 
 @dataclass(frozen=True)
+class PlacedClip:
+    """Where a winner lies in its chapter file: samples ``[start, end)`` at the chapter's rate,
+    after ``trimmed`` samples of its own leading silence were cut."""
+
+    start: int
+    end: int
+    trimmed: int
+    item: Placed
+
+
+@dataclass(frozen=True)
 class AssembledFile:
     index: int | None  # chapter index, None for the whole book
     title: str | None
     wav: str | None  # paths relative to the output folder (None: format not asked for)
     flac: str | None
     duration_s: float
+    clips: tuple[PlacedClip, ...] = field(default=(), repr=False)  # a chapter's winners, in order
+    sample_rate: int | None = None
 
 
-def trim_silence(audio: np.ndarray, sample_rate: int) -> np.ndarray:
-    """Cut leading and trailing silence below -45 dBFS, keeping 50 ms at each edge."""
-    if audio.size == 0:
-        return audio
+def voiced_bounds(audio: np.ndarray, sample_rate: int) -> tuple[int, int]:
+    """The samples ``[start, end)`` that :func:`trim_silence` keeps."""
     frame = max(1, sample_rate // 100)
     count = len(audio) // frame
-    if count == 0:
-        return audio
+    if audio.size == 0 or count == 0:
+        return 0, len(audio)
     frames = audio[: count * frame].reshape(count, frame)
     level = 20 * np.log10(np.sqrt(np.mean(frames**2, axis=1)) + 1e-10)
     voiced = np.flatnonzero(level > _SILENCE_DBFS)
     if voiced.size == 0:
-        return audio
+        return 0, len(audio)
     keep = int(_KEEP_EDGE_S * sample_rate)
-    start = max(0, voiced[0] * frame - keep)
-    end = min(len(audio), (voiced[-1] + 1) * frame + keep)
+    return max(0, voiced[0] * frame - keep), min(len(audio), (voiced[-1] + 1) * frame + keep)
+
+
+def trim_silence(audio: np.ndarray, sample_rate: int) -> np.ndarray:
+    """Cut leading and trailing silence below -45 dBFS, keeping 50 ms at each edge."""
+    start, end = voiced_bounds(audio, sample_rate)
     return audio[start:end]
 
 
@@ -125,7 +152,7 @@ def _chapters(placed: Iterable[Placed]) -> Iterator[tuple[int, str | None, list[
 
 def _chapter_audio(
     items: Sequence[Placed], sample_rate: int, options: AssemblyOptions
-) -> np.ndarray:
+) -> tuple[np.ndarray, tuple[PlacedClip, ...]]:
     pauses = {
         "sentence": options.sentence_pause,
         "paragraph": options.paragraph_pause,
@@ -133,20 +160,27 @@ def _chapter_audio(
         "end": 0.0,
     }
     parts = [_silence(options.lead_in, sample_rate)]
+    trims = []
     for position, item in enumerate(items):
         if position and item.pause_before is not None:
             parts[-1] = _silence(item.pause_before, sample_rate)
-        clip = trim_silence(item.load_at(sample_rate), sample_rate)
-        parts.append(level_clip(clip, sample_rate, options))
+        raw = item.load_at(sample_rate)
+        start, end = voiced_bounds(raw, sample_rate)
+        trims.append(start)
+        parts.append(level_clip(raw[start:end], sample_rate, options))
         parts.append(_silence(pauses.get(item.pause_after, 0.0), sample_rate))
     parts[-1] = _silence(options.tail, sample_rate)
     # Chapters lie on the MP4 chapter grid, so M4B chapter marks fall on exact samples.
     length = sum(len(part) for part in parts)
     audio = np.zeros(length + -length % grid_samples(sample_rate), dtype=np.float32)
+    clips = []
     position = 0
-    while parts:  # copy into one buffer, letting each part go: one copy of the chapter at most
-        part = parts.pop(0)
+    for number in range(len(parts)):  # one buffer, each part let go: one copy of the chapter
+        part, parts[number] = parts[number], parts[number][:0]
         audio[position : position + len(part)] = part
+        if number % 2:  # parts alternate: silence, clip, silence, clip, ..., silence
+            item = items[number // 2]
+            clips.append(PlacedClip(position, position + len(part), trims[number // 2], item))
         position += len(part)
     if options.master:
         audio = master(
@@ -158,7 +192,7 @@ def _chapter_audio(
             room_tone_db=options.room_tone_db,
             inplace=True,
         )
-    return audio
+    return audio, tuple(clips)
 
 
 def chapter_path(title: str | None, index: int) -> str:
@@ -178,7 +212,7 @@ def write_chapter(
 ) -> AssembledFile:
     """Assemble and master one chapter's winners and write its files (FLAC always, WAV when
     asked for; the WAV first, so a finished FLAC means both are written)."""
-    audio = _chapter_audio(items, sample_rate, options)
+    audio, clips = _chapter_audio(items, sample_rate, options)
     stem = chapter_path(title, index)
     wav = f"{stem}.wav" if "wav" in formats else None
     flac = f"{stem}.flac"
@@ -190,7 +224,7 @@ def write_chapter(
     for path in (wav, flac):
         if path:
             write_audio_atomic(out_dir / path, pcm, sample_rate, subtype="PCM_16")
-    return AssembledFile(index, title, wav, flac, seconds)
+    return AssembledFile(index, title, wav, flac, seconds, clips, sample_rate)
 
 
 def write_book_files(
@@ -203,7 +237,8 @@ def write_book_files(
             write_pcm(out_dir / f"book.{kind}", [out_dir / str(f.flac) for f in chapters])
             book[kind] = f"book.{kind}"
     seconds = round(sum(f.duration_s for f in chapters), 3)
-    return AssembledFile(None, None, book.get("wav"), book.get("flac"), seconds)
+    rate = next((f.sample_rate for f in chapters if f.sample_rate), None)
+    return AssembledFile(None, None, book.get("wav"), book.get("flac"), seconds, (), rate)
 
 
 def assemble_book(

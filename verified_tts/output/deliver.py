@@ -4,7 +4,10 @@
 assembly wrote (FLAC, one per chapter): ``book.m4b`` (or ``book-partN.m4b`` with ``split_hours``)
 with chapter marks, tags and cover, and ``mp3/NN-title.mp3``, one per chapter. It then runs the
 ACX check on the files a producer uploads (the MP3s when made, else the chapter masters) and
-returns everything as plain data for ``manifest.json``, ``acx.json`` and ``report.html``.
+returns everything as plain data for ``manifest.json``, ``acx.json`` and ``report.html``. Given
+the book (:class:`~verified_tts.output.readalong.ReadAlongInput`) it also writes the read-along
+files, chapter by chapter as the chapters were assembled: ``timings.json`` always, captions for
+``srt``/``vtt`` and ``book.epub`` for ``epub3`` (:mod:`verified_tts.output.readalong`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from verified_tts.options import ProductionOptions
 from verified_tts.output.acx import AcxLimits, check, measure
 from verified_tts.output.assembly import AssembledFile
 from verified_tts.output.encode import BookTags, ChapterSource, split_parts, write_m4b, write_mp3
+from verified_tts.output.readalong import ReadAlongInput, deliver_read_along
 
 __all__ = ["deliver"]
 
@@ -27,11 +31,13 @@ def deliver(
     out_dir: Path,
     options: ProductionOptions,
     tags: BookTags,
+    read_along: ReadAlongInput | None = None,
     *,
     unchanged: Collection[int] = (),
     previous: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write the M4B/MP3 deliverables and check them; returns the manifest's ``delivery``.
+    """Write the M4B/MP3 (and, with ``read_along``, the read-along) deliverables and check
+    them; returns the manifest's ``delivery``.
 
     ``unchanged`` chapters (indices) whose files are as ``previous`` (the last delivery) made
     them keep their MP3 and its ACX figures from there instead of being encoded and measured
@@ -78,4 +84,7 @@ def deliver(
         "passed": all(r["passed"] for r in results),
         "files": results,
     }
-    return {"m4b": m4b, "mp3": mp3, "acx": acx}
+    delivery: dict[str, Any] = {"m4b": m4b, "mp3": mp3, "acx": acx}
+    if read_along is not None:
+        delivery["read_along"] = deliver_read_along(files, out_dir, options, tags, read_along)
+    return delivery

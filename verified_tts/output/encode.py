@@ -6,7 +6,10 @@ blocks of one second and feeds one resampler and one encoder, so a ten-hour book
 in memory. MP4 stores chapter times in milliseconds; chapters are therefore laid out on a grid
 (:func:`grid_samples`) where a millisecond count is also a whole number of samples at both the
 source and the delivery rate, so the chapter starts read back from the M4B equal the chapter
-files' offsets to the sample. Files are written under a temporary name and renamed into place.
+files' offsets to the sample. Frames carry timestamps in delivered samples, so the AAC encoder's
+priming is dated before zero and the MP4 edit list skips it (LAME's own header does the same for
+MP3): decoded, a delivered file starts where its master does. :func:`write_aac` writes one chapter
+for a read-along EPUB. Files are written under a temporary name and renamed into place.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ __all__ = [
     "ChapterSource",
     "grid_samples",
     "split_parts",
+    "write_aac",
     "write_m4b",
     "write_mp3",
     "write_pcm",
@@ -112,6 +116,18 @@ def _encode(container: Any, stream: Any, sources: Sequence[Path], delivery_rate:
     resampler = None
     pts = 0
     delivered = 0
+    step = Fraction(1, delivery_rate)
+
+    def send(out: Any) -> None:
+        # Timestamps in delivered samples let the encoder date its priming samples before 0,
+        # so the MP4 muxer writes an edit list that skips them: without it a player heard
+        # every chapter 1024 samples (23 ms) after its chapter mark.
+        nonlocal delivered
+        out.pts, out.time_base = delivered, step
+        delivered += out.samples
+        for packet in stream.encode(out):
+            container.mux(packet)
+
     for chunk, rate in _blocks(sources):
         if resampler is None:
             resampler = av.AudioResampler(format="fltp", layout="mono", rate=delivery_rate)
@@ -120,16 +136,10 @@ def _encode(container: Any, stream: Any, sources: Sequence[Path], delivery_rate:
         frame.pts = pts
         pts += len(chunk)
         for out in resampler.resample(frame):
-            delivered += out.samples
-            out.pts = None
-            for packet in stream.encode(out):
-                container.mux(packet)
+            send(out)
     if resampler is not None:
         for out in resampler.resample(None):
-            delivered += out.samples
-            out.pts = None
-            for packet in stream.encode(out):
-                container.mux(packet)
+            send(out)
     for packet in stream.encode(None):
         container.mux(packet)
     return delivered
@@ -250,6 +260,22 @@ def write_mp3(
             if track is not None:
                 metadata["track"] = str(track)
             container.metadata.update(metadata)
+            _encode(container, stream, [source], delivery_rate)
+        finally:
+            container.close()
+
+
+def write_aac(
+    path: Path, source: Path, *, bitrate: int = 64_000, delivery_rate: int = DELIVERY_RATE
+) -> None:
+    """One chapter as AAC in MP4 (``audio/mp4``, an EPUB 3 core media type), untagged."""
+    import av
+
+    with atomic_path(path) as temporary:
+        container = av.open(str(temporary), "w", format="mp4")
+        try:
+            stream = container.add_stream("aac", rate=delivery_rate, layout="mono")
+            stream.bit_rate = bitrate
             _encode(container, stream, [source], delivery_rate)
         finally:
             container.close()

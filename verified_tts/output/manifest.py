@@ -460,9 +460,17 @@ def read_manifest(out_dir: str | Path) -> Manifest:
 
 
 def output_folders(out_dir: str | Path) -> tuple[Path, ...]:
-    """The folders a run writes files into: the output, its chapters and the store's audio."""
+    """The folders a run writes files into: the output, its chapters, its read-along files
+    and the store's audio."""
     out = Path(out_dir)
-    return (out, out / "chapters", out / STORE_DIR / "audio")
+    return (
+        out,
+        out / "chapters",
+        out / "readalong",
+        out / "readalong" / "audio",
+        out / "captions",
+        out / STORE_DIR / "audio",
+    )
 
 
 def write_manifest(out_dir: str | Path, manifest: Manifest) -> Path:
@@ -511,6 +519,8 @@ def production_record(config: RenderConfig, loaded: LoadedBook | None) -> dict[s
         "lexicon": options.lexicon,
         "toc_depth": options.toc_depth,
         "language_override": options.language_override,
+        "read_along": options.read_along,
+        "epub_audio": options.epub_audio,
     }
     if loaded is not None:
         record["book_author"] = loaded.book.author

@@ -8,8 +8,10 @@ where that manifest is not the one on disk any more (a render wrote a new one), 
 the winners that manifest lists. A chapter is assembled again only where its signature changed;
 its entry is dropped before its files are written and set after, so a killed delivery can leave
 a chapter unknown (assembled next time) but never wrongly known. Then the book files, the M4B and
-MP3 deliverables, the ACX check, ``manifest.json`` (each line with its ``review`` block) and
-``report.html`` are written, every file atomically; no model is loaded.
+MP3 deliverables, the ACX check, the read-along files (``timings.json``, captions, ``book.epub``:
+the chapters assembled again get new maps, the others keep theirs), ``manifest.json`` (each line
+with its ``review`` block) and ``report.html`` are written, every file atomically. No model is
+loaded, except Whisper where word timings are asked of a generator that does not give them.
 """
 
 from __future__ import annotations
@@ -39,10 +41,11 @@ from verified_tts.output.manifest import (
     write_manifest,
 )
 from verified_tts.output.report import write_render_report
+from verified_tts.output.timings import READALONG_DIR
 from verified_tts.review.decisions import REVIEW_DIR
 from verified_tts.text.book import Book, Segment
 from verified_tts.text.production import load_input
-from verified_tts.workflows.render import book_tags
+from verified_tts.workflows.render import book_tags, read_along_input
 
 __all__ = ["ASSEMBLED_FILE", "Delivery", "book_segments", "chapter_signatures", "deliver_review"]
 
@@ -164,6 +167,13 @@ def _intact(out: Path, record: ChapterRecord | None, sample_rate: int) -> bool:
     return info.samplerate == sample_rate and abs(info.frames / sample_rate - record.duration_s) < 1
 
 
+def _has_timings(out: Path, record: ChapterRecord | None) -> bool:
+    """Whether the chapter's read-along map is on disk (a render before read-along has none)."""
+    if record is None or not record.flac:
+        return False
+    return (out / READALONG_DIR / f"{Path(str(record.flac)).stem}.json").is_file()
+
+
 def deliver_review(
     out: Path,
     manifest: Manifest,
@@ -203,7 +213,11 @@ def deliver_review(
     grouped = _chapters(records, segments)
     for position, (index, items) in enumerate(grouped.items(), 1):
         old = recorded.get(index)
-        if held.chapters.get(index) == wanted[index] and _intact(out, old, rate):
+        if (
+            held.chapters.get(index) == wanted[index]
+            and _intact(out, old, rate)
+            and _has_timings(out, old)
+        ):
             assert old is not None
             files.append(AssembledFile(index, old.title, old.wav, old.flac, old.duration_s))
             continue
@@ -217,6 +231,9 @@ def deliver_review(
                 chapter_title=titles.get(index),
                 pause_after=segment.pause_after,
                 pause_before=segment.pause_before,
+                segment=segment,
+                key=record.audio,  # the take's own file: a kept or further take is another key
+                info=record.winner_candidate.info,  # the generator's exact word timings
             )
             for record, segment in items
         ]
@@ -231,8 +248,9 @@ def deliver_review(
     unchanged = {i for i in grouped if held.mp3.get(i) == wanted[i]}
     held.mp3 = {i: wanted[i] for i in unchanged}
     held.write(out)
+    read_along = read_along_input(book, str(manifest.input), config)
     delivery = deliver([*files, book_file], out, config.production, book_tags(book, config),
-                       unchanged=unchanged, previous=manifest.delivery)  # fmt: skip
+                       read_along, unchanged=unchanged, previous=manifest.delivery)  # fmt: skip
     if "mp3" in config.production.formats:
         held.mp3 = dict(wanted)
     write_json_atomic(out / "acx.json", delivery["acx"])

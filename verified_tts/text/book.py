@@ -25,6 +25,7 @@ from verified_tts.text.dialogue import ParagraphQuotes, quote_style, scan_paragr
 from verified_tts.text.markdown_book import Block, BlockKind, Document, parse_markdown
 from verified_tts.text.normalize import normalize_text
 from verified_tts.text.sentences import split_long, split_sentences
+from verified_tts.text.source_map import SourceMap
 from verified_tts.text.textfile import read_text_file
 
 __all__ = [
@@ -61,6 +62,8 @@ class Segment:
     speaker: str | None = None  # the character a dialogue segment is attributed to, if known
     speaker_reason: str | None = None  # why the attribution chose it (or found nobody)
     speaker_gender: str | None = None  # the speaker's gender, where the book says it
+    # where ``text`` stands in the file it was read from (EPUB XHTML), for the read-along EPUB
+    source: SourceMap | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -156,8 +159,8 @@ def _speakers(document: Document, quotes: list[list[ParagraphQuotes | None]]) ->
 
 def _block_pieces(
     block: Block, max_chars: int, spans: list[tuple[int, int, BlockKind]]
-) -> list[tuple[str, str, int, BlockKind]]:
-    """(text, spoken, line, kind) for each speakable chunk of a block, in order."""
+) -> list[tuple[str, str, int, BlockKind, SourceMap | None]]:
+    """(text, spoken, line, kind, source) for each speakable chunk of a block, in order."""
     pieces = []
     for start, end, kind in spans:
         stretch = block.text[start:end]
@@ -170,7 +173,11 @@ def _block_pieces(
                 cursor = offset + len(chunk) if offset >= 0 else cursor
                 spoken = _spell(normalize_text(chunk), block.spell)
                 if _speakable(spoken):
-                    pieces.append((chunk, spoken, block.line_at(max(offset, 0)), kind))
+                    source = None
+                    if block.source is not None and offset >= 0:
+                        source = block.source.slice(offset, offset + len(chunk))
+                    line = block.line_at(max(offset, 0))
+                    pieces.append((chunk, spoken, line, kind, source))
     return pieces
 
 
@@ -218,7 +225,7 @@ def book_from_document(document: Document, *, max_chars: int = 250, dialogue: bo
             continue
         segments = []
         for paragraph, (block, pieces, who) in enumerate(blocks):
-            for sentence, (text, spoken, line, kind) in enumerate(pieces):
+            for sentence, (text, spoken, line, kind, source) in enumerate(pieces):
                 given = _given_phonemes(block, text) if block.phonemes else ()
                 last_in_block = sentence == len(pieces) - 1
                 last_in_chapter = last_in_block and paragraph == len(blocks) - 1
@@ -240,6 +247,7 @@ def book_from_document(document: Document, *, max_chars: int = 250, dialogue: bo
                         speaker=who.speaker if who and kind == "dialogue" else None,
                         speaker_reason=who.reason if who and kind == "dialogue" else None,
                         speaker_gender=who.gender if who and kind == "dialogue" else None,
+                        source=source,
                     )
                 )
         chapters.append(Chapter(len(chapters), section.title, tuple(segments)))

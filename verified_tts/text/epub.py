@@ -391,6 +391,7 @@ def _by_document(
                 b.line,
                 b.line_starts,
                 phonemes=tuple((w, i) for w, i, _ in b.phonemes),
+                source=b.source,
             )
             for b in blocks
         )

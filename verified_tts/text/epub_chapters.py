@@ -248,4 +248,5 @@ def _block(item: TextBlock) -> Block:
         line=item.line,
         line_starts=item.line_starts,
         phonemes=tuple((written, ipa) for written, ipa, _ in item.phonemes),
+        source=item.source,
     )

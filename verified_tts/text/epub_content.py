@@ -12,7 +12,9 @@ back-links. ``keep_extras`` reads notes, front matter and reference lists. Verse
 ``<div>`` a line (the IDPF's "The Waste Land") is joined into one block a stanza, so a sentence
 that runs over lines is one utterance. Inline SSML (``ssml:ph`` with ``ssml:alphabet``) is kept
 as (written text, phonemes, alphabet) on its block, and ``<link rel="pronunciation">`` names the
-document's PLS lexicons.
+document's PLS lexicons. Each block keeps where its characters stand in the file
+(:class:`~verified_tts.text.source_map.SourceMap`), so a read-along EPUB can mark its sentences in
+the book's own XHTML.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
 from verified_tts.text.markdown_book import BlockKind
+from verified_tts.text.source_map import Run, SourceMap, chunk_runs, join_maps, normalise_pieces
 
 __all__ = [
     "FRONT_TYPES",
@@ -90,6 +93,7 @@ class TextBlock:
     line: int
     line_starts: tuple[tuple[int, int], ...] = ()
     phonemes: tuple[tuple[str, str, str], ...] = ()  # (written text, ssml:ph, ssml:alphabet)
+    source: SourceMap | None = None  # where each character of ``text`` stands in the file
 
 
 @dataclass
@@ -151,10 +155,24 @@ def _why(tag: str, values: Mapping[str, str], keep_extras: bool) -> tuple[str, b
     return None
 
 
+class _Text(str):
+    """Text read from the file, with the runs that say where it stands there."""
+
+    runs: tuple[Run, ...] | None = None
+
+
 class _ContentParser(HTMLParser):
-    def __init__(self, document: ContentDocument, keep_extras: bool, skip_ids: Mapping[str, str]):
+    def __init__(
+        self,
+        document: ContentDocument,
+        keep_extras: bool,
+        skip_ids: Mapping[str, str],
+        source: str = "",
+    ):
         super().__init__(convert_charrefs=True)
         self.doc = document
+        self.source = source
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", source)]
         self.keep_extras = keep_extras
         self.skip_ids = skip_ids
         self.stack: list[_Open] = []
@@ -175,6 +193,11 @@ class _ContentParser(HTMLParser):
 
     def flush(self, line_of: int | None = None) -> None:
         text = " ".join("".join(self.buffer).split())
+        source = None
+        if text:
+            pieces = ((piece, getattr(piece, "runs", None)) for piece in self.buffer)
+            mapped, source = normalise_pieces(pieces, self.doc.name)
+            source = source if mapped == text else None
         self.buffer = []
         self.flushes += 1
         phonemes, self.phonemes = tuple(self.phonemes), []
@@ -184,7 +207,7 @@ class _ContentParser(HTMLParser):
                 kind = "dialogue"
             if line_of is not None:
                 self.lines.append((len(self.doc.items), line_of))
-            self.doc.items.append(TextBlock(kind, text, self.buffer_line, (), phonemes))
+            self.doc.items.append(TextBlock(kind, text, self.buffer_line, (), phonemes, source))
 
     def _open_skip(self, tag: str, values: dict[str, str]) -> tuple[str, bool] | None:
         if values.get("id") in self.skip_ids:
@@ -305,9 +328,13 @@ class _ContentParser(HTMLParser):
                     entry.words += len(data.split())
                     break
             return
+        line, column = self.getpos()
         if not "".join(self.buffer).strip():
-            self.buffer_line = self.getpos()[0]
-        self.buffer.append(data)
+            self.buffer_line = line
+        piece = _Text(data)
+        if line <= len(self.line_starts):
+            piece.runs = chunk_runs(self.source, self.line_starts[line - 1] + column, data)
+        self.buffer.append(piece)
 
     def close(self) -> None:
         super().close()
@@ -356,8 +383,10 @@ def _join_verse(parser: _ContentParser) -> None:
             starts.append((len(text) + (1 if text else 0), block.line))
             text = f"{text} {block.text}" if text else block.text
             phonemes.extend(block.phonemes)
+        offsets = [start for start, _ in starts]
+        source = join_maps([(at, b.source) for at, b in zip(offsets, blocks, strict=True)])
         merged[run[0]] = TextBlock(
-            blocks[0].kind, text, blocks[0].line, tuple(starts), tuple(phonemes)
+            blocks[0].kind, text, blocks[0].line, tuple(starts), tuple(phonemes), source
         )
         for index in run[1:]:
             merged[index] = None
@@ -375,7 +404,7 @@ def read_content(
     ``skip_ids`` maps element ids to a reason for leaving them out (landmarks that point into
     the file)."""
     document = ContentDocument(name)
-    parser = _ContentParser(document, keep_extras, skip_ids or {})
+    parser = _ContentParser(document, keep_extras, skip_ids or {}, source)
     parser.feed(source)
     parser.close()
     _join_verse(parser)

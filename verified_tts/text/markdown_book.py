@@ -28,6 +28,7 @@ from markdown_it.token import Token
 
 from verified_tts.errors import UserError
 from verified_tts.text.normalize import roman_to_int
+from verified_tts.text.source_map import SourceMap
 
 __all__ = [
     "DIRECTIVE_KEYS",
@@ -71,6 +72,8 @@ class Block:
     pause_before: float | None = None  # seconds of pause before this block (a pause directive)
     # (text as written, espeak-ng IPA) a book gives for part of the block (EPUB ssml:ph)
     phonemes: tuple[tuple[str, str], ...] = ()
+    # where ``text`` stands in the file it was read from (EPUB XHTML); None for Markdown
+    source: SourceMap | None = field(default=None, repr=False)
 
     def line_at(self, offset: int) -> int:
         """The 1-based source line of the character at ``offset`` in ``text``."""

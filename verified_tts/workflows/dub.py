@@ -28,6 +28,7 @@ import numpy as np
 
 from verified_tts.atomic import remove_interrupted_writes, write_json_atomic
 from verified_tts.audio import resample
+from verified_tts.errors import UserError
 from verified_tts.options import DurationFitOptions, Gate, RenderConfig, from_table, overlay
 from verified_tts.output.assembly import AssembledFile
 from verified_tts.output.dub_delivery import Bed, DubFiles, deliver_dub, mix_record, read_bed
@@ -47,6 +48,7 @@ from verified_tts.output.manifest import (
     output_folders,
     write_manifest,
 )
+from verified_tts.output.readalong import READ_ALONG_FORMATS
 from verified_tts.output.video import language_code, probe_video
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import UtteranceResult
@@ -162,6 +164,13 @@ def dub(
     """
     started = time.perf_counter()
     run_began = time.time()  # earlier temporary files are a killed run's
+    book_only = [f for f in config.production.formats if f in READ_ALONG_FORMATS]
+    if book_only:
+        raise UserError(
+            f"[production] formats {','.join(book_only)} are made from books (a read-along "
+            "EPUB and captions of the narration): a dub delivers one timed track and voiced.srt; "
+            "drop them from the config's formats, or render a book with `verified-tts render`"
+        )
     options = _dub_options(
         config,
         {

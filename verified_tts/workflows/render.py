@@ -31,7 +31,9 @@ from verified_tts.output.manifest import (
     summarise,
     write_manifest,
 )
+from verified_tts.output.readalong import ReadAlongInput
 from verified_tts.output.report import write_render_report
+from verified_tts.output.word_timing import ALIGNER_VERSION, DEFAULT_LAG_S, load_aligner
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import UtteranceResult
 from verified_tts.review.hook import ReviewHook
@@ -45,6 +47,7 @@ __all__ = [
     "finish_output",
     "place_winners",
     "prepare_output",
+    "read_along_input",
     "render",
 ]
 
@@ -100,6 +103,9 @@ def place_winners(results: Sequence[UtteranceResult], book: Book, store: Store) 
                 pause_after=r.utterance.segment.pause_after,
                 pause_before=r.utterance.segment.pause_before,
                 sample_rate=stored.sample_rate,
+                segment=r.utterance.segment,
+                key=r.winner_candidate.key,
+                info=stored.info,
             )
         )
     return placed
@@ -116,14 +122,40 @@ def book_tags(book: Book, config: RenderConfig) -> BookTags:
     )
 
 
+def read_along_input(
+    book: Book, source: str | os.PathLike, config: RenderConfig, verifiers: Any = None
+) -> ReadAlongInput:
+    """What the read-along files need: the book, the EPUB it was read from, and a word aligner
+    on the render's own Whisper (loaded only if some winner needs aligning)."""
+    path = Path(source)
+    wer_options = config.verifiers.wer
+    return ReadAlongInput(
+        book=book,
+        source=path if path.suffix.lower() == ".epub" else None,
+        aligner=lambda: load_aligner(verifiers, wer_options),
+        aligner_identity={
+            "version": ALIGNER_VERSION,
+            "lag_s": DEFAULT_LAG_S,
+            "model": wer_options.model,
+            "compute_type": wer_options.compute_type,
+        },
+    )
+
+
 def finish_output(
-    out: Path, placed: Sequence[Placed], book: Book, config: RenderConfig, sample_rate: int
+    out: Path,
+    placed: Sequence[Placed],
+    book: Book,
+    config: RenderConfig,
+    sample_rate: int,
+    read_along: ReadAlongInput | None = None,
 ) -> tuple[list[AssembledFile], dict[str, Any]]:
-    """Assemble and master the chapters, write the deliverables and ``acx.json``."""
+    """Assemble and master the chapters, write the deliverables (the read-along ones too,
+    given ``read_along``) and ``acx.json``."""
     files = assemble_book(
         placed, sample_rate, out, config.assembly, formats=config.production.formats
     )
-    delivery = deliver(files, out, config.production, book_tags(book, config))
+    delivery = deliver(files, out, config.production, book_tags(book, config), read_along)
     write_json_atomic(out / "acx.json", delivery["acx"])
     return files, delivery
 
@@ -167,8 +199,9 @@ def render(
             assemble_started = time.perf_counter()
             placed = place_winners(results, book, store)
             damaged = tuple(store.damaged)
+        read_along = read_along_input(book, book_path, config, synthesizer.verifiers)
         files, delivery = finish_output(out, placed, book, config,
-                                        synthesizer.generator.sample_rate)  # fmt: skip
+                                        synthesizer.generator.sample_rate, read_along)  # fmt: skip
         synthesizer.stats.seconds["assemble"] += time.perf_counter() - assemble_started
         manifest = build_manifest(
             synthesizer=synthesizer,

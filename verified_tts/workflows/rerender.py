@@ -53,7 +53,7 @@ from verified_tts.scoring import unit_centroid
 from verified_tts.selection import per_clip_policy
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.production import LoadedBook, load_input
-from verified_tts.workflows.render import finish_output, place_winners
+from verified_tts.workflows.render import finish_output, place_winners, read_along_input
 from verifiers import WerVerifier
 
 __all__ = [
@@ -101,7 +101,7 @@ def find_utterance(manifest: Manifest | Mapping[str, Any], key: str) -> str:
 
 _PRODUCTION_KEYS = {
     "formats", "chapters", "keep_extras", "credits", "narrator", "author", "split_hours", "lexicon",
-    "toc_depth", "language_override",
+    "toc_depth", "language_override", "read_along", "epub_audio",
 }  # fmt: skip
 
 
@@ -193,7 +193,10 @@ def _rerender(
             for r, reviewed in zip(results, review.results(results), strict=True)
         ]
         placed = place_winners(results, book, store)
-    files, delivery = finish_output(out, placed, book, original, base.generator.sample_rate)
+    read_along = read_along_input(book, manifest.input, original, base.verifiers)
+    files, delivery = finish_output(
+        out, placed, book, original, base.generator.sample_rate, read_along
+    )
     for run in runs:
         base.stats.merge(run.stats)
     updated = build_manifest(
