@@ -29,6 +29,7 @@ from verified_tts.cli.jobs import cluster_app, jobs_app
 from verified_tts.cli.production import register_production_commands
 from verified_tts.cli.review import register_review_command
 from verified_tts.errors import UserError
+from verified_tts.generators import generator_help
 
 __all__ = ["app", "main"]
 
@@ -49,9 +50,7 @@ OutOption = Annotated[
 ]
 GeneratorOption = Annotated[
     str | None,
-    typer.Option(
-        "--generator", help="piper (embedded default), espeak (fastest), orpheus, llasa or spark."
-    ),
+    typer.Option("--generator", help=generator_help()),
 ]
 ModelOption = Annotated[
     str | None,
