@@ -48,8 +48,8 @@ class GeneratorSpec:
             if getattr(config, key) is not None and key not in self.accepts:
                 takes = ", ".join(f"--{k.replace('_', '-')}" for k in _KEYS if k in self.accepts)
                 raise UserError(
-                    f"--{key.replace('_', '-')} does not apply to the {self.name} generator "
-                    f"(it takes {takes or 'none of --model, --codec, --voice'}): leave it out, "
+                    f"the {self.name} generator has no --{key.replace('_', '-')} "
+                    f"(it takes {takes or 'none of --model, --codec, --voice'}): drop it, "
                     "or choose a generator that takes it with --generator"
                 )
 
