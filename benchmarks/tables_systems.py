@@ -270,6 +270,39 @@ def codec_lm_throughput() -> str:
                      "Spark-TTS (BiCodec)"), rows)  # fmt: skip
 
 
+def driver_ceiling() -> str:
+    data = result("driver_ceiling")
+    rows = [("no Ray, stand-ins at 0 s", "", num(data["local"]["candidates_per_s"], 1), "", "",
+             num(data["local"]["driver_cpu_ms_per_candidate"], 1)),
+            ("Ray, stand-ins at 0 s", "", num(data["ray_overhead"]["candidates_per_s"], 1), "",
+             "", num(data["ray_overhead"]["driver_cpu_ms_per_candidate"], 1))]  # fmt: skip
+    for run in data["ray_replicas"]:
+        rows.append((
+            "Ray, fixed cost", run["replicas"], num(run["candidates_per_s"], 1),
+            num(run["ideal_candidates_per_s"], 1), pct(run["efficiency"]),
+            num(run["driver_cpu_ms_per_candidate"], 1),
+        ))  # fmt: skip
+    for name, run in data["ray_window"].items():
+        rows.append((name, "", num(run["candidates_per_s"], 1), "", "",
+                     num(run["driver_cpu_ms_per_candidate"], 1)))  # fmt: skip
+    return md_table(("setting", "replicas", "candidates/s", "ideal", "of ideal",
+                     "driver CPU ms per candidate"), rows)  # fmt: skip
+
+
+def driver_derivation() -> str:
+    c = result("driver_ceiling")["ceiling"]
+    return (
+        f"one driver spends a median {num(c['driver_cpu_ms_per_candidate_median'], 1)} ms of CPU "
+        f"per candidate, so it coordinates at most {num(c['driver_bound_candidates_per_s'], 0)} "
+        f"candidates a second on one core; a {c['node_cpus']}-core node with the embedded voice "
+        f"and every verifier makes {num(c['piper_node_candidates_per_s'], 1)} a second, so one "
+        f"driver keeps about {num(c['piper_nodes_per_driver'], 0)} such nodes busy. A "
+        f"{c['catalogue_hours']}-hour catalogue at {num(c['candidates_per_speech_s'], 2)} "
+        f"candidates per second of speech is about {c['catalogue_1000h_candidates']:,} candidates: "
+        f"{num(c['catalogue_1000h_driver_hours'], 0)} hours of one driver"
+    )
+
+
 BLOCKS = {
     "demo": Generated(("render_benchmark",), demo, labels=0),
     "render-benchmark": Generated(("render_benchmark",), render_benchmark),
@@ -286,4 +319,7 @@ BLOCKS = {
     "orpheus-throughput": Generated(("orpheus_throughput",), orpheus_throughput),
     "snac-decode": Generated(("orpheus_throughput",), snac_decode, labels=0),
     "codec-lm-throughput": Generated(("codec_lm_throughput",), codec_lm_throughput),
+    "driver-ceiling": Generated(("driver_ceiling",), driver_ceiling, labels=1),
+    "driver-derivation": Generated(("driver_ceiling", "render_benchmark"), driver_derivation,
+                                   labels=0),  # fmt: skip
 }

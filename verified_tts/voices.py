@@ -79,6 +79,9 @@ class Voice:
             name=self.generator,
             model=self.model,
             voice=self.speaker,
+            # another generator's codec and zero-shot words are not this voice's
+            codec=config.codec if ours else None,
+            voice_ref_text=config.voice_ref_text if ours else None,
             options={**options, **dict(self.options)},
         )
 

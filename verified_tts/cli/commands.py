@@ -31,6 +31,7 @@ from verified_tts.cli.production import register_production_commands
 from verified_tts.cli.review import register_review_command
 from verified_tts.cli.voices import register_voice_commands
 from verified_tts.errors import UserError
+from verified_tts.generators import generator_help
 
 __all__ = ["app", "main"]
 
@@ -51,9 +52,7 @@ OutOption = Annotated[
 ]
 GeneratorOption = Annotated[
     str | None,
-    typer.Option(
-        "--generator", help="piper (embedded default), espeak (fastest), orpheus, llasa or spark."
-    ),
+    typer.Option("--generator", help=generator_help()),
 ]
 ModelOption = Annotated[
     str | None,

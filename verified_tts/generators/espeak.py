@@ -172,12 +172,8 @@ def languages(config: Any) -> tuple[str, ...]:
 
 
 def load(config: Any) -> EspeakGenerator:
-    """Registry entry point: build the generator from a ``GeneratorConfig``."""
-    if config.model or config.codec:
-        raise UserError(
-            "the espeak generator has no --model or --codec (espeak-ng comes with the package): "
-            "drop them, or choose a model-based generator with --generator orpheus"
-        )
+    """Registry entry point: build the generator from a ``GeneratorConfig`` (the keys it takes
+    are checked by its declaration, :data:`verified_tts.generators.GENERATOR_SPECS`)."""
     options = config.options
     if config.voice:  # `--voice` picks the variant family, e.g. "f3" or "m1,m3"
         options = EspeakOptions(**{**asdict(options), "variants": tuple(config.voice.split(","))})

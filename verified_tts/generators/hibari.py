@@ -353,9 +353,8 @@ class HibariGenerator:
 
 
 def load(config: Any) -> HibariGenerator:
-    """Registry entry point: build the generator from a ``GeneratorConfig``."""
-    if config.codec:
-        raise UserError("the hibari generator has no --codec: drop it")
+    """Registry entry point: build the generator from a ``GeneratorConfig`` (the keys it takes
+    are checked by its declaration, :data:`verified_tts.generators.GENERATOR_SPECS`)."""
     options = config.options
     if not isinstance(options, HibariOptions):  # a mapping: the [generator.hibari] table
         options = HibariOptions.from_mapping(dict(options or {}))

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,23 +28,20 @@ from verified_tts.generators.base import SynthesisRequest
 from verified_tts.generators.codec_lm import (
     CodecLMGenerator,
     Parsed,
-    load_tokenizer,
     read_clip,
 )
 from verified_tts.generators.codec_lm_engine import (
-    engine_kwargs,
-    get_engine,
-    import_vllm,
     shutdown_engine,
 )
+from verified_tts.generators.codec_lm_load import CodecLMFamily, build_generator, load_parts
 from verified_tts.generators.codecs.xcodec2 import (
     CODEBOOK_SIZE,
     HOP,
     SAMPLE_RATE,
     Xcodec2Codec,
     load_codec,
+    locate_codec,
 )
-from verified_tts.models import hub_snapshot, locate_model
 from verified_tts.options.generation import GeneratorConfig, LlasaOptions
 
 __all__ = [
@@ -190,45 +186,28 @@ def _speech_prompt(codec: Xcodec2Codec, clip: str, text: str) -> SpeechPrompt:
     return SpeechPrompt(text=text, codes=codes, digest=digest)
 
 
+FAMILY = CodecLMFamily(
+    name="llasa",
+    label="Llasa",
+    default_model=DEFAULT_MODEL,
+    default_codec=DEFAULT_CODEC,
+    model_files=("*.json", "*.safetensors", "tokenizer*"),
+    locate_codec=locate_codec,
+    load_codec=load_codec,
+    default_max_len=CONTEXT,
+)
+
+
 def load(config: GeneratorConfig) -> CodecLMGenerator:
     """Load (or reuse) the engine, the tokenizer, X-codec2 and the zero-shot prompt, up front."""
-    options = config.options
     if config.voice:
         raise UserError(
             f"Llasa has no named voices (got --voice {config.voice}): clone one with "
             "--voice-ref CLIP.wav --voice-ref-text 'its words'"
         )
-    if config.voice_ref_text and not config.voice_ref:
-        raise UserError("--voice-ref-text needs --voice-ref (the clip that says it)")
-    import_vllm("llasa")
-    model = str(config.model or DEFAULT_MODEL)
-    codec_source = str(config.codec or DEFAULT_CODEC)
-    model_dir = Path(
-        locate_model(
-            model,
-            what="Llasa model",
-            option="--model",
-            fetch=hub_snapshot(["*.json", "*.safetensors", "tokenizer*"]),
-        ).path
-    )
-    llm = get_engine(
-        engine_kwargs(model_dir, options, default_max_len=CONTEXT),
-        label="Llasa",
-        table=options.TABLE,
-    )
-    tokenizer = load_tokenizer(
-        options.tokenizer or model_dir, model, generator="Llasa", table=options.TABLE
-    )
-    ids = _Ids(tokenizer, model)
-    codec = load_codec(codec_source, device=options.codec_device, max_batch=options.codec_batch)
+    parts = load_parts(config, FAMILY)
+    ids = _Ids(parts.tokenizer, parts.files.model)
     reference = None
     if config.voice_ref and config.voice_ref_text:
-        reference = _speech_prompt(codec, config.voice_ref, config.voice_ref_text)
-    return CodecLMGenerator(
-        layout=LlasaLayout(tokenizer, ids, reference),
-        llm=llm,
-        codec=codec,
-        model=model,
-        codec_source=codec_source,
-        options=options,
-    )
+        reference = _speech_prompt(parts.codec, config.voice_ref, config.voice_ref_text)
+    return build_generator(parts, LlasaLayout(parts.tokenizer, ids, reference))

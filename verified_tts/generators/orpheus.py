@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,16 +23,13 @@ from verified_tts.generators.base import SynthesisRequest
 from verified_tts.generators.codec_lm import (
     CodecLMGenerator,
     Parsed,
-    load_tokenizer,
     read_clip,
     token_budget,
 )
 from verified_tts.generators.codec_lm_engine import (
-    engine_kwargs,
-    get_engine,
-    import_vllm,
     shutdown_engine,
 )
+from verified_tts.generators.codec_lm_load import CodecLMFamily, build_generator, load_parts
 from verified_tts.generators.codecs.snac import (
     AUDIO_TOKEN_BASE,
     CODEBOOK_SIZE,
@@ -43,9 +39,9 @@ from verified_tts.generators.codecs.snac import (
     SnacCodec,
     frames_to_ids,
     load_codec,
+    locate_codec,
     parse_frames,
 )
-from verified_tts.models import hub_snapshot, locate_model
 from verified_tts.options.generation import GeneratorConfig, OrpheusOptions
 
 __all__ = [
@@ -194,42 +190,26 @@ def _voice_prompt(codec: SnacCodec, clip: str, text: str) -> VoicePrompt:
     return VoicePrompt(text=text, codes=codes, digest=digest)
 
 
+FAMILY = CodecLMFamily(
+    name="orpheus",
+    label="Orpheus",
+    default_model=DEFAULT_MODEL,
+    default_codec=DEFAULT_CODEC,
+    model_files=("*.json", "*.safetensors", "tokenizer*", "*.model", "*.txt"),
+    locate_codec=locate_codec,
+    load_codec=load_codec,
+)
+
+
 def load(config: GeneratorConfig) -> CodecLMGenerator:
     """Load (or reuse) the engine, the tokenizer, SNAC and the voice prompt: once, up front."""
-    options = config.options
     voice = _check_voice(config.voice)
-    import_vllm("orpheus")  # a missing extra is reported before anything is downloaded
-    model = str(config.model or DEFAULT_MODEL)
-    codec_source = str(config.codec or DEFAULT_CODEC)
     zero_shot = bool(config.voice_ref and config.voice_ref_text)
-    if config.voice_ref_text and not config.voice_ref:
-        raise UserError("--voice-ref-text needs --voice-ref (the clip that says it)")
     if voice is None and not zero_shot:
         voice = VOICES[0]  # the finetuned checkpoints expect a speaker name; tara is upstream's
-    model_dir = Path(
-        locate_model(
-            model,
-            what="Orpheus model",
-            option="--model",
-            fetch=hub_snapshot(["*.json", "*.safetensors", "tokenizer*", "*.model", "*.txt"]),
-        ).path
-    )
-    # The engine first: vLLM forks its workers, and forking before any thread pool, tokenizer
-    # thread or CUDA context exists in this process is what keeps that safe.
-    llm = get_engine(engine_kwargs(model_dir, options), label="Orpheus", table=options.TABLE)
-    tokenizer = load_tokenizer(
-        options.tokenizer or model_dir, model, generator="Orpheus", table=options.TABLE
-    )
-    codec = load_codec(codec_source, device=options.codec_device, max_batch=options.codec_batch)
+    parts = load_parts(config, FAMILY)
     reference = None
     if zero_shot:
         assert config.voice_ref is not None and config.voice_ref_text is not None
-        reference = _voice_prompt(codec, config.voice_ref, config.voice_ref_text)
-    return CodecLMGenerator(
-        layout=OrpheusLayout(tokenizer, voice, reference),
-        llm=llm,
-        codec=codec,
-        model=model,
-        codec_source=codec_source,
-        options=options,
-    )
+        reference = _voice_prompt(parts.codec, config.voice_ref, config.voice_ref_text)
+    return build_generator(parts, OrpheusLayout(parts.tokenizer, voice, reference))

@@ -461,9 +461,8 @@ def languages(config: Any) -> tuple[str, ...]:
 
 
 def load(config: Any) -> PiperGenerator:
-    """Registry entry point: build the generator from a ``GeneratorConfig``."""
-    if config.codec:
-        raise UserError("the piper generator has no --codec: drop it")
+    """Registry entry point: build the generator from a ``GeneratorConfig`` (the keys it takes
+    are checked by its declaration, :data:`verified_tts.generators.GENERATOR_SPECS`)."""
     options = config.options
     voice = load_voice(config.model, options.threads)
     return PiperGenerator(voice, options, config.voice)

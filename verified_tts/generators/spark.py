@@ -26,7 +26,6 @@ import hashlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,15 +36,12 @@ from verified_tts.generators.codec_lm import (
     CodecLMGenerator,
     Job,
     Parsed,
-    load_tokenizer,
     read_clip,
 )
 from verified_tts.generators.codec_lm_engine import (
-    engine_kwargs,
-    get_engine,
-    import_vllm,
     shutdown_engine,
 )
+from verified_tts.generators.codec_lm_load import CodecLMFamily, build_generator, load_parts
 from verified_tts.generators.codecs.bicodec import (
     GLOBAL_SIZE,
     GLOBAL_TOKENS,
@@ -53,8 +49,8 @@ from verified_tts.generators.codecs.bicodec import (
     SAMPLE_RATE,
     SEMANTIC_SIZE,
     load_codec,
+    locate_codec,
 )
-from verified_tts.models import hub_snapshot, locate_model
 from verified_tts.options.generation import GeneratorConfig, SparkOptions
 
 __all__ = [
@@ -341,38 +337,28 @@ class SparkLayout:
         }
 
 
-def _locate_lm(model: str) -> Path:
-    root = Path(
-        locate_model(
-            model,
-            what="Spark-TTS model",
-            option="--model",
-            fetch=hub_snapshot(["LLM/*", "*.json", "*.safetensors", "tokenizer*", "*.txt"]),
-        ).path
-    )
-    return root / "LLM" if (root / "LLM" / "config.json").is_file() else root
+FAMILY = CodecLMFamily(
+    name="spark",
+    label="Spark-TTS",
+    default_model=DEFAULT_MODEL,
+    default_codec=None,  # BiCodec is in the Spark-TTS folder
+    model_files=("LLM/*", "*.json", "*.safetensors", "tokenizer*", "*.txt"),
+    locate_codec=locate_codec,
+    load_codec=load_codec,
+    lm_subfolder="LLM",
+    default_max_len=4096,
+)
 
 
 def load(config: GeneratorConfig) -> CodecLMGenerator:
     """Load (or reuse) the engine, the tokenizer and BiCodec; clone or prepare the voice."""
     options = config.options
-    if config.voice_ref_text and not config.voice_ref:
-        raise UserError("--voice-ref-text needs --voice-ref (the clip that says it)")
     voice = parse_voice(config.voice) if config.voice else None
     if voice is None and not config.voice_ref:
         voice = parse_voice(DEFAULT_VOICE)
-    import_vllm("spark")
-    model = str(config.model or DEFAULT_MODEL)
-    codec_source = str(config.codec or config.model or DEFAULT_MODEL)
-    lm_dir = _locate_lm(model)
-    llm = get_engine(
-        engine_kwargs(lm_dir, options, default_max_len=4096), label="Spark-TTS", table=options.TABLE
-    )
-    tokenizer = load_tokenizer(
-        options.tokenizer or lm_dir, model, generator="Spark-TTS", table=options.TABLE
-    )
-    ids = _Ids(tokenizer, model)
-    codec = load_codec(codec_source, device=options.codec_device, max_batch=options.codec_batch)
+    parts = load_parts(config, FAMILY)
+    tokenizer, codec = parts.tokenizer, parts.codec
+    ids = _Ids(tokenizer, parts.files.model)
     reference = None
     if config.voice_ref and voice is None:
         audio, rate = read_clip(config.voice_ref)
@@ -387,14 +373,7 @@ def load(config: GeneratorConfig) -> CodecLMGenerator:
     layout = SparkLayout(
         tokenizer, ids, voice=voice, reference=reference, voice_seed=options.voice_seed
     )
-    generator = CodecLMGenerator(
-        layout=layout,
-        llm=llm,
-        codec=codec,
-        model=model,
-        codec_source=codec_source,
-        options=options,
-    )
+    generator = build_generator(parts, layout)
 
     def draw(prompt: list[int], seed: int) -> list[int]:
         request = SynthesisRequest("voice", 0, seed, VOICE_TEXT)

@@ -31,6 +31,7 @@ __all__ = [
     "SEMANTIC_SIZE",
     "BiCodec",
     "load_codec",
+    "locate_codec",
     "volume_normalize",
 ]
 
@@ -203,6 +204,27 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def locate_codec(id_or_dir: str | os.PathLike[str]) -> Path:
+    """The BiCodec folder (config.yaml + model.safetensors) of a Spark-TTS folder, its BiCodec
+    subfolder or a hub id, or one line."""
+    root = Path(
+        locate_model(
+            id_or_dir,
+            what="BiCodec codec",
+            option="--codec",
+            fetch=hub_snapshot(["config.yaml", "BiCodec/*", "wav2vec2-large-xlsr-53/*"]),
+        ).path
+    )
+    codec_dir = root / "BiCodec" if (root / "BiCodec").is_dir() else root
+    for name in ("config.yaml", "model.safetensors"):
+        if not (codec_dir / name).is_file():
+            raise UserError(
+                f"BiCodec folder '{codec_dir}' has no {name}: expected the Spark-TTS layout "
+                "(SparkAudio/Spark-TTS-0.5B with BiCodec/config.yaml and model.safetensors)"
+            )
+    return codec_dir
+
+
 def load_codec(
     id_or_dir: str | os.PathLike[str], device: str | None = None, max_batch: int | None = None
 ) -> BiCodec:
@@ -214,22 +236,8 @@ def load_codec(
         raise MissingExtra("the BiCodec codec", "spark", "safetensors") from exc
     from verified_tts.generators.codecs.bicodec_modules import BiCodecNet, fold_weight_norm
 
-    root = Path(
-        locate_model(
-            id_or_dir,
-            what="BiCodec codec",
-            option="--codec",
-            fetch=hub_snapshot(["config.yaml", "BiCodec/*", "wav2vec2-large-xlsr-53/*"]),
-        ).path
-    )
-    codec_dir = root / "BiCodec" if (root / "BiCodec").is_dir() else root
-    top = root if codec_dir != root else root.parent
-    for name in ("config.yaml", "model.safetensors"):
-        if not (codec_dir / name).is_file():
-            raise UserError(
-                f"BiCodec folder '{codec_dir}' has no {name}: expected the Spark-TTS layout "
-                "(SparkAudio/Spark-TTS-0.5B with BiCodec/config.yaml and model.safetensors)"
-            )
+    codec_dir = locate_codec(id_or_dir)
+    top = codec_dir.parent  # the Spark-TTS folder: its config.yaml and wav2vec2 beside BiCodec
     section = _read_yaml(codec_dir / "config.yaml").get("audio_tokenizer")
     if not isinstance(section, dict):
         raise UserError(f"'{codec_dir / 'config.yaml'}' has no audio_tokenizer section")

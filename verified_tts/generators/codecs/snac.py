@@ -42,6 +42,7 @@ __all__ = [
     "frames_to_codes",
     "frames_to_ids",
     "load_codec",
+    "locate_codec",
     "parse_frames",
 ]
 
@@ -242,17 +243,8 @@ class SnacCodec:
         return codes_to_frames(levels)
 
 
-def load_codec(
-    id_or_dir: str | os.PathLike[str], device: str | None = None, max_batch: int | None = None
-) -> SnacCodec:
-    """Load SNAC 24 kHz from a local folder (config.json + pytorch_model.bin) or a hub id."""
-    try:
-        import torch
-        from snac import SNAC
-        from snac.layers import NoiseBlock
-    except ImportError as exc:
-        raise MissingExtra("the SNAC codec", "orpheus", "snac") from exc
-
+def locate_codec(id_or_dir: str | os.PathLike[str]) -> Path:
+    """The SNAC folder (config.json + pytorch_model.bin) of a folder or hub id, or one line."""
     folder = Path(
         locate_model(
             id_or_dir,
@@ -267,6 +259,21 @@ def load_codec(
                 f"SNAC codec folder '{folder}' has no {name}: expected the layout of "
                 "hubertsiuzdak/snac_24khz (config.json + pytorch_model.bin)"
             )
+    return folder
+
+
+def load_codec(
+    id_or_dir: str | os.PathLike[str], device: str | None = None, max_batch: int | None = None
+) -> SnacCodec:
+    """Load SNAC 24 kHz from a local folder (config.json + pytorch_model.bin) or a hub id."""
+    try:
+        import torch
+        from snac import SNAC
+        from snac.layers import NoiseBlock
+    except ImportError as exc:
+        raise MissingExtra("the SNAC codec", "orpheus", "snac") from exc
+
+    folder = locate_codec(id_or_dir)
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     model = SNAC.from_pretrained(str(folder)).eval()

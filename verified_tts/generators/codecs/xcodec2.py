@@ -23,7 +23,15 @@ import numpy as np
 from verified_tts.errors import MissingExtra, UserError
 from verified_tts.models import hub_snapshot, locate_model
 
-__all__ = ["CODEBOOK_SIZE", "HOP", "SAMPLE_RATE", "Xcodec2Codec", "fbank_features", "load_codec"]
+__all__ = [
+    "CODEBOOK_SIZE",
+    "HOP",
+    "SAMPLE_RATE",
+    "Xcodec2Codec",
+    "fbank_features",
+    "load_codec",
+    "locate_codec",
+]
 
 SAMPLE_RATE = 16_000
 HOP = 320  # samples per code: 50 codes a second
@@ -134,15 +142,8 @@ class Xcodec2Codec:
         return codes.reshape(-1).cpu().numpy().astype(np.int64)
 
 
-def load_codec(
-    id_or_dir: str | os.PathLike[str], device: str | None = None, max_batch: int | None = None
-) -> Xcodec2Codec:
-    """Load X-codec2 from a local folder (config.json + model.safetensors) or a hub id."""
-    try:
-        import torch
-        from transformers import Xcodec2Model
-    except ImportError as exc:
-        raise MissingExtra("the X-codec2 codec", "llasa", "transformers>=5.13") from exc
+def locate_codec(id_or_dir: str | os.PathLike[str]) -> Path:
+    """The X-codec2 folder (config.json + model.safetensors) of a folder or hub id, or one line."""
     folder = Path(
         locate_model(
             id_or_dir,
@@ -157,6 +158,19 @@ def load_codec(
             f"X-codec2 folder '{folder}' has no *.safetensors: expected the layout of "
             "HKUSTAudio/xcodec2-hf (config.json + model.safetensors)"
         )
+    return folder
+
+
+def load_codec(
+    id_or_dir: str | os.PathLike[str], device: str | None = None, max_batch: int | None = None
+) -> Xcodec2Codec:
+    """Load X-codec2 from a local folder (config.json + model.safetensors) or a hub id."""
+    try:
+        import torch
+        from transformers import Xcodec2Model
+    except ImportError as exc:
+        raise MissingExtra("the X-codec2 codec", "llasa", "transformers>=5.13") from exc
+    folder = locate_codec(id_or_dir)
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     try:
