@@ -25,6 +25,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from verified_tts.cli.cast import register_cast_command
 from verified_tts.cli.jobs import cluster_app, jobs_app
 from verified_tts.cli.production import register_production_commands
 from verified_tts.cli.review import register_review_command
@@ -260,6 +261,14 @@ def render(
     lexicon: Annotated[
         Path | None, typer.Option("--lexicon", help="Pronunciation lexicon (TOML).")
     ] = None,
+    cast: Annotated[
+        Path | None,
+        typer.Option(
+            "--cast",
+            help="Cast file (verified-tts cast): dialogue in each character's voice; the "
+            "narrator's voice is the render's unless --voice says otherwise.",
+        ),
+    ] = None,
     credits: Annotated[
         bool | None,
         typer.Option("--credits/--no-credits", help="Opening and closing credits chapters."),
@@ -309,6 +318,12 @@ def render(
     """Render a Markdown, plain-text or EPUB book to chapter audio by best-of-N synthesis."""
     from verified_tts.workflows.render import render as render_book
 
+    if cast is not None and voice is None:
+        from verified_tts.cast import read_cast
+        from verified_tts.config import read_config_file
+
+        table = read_config_file(config) if config else {}
+        voice = read_cast(cast, voices_dir=table.get("voices_dir")).narrator
     settings = _config(
         config,
         candidates=candidates,
@@ -325,6 +340,7 @@ def render(
             "formats": output_format,
             "chapters": chapters,
             "lexicon": str(lexicon) if lexicon else None,
+            "cast": str(cast) if cast else None,
             "credits": credits,
             "narrator": narrator,
             "author": author,
@@ -807,6 +823,7 @@ register_production_commands(app, console)
 register_voice_commands(app, console)
 # `review` lives in verified_tts/cli/review.py; Starlette is imported only when it runs
 register_review_command(app, console)
+register_cast_command(app, console)
 
 
 @app.command("doctor")

@@ -62,6 +62,9 @@ class ProductionOptions:
     chapters: str | None = option(None, 'Chapters to render, 1-based: "3-7" or "1,4-5"')
     keep_extras: bool = option(False, "EPUB: also read front matter and notes")
     lexicon: str | None = option(None, "Pronunciation lexicon (TOML)", path=True)
+    cast: str | None = option(
+        None, "Cast file (TOML, `verified-tts cast`): dialogue in each character's voice", path=True
+    )
     credits: bool = option(False, "Opening and closing credits as their own chapters")
     narrator: str | None = option(None, "Narrator's name (tags, credits)")
     author: str | None = option(None, "Author (tags, credits); overrides the EPUB's")

@@ -40,6 +40,7 @@ __all__ = [
     "assemble_book",
     "chapter_path",
     "level_clip",
+    "resample",
     "trim_silence",
     "voiced_bounds",
     "write_book_files",

@@ -81,7 +81,9 @@ def book_segments(manifest: Manifest, config: RenderConfig) -> tuple[Book, list[
             f"the book {source} that this render read is gone: put it back at that path to "
             "deliver (the review's decisions are kept)"
         )
-    book = load_input(source, config.production, max_chars=config.utterance_chars()).book
+    book = load_input(
+        source, config.production, max_chars=config.utterance_chars(), voices_dir=config.voices_dir
+    ).book
     segments = list(book.segments)
     texts = [u.text for u in manifest.utterances]
     if [s.text for s in segments] != texts:
@@ -116,9 +118,13 @@ def chapter_signatures(
     formats = sorted(f for f in config.production.formats if f in ("wav", "flac"))
     settings = {"rate": sample_rate, "assembly": asdict(config.assembly), "formats": formats}
     return {
-        index: stable_hash({**settings, "title": titles.get(index), "takes": [
-            [r.audio, s.pause_after, s.pause_before] for r, s in items
-        ]})  # fmt: skip
+        index: stable_hash(
+            {
+                **settings,
+                "title": titles.get(index),
+                "takes": [[r.audio, s.pause_after, s.pause_before] for r, s in items],
+            }
+        )  # fmt: skip
         for index, items in _chapters(records, segments).items()
     }
 
@@ -252,8 +258,11 @@ def deliver_review(
     updated = replace(
         manifest,
         utterances=tuple(records),
-        chapters=tuple(ChapterRecord(f.index, f.title, f.wav, f.flac, f.duration_s)
-                       for f in files if f.index is not None),  # fmt: skip
+        chapters=tuple(
+            ChapterRecord(f.index, f.title, f.wav, f.flac, f.duration_s)
+            for f in files
+            if f.index is not None
+        ),  # fmt: skip
         book=BookRecord(book_file.wav, book_file.flac, book_file.duration_s),
         delivery=delivery,
         review=summary if summary is not None else manifest.review,

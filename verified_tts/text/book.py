@@ -7,7 +7,8 @@ structure from :mod:`verified_tts.text.markdown_book`, sentences and generator-s
 result is a
 :class:`Book` of :class:`Chapter` s of :class:`Segment` s, plain frozen data that carries both
 the text as written (for reports and as the ASR reference) and the text the TTS is asked to say,
-plus where it came from and which pause follows it.
+plus where it came from and which pause follows it. Asked to, it reads quoted speech apart from
+the narration around it (:mod:`verified_tts.text.dialogue`), so each can have its own voice.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from pathlib import Path
 from typing import Literal
 
 from verified_tts.errors import UserError
-from verified_tts.text.markdown_book import Block, Document, parse_markdown
+from verified_tts.text.attribution import attribute_book
+from verified_tts.text.dialogue import ParagraphQuotes, quote_style, scan_paragraph
+from verified_tts.text.markdown_book import Block, BlockKind, Document, parse_markdown
 from verified_tts.text.normalize import normalize_text
 from verified_tts.text.sentences import split_long, split_sentences
 from verified_tts.text.source_map import SourceMap
@@ -56,6 +59,9 @@ class Segment:
     # (word as spoken, phonemes) for generators that take phonemes; from the lexicon
     phonemes: tuple[tuple[str, str], ...] = ()
     lexicon: tuple[str, ...] = ()  # lexicon entries applied to ``spoken``
+    speaker: str | None = None  # the character a dialogue segment is attributed to, if known
+    speaker_reason: str | None = None  # why the attribution chose it (or found nobody)
+    speaker_gender: str | None = None  # the speaker's gender, where the book says it
     # where ``text`` stands in the file it was read from (EPUB XHTML), for the read-along EPUB
     source: SourceMap | None = field(default=None, repr=False)
 
@@ -110,22 +116,68 @@ def _given_phonemes(block: Block, chunk: str) -> tuple[tuple[str, str], ...]:
     return tuple(dict.fromkeys(pairs))
 
 
-def _block_pieces(block: Block, max_chars: int) -> list[tuple[str, str, int, SourceMap | None]]:
-    """(text, spoken, line, source) for each speakable chunk of a block, in order."""
+def _spans(block: Block, found: ParagraphQuotes | None) -> list[tuple[int, int, BlockKind]]:
+    """(start, end, kind) of the stretches of a block read apart. Without dialogue (``found``
+    None), in headings and in paragraphs without quotes the block is one stretch."""
+    if found is None or not found.has_dialogue:  # narration, or a line set with a dash
+        return [(0, len(block.text), block.kind)]
+    kinds: dict[bool, BlockKind] = {True: "dialogue", False: "paragraph"}
+    return [(s.start, s.end, kinds[s.dialogue]) for s in found.spans]
+
+
+def _quotes(document: Document) -> list[list[ParagraphQuotes | None]]:
+    """Each block's quotes (None for headings), a chapter's open quote running into the next
+    paragraph."""
+    style = quote_style(b.text for s in document.sections for b in s.blocks)
+    sections = []
+    for section in document.sections:
+        after_open, found = False, []
+        for block in section.blocks:
+            if block.kind == "heading":
+                found.append(None)
+                continue
+            quotes = scan_paragraph(block.text, style=style, after_open=after_open)
+            after_open = quotes.open_at_end
+            found.append(quotes)
+        sections.append(found)
+    return sections
+
+
+def _speakers(document: Document, quotes: list[list[ParagraphQuotes | None]]) -> list[list]:
+    """Each block's :class:`Attribution` (None for blocks without dialogue), per section."""
+    chapters = [
+        [(b.text, q) for b, q in zip(section.blocks, found, strict=True) if q is not None]
+        for section, found in zip(document.sections, quotes, strict=True)
+    ]
+    attributed = iter(attribute_book(chapters))
+    result = []
+    for found in quotes:
+        guesses = iter(next(attributed))
+        result.append([next(guesses) if q is not None else None for q in found])
+    return result
+
+
+def _block_pieces(
+    block: Block, max_chars: int, spans: list[tuple[int, int, BlockKind]]
+) -> list[tuple[str, str, int, BlockKind, SourceMap | None]]:
+    """(text, spoken, line, kind, source) for each speakable chunk of a block, in order."""
     pieces = []
-    cursor = 0
-    # A heading is read as one utterance: "I. The Wolf" is a title, not two sentences.
-    sentences = [block.text] if block.kind == "heading" else split_sentences(block.text)
-    for sentence in sentences:
-        for chunk in split_long(sentence, max_chars, length=_spoken_length):
-            offset = block.text.find(chunk, cursor)
-            cursor = offset + len(chunk) if offset >= 0 else cursor
-            spoken = _spell(normalize_text(chunk), block.spell)
-            if _speakable(spoken):
-                source = None
-                if block.source is not None and offset >= 0:
-                    source = block.source.slice(offset, offset + len(chunk))
-                pieces.append((chunk, spoken, block.line_at(max(offset, 0)), source))
+    for start, end, kind in spans:
+        stretch = block.text[start:end]
+        cursor = start
+        # A heading is read as one utterance: "I. The Wolf" is a title, not two sentences.
+        sentences = [stretch] if block.kind == "heading" else split_sentences(stretch)
+        for sentence in sentences:
+            for chunk in split_long(sentence, max_chars, length=_spoken_length):
+                offset = block.text.find(chunk, cursor)
+                cursor = offset + len(chunk) if offset >= 0 else cursor
+                spoken = _spell(normalize_text(chunk), block.spell)
+                if _speakable(spoken):
+                    source = None
+                    if block.source is not None and offset >= 0:
+                        source = block.source.slice(offset, offset + len(chunk))
+                    line = block.line_at(max(offset, 0))
+                    pieces.append((chunk, spoken, line, kind, source))
     return pieces
 
 
@@ -135,30 +187,45 @@ def _pause(is_last_in_block: bool, is_last_in_chapter: bool) -> PauseKind:
     return "paragraph" if is_last_in_block else "sentence"
 
 
-def parse_book(source: str, *, max_chars: int = 250) -> Book:
+def parse_book(source: str, *, max_chars: int = 250, dialogue: bool = False) -> Book:
     """Parse Markdown ``source`` into a :class:`Book` of spoken segments.
 
     Chunks are cut so that each spoken text is at most ``max_chars`` characters (a single word
     longer than that stays whole). Blocks and chapters with nothing speakable are dropped and the
     rest renumbered, so indices are contiguous. A source with nothing to read gives a book with
-    no chapters; :func:`load_book` reports that as an error.
+    no chapters; :func:`load_book` reports that as an error. With ``dialogue``, quoted speech is
+    read apart from the narration around it (see :func:`book_from_document`).
     """
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, got {max_chars}")
-    return book_from_document(parse_markdown(source), max_chars=max_chars)
+    document = parse_markdown(source, split_quotes=not dialogue)
+    return book_from_document(document, max_chars=max_chars, dialogue=dialogue)
 
 
-def book_from_document(document: Document, *, max_chars: int = 250) -> Book:
-    """Sentences, spoken forms and pauses for a parsed document (Markdown or EPUB)."""
+def book_from_document(document: Document, *, max_chars: int = 250, dialogue: bool = False) -> Book:
+    """Sentences, spoken forms and pauses for a parsed document (Markdown, EPUB, plain text).
+
+    With ``dialogue``, each quote of a paragraph (:mod:`verified_tts.text.dialogue`) is its own
+    utterances of kind "dialogue" and the narration between quotes its own of kind "paragraph";
+    a paragraph without quotes is cut exactly as without ``dialogue``, so its keys do not change.
+    A quote left open at a paragraph's end and reopened at the next one's start is one speech.
+    Each dialogue segment carries the character the rules attribute it to (None: the book's
+    default dialogue voice) and the reason (:mod:`verified_tts.text.attribution`).
+    """
+    quotes = _quotes(document) if dialogue else [[None] * len(s.blocks) for s in document.sections]
+    speakers = _speakers(document, quotes) if dialogue else quotes
     chapters: list[Chapter] = []
-    for section in document.sections:
-        blocks = [(block, _block_pieces(block, max_chars)) for block in section.blocks]
-        blocks = [(block, pieces) for block, pieces in blocks if pieces]
+    for section, found, said in zip(document.sections, quotes, speakers, strict=True):
+        blocks = [
+            (block, _block_pieces(block, max_chars, _spans(block, q)), who)
+            for block, q, who in zip(section.blocks, found, said, strict=True)
+        ]
+        blocks = [(block, pieces, who) for block, pieces, who in blocks if pieces]
         if not blocks:
             continue
         segments = []
-        for paragraph, (block, pieces) in enumerate(blocks):
-            for sentence, (text, spoken, line, source) in enumerate(pieces):
+        for paragraph, (block, pieces, who) in enumerate(blocks):
+            for sentence, (text, spoken, line, kind, source) in enumerate(pieces):
                 given = _given_phonemes(block, text) if block.phonemes else ()
                 last_in_block = sentence == len(pieces) - 1
                 last_in_chapter = last_in_block and paragraph == len(blocks) - 1
@@ -169,7 +236,7 @@ def book_from_document(document: Document, *, max_chars: int = 250) -> Book:
                         sentence=sentence,
                         text=text,
                         spoken=spoken,
-                        kind=block.kind,
+                        kind=kind,
                         line=line,
                         pause_after=_pause(last_in_block, last_in_chapter),
                         emotion=block.emotion,
@@ -177,6 +244,9 @@ def book_from_document(document: Document, *, max_chars: int = 250) -> Book:
                         pause_before=block.pause_before if sentence == 0 else None,
                         phonemes=given,
                         lexicon=tuple(f"ssml:ph {word}" for word, _ in given),
+                        speaker=who.speaker if who and kind == "dialogue" else None,
+                        speaker_reason=who.reason if who and kind == "dialogue" else None,
+                        speaker_gender=who.gender if who and kind == "dialogue" else None,
                         source=source,
                     )
                 )
@@ -188,7 +258,9 @@ def book_from_document(document: Document, *, max_chars: int = 250) -> Book:
     return Book(document.title, tuple(chapters))
 
 
-def load_book(path: str | os.PathLike[str], *, max_chars: int = 250) -> Book:
+def load_book(
+    path: str | os.PathLike[str], *, max_chars: int = 250, dialogue: bool = False
+) -> Book:
     """Read and parse the Markdown book at ``path``; user mistakes raise one-line UserErrors."""
     path = Path(path)
     source = read_text_file(
@@ -198,7 +270,7 @@ def load_book(path: str | os.PathLike[str], *, max_chars: int = 250) -> Book:
         empty_hint="write the book's text in it as Markdown",
     )
     try:
-        book = parse_book(source, max_chars=max_chars)
+        book = parse_book(source, max_chars=max_chars, dialogue=dialogue)
     except UserError as error:
         raise UserError(f"{path}: {error}") from None
     if not book.chapters:

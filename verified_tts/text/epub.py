@@ -286,11 +286,13 @@ def load_epub(
     max_chars: int = 250,
     keep_extras: bool = False,
     toc_depth: int | None = None,
+    dialogue: bool = False,
 ) -> EpubBook:
     """Read an EPUB 2 or 3 into chapters of spoken segments; see the module docstring.
 
     ``toc_depth`` cuts chapters at that depth of the table of contents (1 = its top level);
-    None chooses the level that splits the book into chapter-sized parts."""
+    None chooses the level that splits the book into chapter-sized parts. ``dialogue`` reads
+    quoted speech apart from the narration (:func:`~verified_tts.text.book.book_from_document`)."""
     path = Path(path)
     with _open(path) as archive:
         _check_drm(archive, path)
@@ -351,7 +353,9 @@ def load_epub(
     else:  # no table of contents, or none that points into the text: a chapter a document
         sections, used = _by_document(stream, documents)
         depth, depths = None, ()
-    book = book_from_document(Document(package.title, tuple(sections)), max_chars=max_chars)
+    book = book_from_document(
+        Document(package.title, tuple(sections)), max_chars=max_chars, dialogue=dialogue
+    )
     if not book.chapters:
         raise UserError(
             f"{path} has no readable text: every spine document is images, notes or front matter "

@@ -49,6 +49,7 @@ _MAX_PAUSE_S = 30.0
 # Opening marks of a dialogue line: straight, curly and guillemet quotes, em/horizontal dash,
 # and the typewriter "--" some plain-text editions use for a dash.
 _DIALOGUE_OPENERS = ('"', "“", "”", "'", "‘", "«", "»", "„", "—", "―", "--")
+_DASH_OPENERS = ("—", "―", "--")
 _ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’»)\]]*$")
 _FOOTNOTE_MARKER = re.compile(r"\[\^[^\]\s]+\]")
 _FOOTNOTE_DEFINITION = re.compile(r"^\s*\[\^[^\]\s]+\]:")
@@ -178,18 +179,22 @@ def _is_dialogue(text: str) -> bool:
     return text.startswith(_DIALOGUE_OPENERS)
 
 
-def _group_lines(lines: Sequence[_Line]) -> list[tuple[BlockKind, list[_Line]]]:
+def _group_lines(
+    lines: Sequence[_Line], *, split_quotes: bool = True
+) -> list[tuple[BlockKind, list[_Line]]]:
     """Split a paragraph's lines into paragraph and dialogue groups.
 
     A dialogue line starts a group of its own; a following plain line stays with it while the
     dialogue line has not ended its sentence (hard-wrapped text), and otherwise starts prose.
+    Without ``split_quotes`` only dash lines do: the dialogue reader finds the paragraph's quotes
+    itself, and needs the narration beside them ("she said,") in the same block.
     """
     groups: list[tuple[BlockKind, list[_Line]]] = []
     for line in lines:
         text = line.text.strip()
         if not text:
             continue
-        if _is_dialogue(text):
+        if _is_dialogue(text) and (split_quotes or text.startswith(_DASH_OPENERS)):
             groups.append(("dialogue", [line]))
         elif groups and (
             groups[-1][0] == "paragraph"
@@ -302,8 +307,9 @@ def _source_line(token: Token) -> int:
     return token.map[0] + 1 if token.map else 1
 
 
-def parse_markdown(source: str) -> Document:
-    """Parse a Markdown book into its title and chapters of readable blocks."""
+def parse_markdown(source: str, *, split_quotes: bool = True) -> Document:
+    """Parse a Markdown book into its title and chapters of readable blocks. ``split_quotes``
+    False keeps a paragraph's quote-opened lines in its block (see :func:`_group_lines`)."""
     tokens = MarkdownIt("commonmark").parse(source)
     title_index = _book_title_index(tokens)
     chapter_level = _chapter_level(tokens, title_index)
@@ -329,7 +335,7 @@ def parse_markdown(source: str) -> Document:
             if _FOOTNOTE_DEFINITION.match(inline.content):
                 continue
             lines = _inline_lines(inline, _source_line(token))
-            for kind, group in _group_lines(lines):
+            for kind, group in _group_lines(lines, split_quotes=split_quotes):
                 builder.block(kind, group)
             for line in lines:
                 for settings in line.directives:

@@ -260,9 +260,14 @@ def _block(paragraph: Paragraph, words: Counter[str], skipped: list[str]) -> Blo
 
 
 def load_plaintext(
-    path: str | os.PathLike[str], *, max_chars: int = 250, keep_extras: bool = False
+    path: str | os.PathLike[str],
+    *,
+    max_chars: int = 250,
+    keep_extras: bool = False,
+    dialogue: bool = False,
 ) -> PlainTextBook:
-    """Read and parse the plain-text book at ``path``; user mistakes raise one-line UserErrors."""
+    """Read and parse the plain-text book at ``path``; user mistakes raise one-line UserErrors.
+    ``dialogue`` reads quoted speech apart from the narration (:func:`book_from_document`)."""
     path = Path(path)
     source = read_text_file(
         path,
@@ -271,7 +276,7 @@ def load_plaintext(
         empty_hint="write the book's text in it, paragraphs separated by blank lines",
     )
     parsed = parse_plaintext(source, keep_extras=keep_extras)
-    book = book_from_document(parsed.document, max_chars=max_chars)
+    book = book_from_document(parsed.document, max_chars=max_chars, dialogue=dialogue)
     if not book.chapters:
         raise UserError(
             f"{path} has nothing to read aloud (front matter, contents lists and editorial "

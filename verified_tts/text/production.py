@@ -205,10 +205,18 @@ def read_book(
 
 
 def load_input(
-    path: str | os.PathLike, options: ProductionOptions, *, max_chars: int = 250
+    path: str | os.PathLike,
+    options: ProductionOptions,
+    *,
+    max_chars: int = 250,
+    dialogue: bool = False,
+    voices_dir: str | os.PathLike | None = None,
 ) -> LoadedBook:
-    """Read, select, credit and respell the book at ``path``; see the module docstring."""
+    """Read, select, credit and respell the book at ``path``; see the module docstring. With
+    ``dialogue`` (implied by a cast file in ``options``), quoted speech is read apart from the
+    narration and attributed; the cast gives each character's lines their voice."""
     path = Path(path)
+    dialogue = dialogue or options.cast is not None
     skipped: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     book_entries: tuple[LexiconEntry, ...] = ()
@@ -221,16 +229,23 @@ def load_input(
             max_chars=max_chars,
             keep_extras=options.keep_extras,
             toc_depth=options.toc_depth,
+            dialogue=dialogue,
         )
         book, skipped, warnings = loaded.book, loaded.skipped, loaded.warnings
         book_entries, depth, depths = loaded.lexicon, loaded.toc_depth, loaded.toc_depths
     elif path.suffix.lower() in PLAIN_TEXT_SUFFIXES:
         from verified_tts.text.plaintext import load_plaintext
 
-        plain = load_plaintext(path, max_chars=max_chars, keep_extras=options.keep_extras)
+        plain = load_plaintext(
+            path, max_chars=max_chars, keep_extras=options.keep_extras, dialogue=dialogue
+        )
         book, skipped = plain.book, plain.skipped
     else:
-        book = load_book(path, max_chars=max_chars)
+        book = load_book(path, max_chars=max_chars, dialogue=dialogue)
+    if options.cast:
+        from verified_tts.cast import apply_cast, read_cast
+
+        book = apply_cast(book, read_cast(options.cast, book, voices_dir))
     if options.author:
         book = replace(book, author=options.author)
     if options.language_override:

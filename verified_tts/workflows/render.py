@@ -174,7 +174,12 @@ def render(
     is locked while it runs, and a review's decisions recorded in it are kept."""
     started = time.perf_counter()
     run_began = time.time()  # earlier temporary files are a killed run's
-    loaded = load_input(book_path, config.production, max_chars=config.utterance_chars())
+    loaded = load_input(
+        book_path,
+        config.production,
+        max_chars=config.utterance_chars(),
+        voices_dir=config.voices_dir,
+    )
     check_language(loaded.book, config.generator, book_path)
     book: Book = loaded.book
     out = prepare_output(out_dir)

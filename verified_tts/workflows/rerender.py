@@ -240,7 +240,12 @@ def _replan(
             f"the book {source} that this render read is gone: rerender re-plans the book, put "
             "it back at that path"
         )
-    loaded = load_input(source, base.config.production, max_chars=base.config.utterance_chars())
+    loaded = load_input(
+        source,
+        base.config.production,
+        max_chars=base.config.utterance_chars(),
+        voices_dir=base.config.voices_dir,
+    )
     utterances = review.plan(base, loaded.book.segments)
     if not any(u.key == key for u in utterances):
         raise UserError(
