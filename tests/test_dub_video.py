@@ -264,3 +264,49 @@ def test_unknown_language_in_the_library_is_a_user_error(tmp_path, material, syn
             subtitles, tmp_path / "out", synthesizer_factory().config,
             synthesizer=synthesizer_factory(), video=film, language="qq-1",
         )  # fmt: skip
+
+
+def test_a_cast_gives_each_speaker_a_voice_of_its_own_generator(
+    tmp_path, material, synthesizer_factory
+):
+    """Anna on the second embedded voice, Ben on espeak: each cue is spoken by its speaker's
+    voice, each voice has its own speaker reference, and the track is at one rate."""
+    from verified_tts.cast import read_cast
+
+    _, film, _, subtitles, _ = material
+    cast_file = tmp_path / "cast.toml"
+    cast_file.write_text(
+        'narrator = "espeak:en-us"\n[characters."Anna"]\nvoice = "hibari:heart"\n'
+        '[characters."Ben"]\nvoice = "espeak:en-us+m3"\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "cast"
+    synthesizer = synthesizer_factory(candidates=2)
+    dub(subtitles, out, synthesizer.config, synthesizer=synthesizer, video=film,
+        cast=read_cast(cast_file))  # fmt: skip
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    spoken = [u["spoken_by"] for u in manifest["utterances"]]
+    assert spoken == ["hibari:heart", "espeak:en-us+m3", "hibari:heart"]
+    voices = manifest["voices"]
+    assert voices["hibari:heart"]["generator"] == "hibari"
+    assert voices["hibari:heart"]["reference"] == "its own winners"
+    track, rate = sf.read(out / "track.wav")
+    assert rate == voices["espeak:en-us+m3"]["sample_rate"]  # the hibari lines resampled to it
+    assert (out / "film.dub.mp4").is_file()
+
+
+def test_a_cast_without_a_speakers_voice_is_one_line_before_any_synthesis(
+    tmp_path, material, synthesizer_factory
+):
+    from verified_tts.cast import read_cast
+
+    _, _, _, subtitles, _ = material
+    cast_file = tmp_path / "cast.toml"
+    cast_file.write_text(
+        'narrator = "espeak:en-us"\n[characters."Anna"]\nvoice = "espeak:en-us+f3"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(UserError, match="gives no voice to Ben"):
+        dub(subtitles, tmp_path / "none", synthesizer_factory().config,
+            synthesizer=synthesizer_factory(), cast=read_cast(cast_file))  # fmt: skip
+    assert not (tmp_path / "none" / "manifest.json").exists()

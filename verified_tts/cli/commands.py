@@ -464,6 +464,14 @@ def dub(
             "--voice-map", help="Speaker voice, NAME=VOICE (repeatable; or dub.voices in TOML)."
         ),
     ] = None,
+    cast: Annotated[
+        Path | None,
+        typer.Option(
+            "--cast",
+            help="Cast file (as for books): each speaker's voice; its narrator speaks cues "
+            "without a speaker unless --voice says otherwise; --voice-map wins over it.",
+        ),
+    ] = None,
     generator: GeneratorOption = None,
     model: ModelOption = None,
     codec: CodecOption = None,
@@ -479,6 +487,14 @@ def dub(
     """Voice every cue of a subtitle file so it fits its slot, into one timed track."""
     from verified_tts.workflows.dub import dub as dub_subtitles
 
+    cast_file = None
+    if cast is not None:
+        from verified_tts.cast import read_cast
+        from verified_tts.config import read_config_file
+
+        table = read_config_file(config) if config else {}
+        cast_file = read_cast(cast, voices_dir=table.get("voices_dir"))
+        voice = voice or cast_file.narrator
     settings = _config(
         config,
         candidates=candidates,
@@ -518,6 +534,7 @@ def dub(
             mix=mix,
             video=video,
             background=background,
+            cast=cast_file,
             synthesizer=_ray_synthesizer(settings, ray),
             on_warning=on_warning,
             on_loading=reporter.on_loading,

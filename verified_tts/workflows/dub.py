@@ -28,6 +28,7 @@ import numpy as np
 
 from verified_tts.atomic import remove_interrupted_writes, write_json_atomic
 from verified_tts.audio import resample
+from verified_tts.cast import Cast
 from verified_tts.errors import UserError
 from verified_tts.options import DurationFitOptions, Gate, RenderConfig, from_table, overlay
 from verified_tts.output.assembly import AssembledFile
@@ -141,6 +142,7 @@ def dub(
     tail_s: float | None = None,
     video: str | os.PathLike | None = None,
     background: str | os.PathLike | None = None,
+    cast: Cast | None = None,
     language: str | None = None,
     loudness_lufs: float | None = None,
     true_peak_dbtp: float | None = None,
@@ -184,9 +186,11 @@ def dub(
     film = probe_video(video) if video is not None else None
     if film is not None and options.duration is None:
         options = replace(options, duration=round(film.duration_s, 3))  # the film's timeline
+    if cast is not None:  # the cast's characters, under the voice map given here
+        options = replace(options, voices={**cast.characters, **options.voices})
     config = replace(config, dub=options)
     name = str(subtitles_path)
-    subtitles, cues, warnings = _read_cues(subtitles_path, name, options)
+    subtitles, cues, warnings = _read_cues(subtitles_path, name, options, cast=cast)
     bed, bed_warnings = read_bed(film, background, mix)
     warnings = [*warnings, *bed_warnings]
     spoken_language = _language(options, config)
@@ -355,12 +359,21 @@ def _dub_report(
 
 
 def _read_cues(
-    path: str | os.PathLike, name: str, options: DubOptions
+    path: str | os.PathLike, name: str, options: DubOptions, *, cast: Cast | None = None
 ) -> tuple[Subtitles, list[Cue], list[str]]:
-    """The subtitle file, the cues to voice and every warning about them."""
+    """The subtitle file, the cues to voice and every warning about them; with a cast file,
+    a named speaker it gives no voice is an error (without one, the default voice speaks)."""
     subtitles = load_subtitles(path, known_speakers=options.voices)
     cues, warnings = cues_within(subtitles, options.duration, name)
     warnings = [*subtitles.warnings, *warnings]
+    if cast is not None:
+        unmapped = unmapped_speakers(cues, options.voices)
+        if unmapped:
+            raise UserError(
+                f"{name}: the cast file gives no voice to {', '.join(unmapped)}: add "
+                f'[characters."{unmapped[0]}"] voice = "ENGINE:VOICE" to it (or --voice-map '
+                f"{unmapped[0]}=VOICE)"
+            )
     if options.voices:
         unmapped = unmapped_speakers(cues, options.voices)
         if unmapped:
