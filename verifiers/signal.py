@@ -3,14 +3,22 @@
 These are the cheap sanity metrics that catch what a learned verifier can miss: a candidate that
 is far too long or too short for its text (an LLM-TTS that babbles on or stops early), digital
 clipping, a long dead gap before, after or inside the speech, and frames the generator had to
-drop. ``duration_ratio`` compares the clip with the duration expected for the text at a typical
-audiobook reading rate of :data:`READING_RATE_CHARS_PER_S` letters and digits per second (human
-narration at 150-165 words per minute of 4.7 letters is 12-13; the embedded espeak-ng default
-reads Harvard sentences 1-60 at a median of 13.3, range 9.9-18.2), counted on ``clip.spoken``
-(the expanded text the generator read, so "1999" counts as "nineteen ninety-nine") or on
-``clip.text`` when that is empty.
-``speech_ratio`` is the same ratio for the speech alone (first to last voiced frame), which edge
-silences do not blur: a repeated phrase or appended babble lengthens it, a cut ending shortens it.
+drop. ``duration_ratio`` compares the clip with the duration expected for the text. A voice that
+says how long it means to speak a text gives that length in ``clip.info["timing"]["predicted_s"]``
+(the Piper generator: its duration predictor's mean length for the text, see
+:mod:`verified_tts.generators.piper_timing`), and the clip is held to it, so a one-word
+exclamation is not "too long" because it is short and the ratio is what the candidate's own noise
+changed. Otherwise the expectation is a formula of the text: at a typical audiobook reading rate of
+:data:`READING_RATE_CHARS_PER_S` letters and digits per second (human narration at 150-165 words
+per minute of 4.7 letters is 12-13; the embedded espeak-ng default reads Harvard sentences 1-60
+at a median of 13.3, range 9.9-18.2), counted on ``clip.spoken`` (the expanded text the generator
+read, so "1999" counts as "nineteen ninety-nine") or on ``clip.text`` when that is empty, plus
+whatever the options' text model adds for short lines and punctuation
+(:mod:`verifiers.duration_model`, fitted by ``verified-tts calibrate``). The score's detail says
+which (``expected_from``: "voice" or "text").
+``speech_ratio`` is the same ratio for the speech alone (first to last voiced frame, against the
+voice's predicted span from its first word to its last where it gives one), which edge silences
+do not blur: a repeated phrase or appended babble lengthens it, a cut ending shortens it.
 Silence is framewise RMS below a dBFS threshold. Everything here is vectorised numpy per clip;
 the selection policy, not this module, decides which values are acceptable.
 """
@@ -26,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from verifiers.base import Clip, Score
+from verifiers.duration_model import TextDurationModel
 
 __all__ = [
     "READING_RATE_CHARS_PER_S",
@@ -34,6 +43,7 @@ __all__ = [
     "expected_duration_s",
     "load_signal_verifier",
     "resample",
+    "voice_predicted_s",
 ]
 
 READING_RATE_CHARS_PER_S = 13.0
@@ -49,11 +59,40 @@ class SignalOptions:
     frame_ms: float = 20.0
     reading_rate_chars_per_s: float = READING_RATE_CHARS_PER_S
     clip_level: float = 0.999  # |x| at or above this counts as a clipped sample
+    # the rest of the text's duration model (verifiers.duration_model), fitted by calibrate
+    expected_intercept_s: float = 0.0
+    expected_per_word_s: float = 0.0
+    expected_per_pause_s: float = 0.0
+    expected_question_s: float = 0.0
+    expected_exclamation_s: float = 0.0
+    expected_ellipsis_s: float = 0.0
+    expected_trailing_comma_s: float = 0.0
+
+    def text_model(self) -> TextDurationModel:
+        """The duration model of a text for voices that give no prediction of their own."""
+        return TextDurationModel(
+            intercept_s=self.expected_intercept_s,
+            chars_per_s=self.reading_rate_chars_per_s,
+            per_word_s=self.expected_per_word_s,
+            per_pause_s=self.expected_per_pause_s,
+            question_s=self.expected_question_s,
+            exclamation_s=self.expected_exclamation_s,
+            ellipsis_s=self.expected_ellipsis_s,
+            trailing_comma_s=self.expected_trailing_comma_s,
+        )
 
 
 def expected_duration_s(text: str, chars_per_s: float = READING_RATE_CHARS_PER_S) -> float:
     """Seconds a narrator takes to read ``text``: its letters and digits at ``chars_per_s``."""
     return len(_SPOKEN_CHARS.findall(text)) / chars_per_s
+
+
+def voice_predicted_s(info: Mapping[str, Any], key: str = "predicted_s") -> float | None:
+    """The length the generator's voice means the clip's text to last, when it says so
+    (``predicted_speech_s``: its speech alone, first word to last)."""
+    timing = info.get("timing") if isinstance(info, Mapping) else None
+    predicted = timing.get(key) if isinstance(timing, Mapping) else None
+    return float(predicted) if isinstance(predicted, (int, float)) and predicted > 0 else None
 
 
 def resample(audio: np.ndarray, source_rate: int, target_rate: int) -> np.ndarray:
@@ -77,8 +116,8 @@ class SignalVerifier:
         self.options = options or SignalOptions()
 
     def identity(self) -> Mapping[str, Any]:
-        # 2: speech_ratio
-        return {"verifier": self.name, "version": 2, "options": asdict(self.options)}
+        # 2: speech_ratio; 3: the voice's own predicted length where the generator gives one
+        return {"verifier": self.name, "version": 3, "options": asdict(self.options)}
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
         return [self._score_one(clip) for clip in clips]
@@ -91,7 +130,13 @@ class SignalVerifier:
         magnitude = np.abs(audio)
         peak = float(magnitude.max()) if audio.size else 0.0
 
-        expected = expected_duration_s(clip.spoken or clip.text, options.reading_rate_chars_per_s)
+        predicted = voice_predicted_s(clip.info)
+        if predicted is not None:
+            expected, source = predicted, "voice"
+        else:
+            expected, source = options.text_model().seconds(clip.spoken or clip.text), "text"
+        # the speech alone against the speech the voice means, where it says (its words' span)
+        expected_speech = voice_predicted_s(clip.info, "predicted_speech_s") or expected
         # A text with nothing to read (punctuation only) expects no audio; report the ratio
         # against one frame so it stays finite and large for any real length.
         frame = max(1, round(rate * options.frame_ms / 1000.0))
@@ -115,7 +160,7 @@ class SignalVerifier:
         metrics = {
             "duration_s": float(duration),
             "duration_ratio": float(ratio),
-            "speech_ratio": float(speech / max(expected, frame / rate)),
+            "speech_ratio": float(speech / max(expected_speech, frame / rate)),
             "clipping": float(np.mean(magnitude >= options.clip_level)) if audio.size else 0.0,
             "peak_dbfs": float(20.0 * np.log10(peak)) if peak > 0 else _FLOOR_DBFS,
             "leading_silence_s": float(leading),
@@ -126,7 +171,14 @@ class SignalVerifier:
         target = getattr(clip, "target_duration_s", None)
         if target:  # a dubbing cue's slot: how well the clip fits it (1.0 = exactly)
             metrics["target_duration_ratio"] = float(duration / target)
-        return Score(metrics=metrics, detail={"expected_duration_s": round(expected, 3)})
+        return Score(
+            metrics=metrics,
+            detail={
+                "expected_duration_s": round(expected, 3),
+                "expected_from": source,
+                "speech_s": round(speech, 3),
+            },
+        )
 
     def _silent_frames(self, audio: np.ndarray, frame: int) -> np.ndarray:
         """Boolean per frame (the last one zero-padded): RMS below the silence threshold."""

@@ -120,7 +120,7 @@ class PiperGenerator:
         self._shape_outputs = [names.index(site.shape_output) for site in voice.sites]
         self._durations_output = names.index(voice.durations) if voice.durations else None
         self._texts: dict[tuple[Any, ...], PhonemizedText] = {}
-        self._predicted: dict[tuple[tuple[int, ...], int], float] = {}
+        self._predicted: dict[tuple[tuple[int, ...], int], np.ndarray] = {}
         self.scales = (
             voice.inference["noise_scale"] if options.noise_scale is None else options.noise_scale,
             voice.inference["length_scale"]
@@ -203,12 +203,13 @@ class PiperGenerator:
         """Whether candidates carry timings (the voice exposes its durations)."""
         return self.voice.predictor is not None and self.voice.hop > 0
 
-    def predicted_frames(self, ids: Sequence[int], speaker: int) -> float:
-        """Frames the voice means ``ids`` to last (:class:`DurationPredictor`), kept per text."""
+    def predicted_frames(self, ids: Sequence[int], speaker: int) -> np.ndarray:
+        """Frames per id the voice means ``ids`` to last (the mean over ``PREDICTION_DRAWS``
+        draws, :class:`DurationPredictor`), kept per text."""
         key = (tuple(ids), speaker)
         if key not in self._predicted:
             assert self.voice.predictor is not None
-            self._predicted[key] = self.voice.predictor.frames(
+            self._predicted[key] = self.voice.predictor.mean_frames(
                 ids, self.scales, speaker, PREDICTION_DRAWS
             )
             while len(self._predicted) > _KEPT_TEXTS:

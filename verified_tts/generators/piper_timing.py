@@ -69,17 +69,29 @@ class DurationPredictor:
     ) -> float:
         """Frames the voice means ``ids`` to last: at ``noise_w`` 0, or the mean over ``draws``
         draws of the duration noise at the given ``noise_w`` (fixed by the ids)."""
-        count = max(1, int(draws))
-        shape = (count, *self.noise_dims, len(ids))
-        if draws:
-            digest = hashlib.sha256(np.asarray(ids, dtype=np.int64).tobytes()).digest()
-            rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
-            noise = rng.standard_normal(shape, dtype=np.float32)
-        else:
-            noise = np.zeros(shape, dtype=np.float32)
+        return float(self.mean_frames(ids, scales, speaker, draws).sum())
+
+    def mean_frames(
+        self,
+        ids: Sequence[int],
+        scales: tuple[float, float, float],
+        speaker: int = 0,
+        draws: int = 0,
+        noise: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """:meth:`frames` per id: the mean frames each id lasts (float, one per id)."""
+        if noise is None:
+            count = max(1, int(draws))
+            shape = (count, *self.noise_dims, len(ids))
+            if draws:
+                digest = hashlib.sha256(np.asarray(ids, dtype=np.int64).tobytes()).digest()
+                rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
+                noise = rng.standard_normal(shape, dtype=np.float32)
+            else:
+                noise = np.zeros(shape, dtype=np.float32)
+        if not draws:
             scales = (scales[0], scales[1], 0.0)
-        durations = self.run(ids, scales, speaker, noise)
-        return float(np.maximum(durations.sum(axis=1), 1.0).mean())
+        return self.run(ids, scales, speaker, noise).mean(axis=0)
 
     def run(
         self,
@@ -244,7 +256,7 @@ def timing_info(
     hop: int,
     pause: int,
     sample_rate: int,
-    predicted_frames: Sequence[float],
+    predicted_frames: Sequence[np.ndarray],
 ) -> dict[str, Any]:
     """A candidate's ``info["timing"]``: frames per id per sentence, each word of the spoken text
     as [first char, end char, sentence, first id, end id, start s, end s] (a word with no id, if
@@ -260,7 +272,8 @@ def timing_info(
                  round(start / sample_rate, 5), round(stop / sample_rate, 5)]
             )  # fmt: skip
     pauses = pause * max(0, len(sentences) - 1)
-    predicted = (sum(predicted_frames) * hop + pauses) / sample_rate
+    predicted = (sum(float(np.sum(f)) for f in predicted_frames) * hop + pauses) / sample_rate
+    speech = _speech_samples(predicted_frames, [s.id_words for s in sentences], hop, pause)
     return {
         "version": TIMING_VERSION,
         "hop": hop,
@@ -268,4 +281,19 @@ def timing_info(
         "frames": [list(s.frames) for s in sentences],
         "words": rows,
         "predicted_s": round(predicted, 5),
+        "predicted_speech_s": round(speech / sample_rate, 5),
     }
+
+
+def _speech_samples(
+    frames: Sequence[np.ndarray], id_words: Sequence[Sequence[int]], hop: int, pause: int
+) -> float:
+    """Samples from the first word's first id to the last word's last id, under ``frames``."""
+    edges, offset = [], 0.0
+    for sentence_frames, words in zip(frames, id_words, strict=True):
+        starts = offset + np.concatenate([[0.0], np.cumsum(sentence_frames)]) * hop
+        spoken = [k for k, word in enumerate(words) if word >= 0]
+        if spoken:
+            edges += [float(starts[spoken[0]]), float(starts[spoken[-1] + 1])]
+        offset = float(starts[-1]) + pause
+    return edges[-1] - edges[0] if edges else 0.0
