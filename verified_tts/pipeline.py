@@ -178,6 +178,27 @@ def _unit(vector: np.ndarray) -> np.ndarray:
     return vector / norm if norm > 0 else vector
 
 
+# short takes a voice needs before short clips are judged against their centroid
+MIN_SHORT_TAKES = 3
+
+
+def _centroid(vectors: Sequence[np.ndarray]) -> np.ndarray | None:
+    return _unit(np.mean(vectors, axis=0)) if len(vectors) >= MIN_SHORT_TAKES else None
+
+
+def _short_references(
+    bootstrap: Mapping[str | None, np.ndarray | None],
+    winners: Mapping[str | None, list[np.ndarray]],
+) -> dict[str | None, np.ndarray | None]:
+    """Each voice's short-take reference: its short winners' centroid once it has enough of
+    them, else the first window's short candidates' (or none)."""
+    out = {}
+    for voice, first in bootstrap.items():
+        centroid = _centroid(winners.get(voice, []))
+        out[voice] = first if centroid is None else centroid
+    return out
+
+
 class Synthesizer:
     """A loaded generator plus verifiers, running best-of-N over a store."""
 
@@ -199,6 +220,8 @@ class Synthesizer:
         self._sample_lock = threading.Lock()
         self._search: Any = None  # the beam search, built on first use
         self._verifier_identity: str | None = None  # stable hash, computed on first use
+        # per voice: the centroid of its short takes, for clips too short for the reference
+        self._short_references: dict[str | None, np.ndarray | None] = {}
 
     @classmethod
     def load(cls, config: RenderConfig) -> Synthesizer:
@@ -280,13 +303,17 @@ class Synthesizer:
         results: dict[str, UtteranceResult] = {}
         # One reference per voice, so a multi-voice dub does not average its voices together.
         winners: dict[str | None, list[np.ndarray]] = defaultdict(list)
+        short_winners: dict[str | None, list[np.ndarray]] = defaultdict(list)
         bootstrap: dict[str | None, np.ndarray | None] = {}
+        short_bootstrap: dict[str | None, np.ndarray | None] = {}
         # A beam search samples no best-of-N candidate to bootstrap a reference from: its first
         # window is searched without one, later windows against the winners' centroid.
-        if self.voice_reference is None:
-            for voice in dict.fromkeys(u.voice for u in utterances):
-                first = [u for u in utterances if u.voice == voice][: self.config.window]
-                bootstrap[voice] = None if beam else self._bootstrap_reference(first, store)
+        for voice in dict.fromkeys(u.voice for u in utterances):
+            first = [u for u in utterances if u.voice == voice][: self.config.window]
+            found = (None, None) if beam else self._bootstrap_reference(first, store)
+            short_bootstrap[voice] = found[1]
+            if self.voice_reference is None:
+                bootstrap[voice] = found[0]
         windows = list(_windows(utterances, self.config.window))
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefetch") as prefetcher:
             upcoming: Future[None] | None = None
@@ -299,6 +326,7 @@ class Synthesizer:
                         self._prefetch, windows[position + 1], store, n, policy_id
                     )
                 references = self._references(bootstrap, winners)
+                self._short_references = _short_references(short_bootstrap, short_winners)
                 pending = []
                 for utterance in window:
                     if utterance.key in results:  # the same sentence twice in one book
@@ -317,7 +345,10 @@ class Synthesizer:
                 for utterance in window:
                     embedding = results[utterance.key].embedding
                     if embedding is not None:
-                        winners[utterance.voice].append(np.asarray(embedding, dtype=np.float32))
+                        vector = np.asarray(embedding, dtype=np.float32)
+                        winners[utterance.voice].append(vector)
+                        if self._is_short(results[utterance.key].winner_candidate.detail):
+                            short_winners[utterance.voice].append(vector)
         return [_with_utterance(results[u.key], u) for u in utterances]
 
     def _prefetch(self, window: Sequence[Utterance], store: Store, n: int, policy_id: str) -> None:
@@ -354,13 +385,14 @@ class Synthesizer:
 
     def _bootstrap_reference(
         self, first_window: Sequence[Utterance], store: Store
-    ) -> np.ndarray | None:
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The book's voice before any winner exists: the centroid of candidate 0 of the first
-        window's utterances. Those candidates are needed by round one anyway (and come from the
+        window's utterances, and of those of them too short for it (None with fewer than
+        ``MIN_SHORT_TAKES``). Those candidates are needed by round one anyway (and come from the
         store on a rerun), so the reference is the same however the run was interrupted."""
         speaker = self.verifiers.get("speaker")
         if speaker is None or not hasattr(speaker, "embed"):
-            return None
+            return None, None
         unique = list({u.key: u for u in first_window}.values())
         stored = self._sample([(u, 0) for u in unique], store)
         clips = [
@@ -368,8 +400,24 @@ class Synthesizer:
             for u, c in zip(unique, stored, strict=True)
         ]
         with _Timer(self.stats, "verify:speaker"):
-            embeddings = speaker.embed(clips)
-        return _unit(np.mean(embeddings, axis=0))
+            if hasattr(speaker, "embed_with_speech"):
+                embeddings, speech = speaker.embed_with_speech(clips)
+            else:
+                embeddings, speech = speaker.embed(clips), [0.0] * len(clips)
+        short = [
+            e
+            for e, s in zip(embeddings, speech, strict=True)
+            if self._is_short({"speaker_speech_s": s})
+        ]
+        return _unit(np.mean(embeddings, axis=0)), _centroid(short)
+
+    def _is_short(self, detail: Mapping[str, Any]) -> bool:
+        """Whether a take with this score detail is too short for the book's reference."""
+        speaker = self.verifiers.get("speaker")
+        seconds = detail.get("speaker_speech_s")
+        return bool(
+            seconds is not None and hasattr(speaker, "is_short") and speaker.is_short(seconds)
+        )
 
     def _stored_result(
         self, utterance: Utterance, store: Store, policy_id: str
@@ -535,9 +583,12 @@ class Synthesizer:
         speaker_references = [
             references.get(utterance.voice, self.voice_reference) for utterance, _ in wanted
         ]
+        short = [self._short_references.get(utterance.voice) for utterance, _ in wanted]
         contexts = [
-            self._score_context(utterance, reference)
-            for (utterance, _), reference in zip(wanted, speaker_references, strict=True)
+            self._score_context(utterance, reference, short_reference)
+            for (utterance, _), reference, short_reference in zip(
+                wanted, speaker_references, short, strict=True
+            )
         ]
         with _Timer(self.stats, "store"):
             records = [
@@ -551,6 +602,7 @@ class Synthesizer:
                 [stored[p] for p in missing],
                 store,
                 [speaker_references[p] for p in missing],
+                [short[p] for p in missing],
             )
             for position, record in zip(missing, fresh, strict=True):
                 records[position] = record
@@ -588,6 +640,7 @@ class Synthesizer:
         stored: Sequence[StoredCandidate],
         store: Store,
         references: Sequence[np.ndarray | None],
+        short_references: Sequence[np.ndarray | None] | None = None,
     ) -> list[dict[str, Any]]:
         """Every active verifier on these candidates; one JSON-shaped record per candidate (the
         shape the store keeps, so a fresh score and a stored one are the same values)."""
@@ -600,11 +653,16 @@ class Synthesizer:
                     spoken=utterance.segment.spoken,
                     emotion=utterance.segment.emotion,
                     speaker_reference=reference,
+                    short_reference=short_reference,
                     target_duration_s=utterance.target_duration_s,
                     info=candidate.info,
                 )
-                for (utterance, _), candidate, reference in zip(
-                    wanted, stored, references, strict=True
+                for (utterance, _), candidate, reference, short_reference in zip(
+                    wanted,
+                    stored,
+                    references,
+                    short_references or [None] * len(wanted),
+                    strict=True,
                 )
             ]
         scores: list[list[Score]] = []
@@ -630,7 +688,12 @@ class Synthesizer:
             records.append(json.loads(json.dumps(record)))
         return records
 
-    def _score_context(self, utterance: Utterance, reference: np.ndarray | None) -> str:
+    def _score_context(
+        self,
+        utterance: Utterance,
+        reference: np.ndarray | None,
+        short_reference: np.ndarray | None = None,
+    ) -> str:
         """What a candidate's scores depend on besides its audio (its key covers the text and
         the generator): the verifiers, the speaker reference, the dub slot, the emotion."""
         if self._verifier_identity is None:
@@ -641,6 +704,15 @@ class Synthesizer:
                 "reference": None
                 if reference is None
                 else hashlib.sha256(np.ascontiguousarray(reference, np.float32)).hexdigest(),
+                **(
+                    {}
+                    if short_reference is None
+                    else {
+                        "short_reference": hashlib.sha256(
+                            np.ascontiguousarray(short_reference, np.float32)
+                        ).hexdigest()
+                    }
+                ),
                 "text": utterance.segment.text,
                 "spoken": utterance.segment.spoken,
                 "emotion": utterance.segment.emotion,

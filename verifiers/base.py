@@ -28,6 +28,8 @@ class Clip:
     spoken: str = ""  # the normalised text the generator was given
     emotion: str | None = None  # target emotion label, if the utterance carries one
     speaker_reference: np.ndarray | None = None  # unit-norm embedding to compare against
+    # for clips too short for ``speaker_reference``: the same voice's other short takes
+    short_reference: np.ndarray | None = None
     target_duration_s: float | None = None  # the slot a dubbed line must fit, when there is one
     info: Mapping[str, Any] = field(default_factory=dict)  # generator diagnostics
 
