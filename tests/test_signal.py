@@ -142,7 +142,7 @@ def test_text_model_fitted_on_short_lines_and_punctuation():
                               per_pause_s=0.2, exclamation_s=0.15, ellipsis_s=0.4)  # fmt: skip
     texts = ["Scales!", "So...", "Yes, sir.", "A dragon.", "Come on, then!", "Wait... what?",
              "The birch canoe slid on the smooth planks.", "Hey, sit still.", "Go!"]  # fmt: skip
-    fitted = fit(texts, [truth.seconds(t) for t in texts])
+    fitted = fit(texts, [truth.seconds(t) for t in texts], prior=0.0)
     for text in texts:
         assert fitted.seconds(text) == pytest.approx(truth.seconds(text), abs=1e-6)
     assert fitted.chars_per_s == pytest.approx(15.0, rel=1e-4)
@@ -152,3 +152,8 @@ def test_text_model_fitted_on_short_lines_and_punctuation():
     ratio = SignalVerifier(options).score([clip])[0].metrics["duration_ratio"]
     assert ratio == pytest.approx(2.0, abs=2e-3)
     assert SignalVerifier().score([clip])[0].metrics["duration_ratio"] > 4  # letters alone
+    # a handful of texts cannot swing the model far from letters at 13 a second
+    few = fit(["Scales!", "Scales!"], [0.9, 1.1])
+    assert 8 < few.chars_per_s < 20 and few.seconds("Scales!") > TextDurationModel().seconds(
+        "Scales!"
+    )

@@ -8,7 +8,8 @@ delivery the punctuation asks for: ``per_pause_s`` for every clause break inside
 ``ellipsis_s``, ``trailing_comma_s``). The default is the letters alone at 13 a second (the
 verifier's reading rate, all else 0), which calls a one-word exclamation "too long" because a
 voice needs its onset and release whatever the word; :func:`fit` fits every coefficient to clean
-takes by least squares (``verified-tts calibrate`` does, on the generator being calibrated, and
+takes by least squares, pulled gently towards that default so a handful of texts cannot swing it
+(``verified-tts calibrate`` does, on the generator being calibrated, and
 writes them as ``[verifiers.signal]`` options), so short lines and punctuation weigh what they weigh
 for that voice.
 """
@@ -80,19 +81,24 @@ def features(text: str) -> tuple[float, ...]:
     )
 
 
-def fit(texts: Sequence[str], seconds: Sequence[float]) -> TextDurationModel:
-    """Least squares of ``seconds`` on the texts' features; a feature no text has keeps 0 (and the
-    letters' rate stays the default when no text has a letter)."""
+def fit(texts: Sequence[str], seconds: Sequence[float], prior: float = 1.0) -> TextDurationModel:
+    """Least squares of ``seconds`` on the texts' features, pulled towards the default model with
+    weight ``prior`` (ridge): with many texts the data decide, with a few distinct ones (or a
+    feature no text has) the coefficients stay near letters at 13 a second."""
     x = np.array([features(t) for t in texts], dtype=np.float64)
     y = np.asarray(seconds, dtype=np.float64)
-    used = np.flatnonzero(np.any(x != 0, axis=0))
-    solution = np.zeros(x.shape[1])
-    if used.size:
-        solution[used] = np.linalg.lstsq(x[:, used], y, rcond=None)[0]
+    default = TextDurationModel()
+    start = np.array([0.0, 1.0 / default.chars_per_s, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    # the pull is on each coefficient times its feature's typical size: seconds, like the data
+    scale = np.sqrt(np.mean(x**2, axis=0)) if len(x) else np.ones(x.shape[1])
+    pull = np.sqrt(prior) * np.diag(np.where(scale > 0, scale, 1.0))
+    solution = np.linalg.lstsq(np.vstack([x, pull]), np.concatenate([y, pull @ start]), rcond=None)[
+        0
+    ]
     per_char = solution[1]
     return TextDurationModel(
         intercept_s=float(solution[0]),
-        chars_per_s=float(1.0 / per_char) if per_char > 1e-6 else 13.0,
+        chars_per_s=float(1.0 / per_char) if per_char > 1e-4 else default.chars_per_s,
         per_word_s=float(solution[2]),
         per_pause_s=float(solution[3]),
         question_s=float(solution[4]),

@@ -23,6 +23,7 @@ import numpy as np
 
 from verified_tts.config import DubOptions, RenderConfig
 from verified_tts.output.assembly import level_clip
+from verified_tts.output.dub_reasons import cue_notes, cue_reasons
 from verified_tts.pipeline import UtteranceResult
 from verified_tts.store import STORE_DIR
 from verified_tts.text.subtitles import Cue
@@ -143,6 +144,8 @@ class PlacedCue:
             "cut_seconds": round(self.cut_seconds, 3),
             "flagged": self.flagged,
             "flag_reasons": list(self.flag_reasons),
+            "failed_gates": list(winner.failed) if self.result.flagged else [],
+            "notes": cue_notes(winner.detail),
             "key": self.result.utterance.key,
             "winner": self.result.winner,
             "candidates": len(self.result.candidates),
@@ -174,7 +177,9 @@ def fit_to_slot(
         speech = time_stretch(speech, sample_rate, stretch)
     reasons = []
     if result.flagged:
-        reasons.append(f"no candidate passed the gates ({', '.join(_failed(result))})")
+        winner = result.winner_candidate
+        heard = cue_reasons(winner.failed, winner.metrics, winner.detail, config.selection.gates)
+        reasons.append(f"no candidate passed the gates: {'; '.join(heard or ['none'])}")
     available = round((slot.limit - slot.start) * sample_rate)
     cut = max(0, speech.size - available)
     if cut:
@@ -205,10 +210,6 @@ def fit_to_slot(
         flag_reasons=tuple(reasons),
     )
     return placed, speech
-
-
-def _failed(result: UtteranceResult) -> list[str]:
-    return list(result.winner_candidate.failed) or ["none"]
 
 
 def place_on_track(

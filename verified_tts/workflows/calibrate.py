@@ -1,16 +1,20 @@
 """``verified-tts calibrate``: what the verifiers catch, gates calibrated on injected faults.
 
-The configured generator reads plain sentences (the shipped Harvard sentences, or the first
-``sentences`` segments of a book) ``candidates`` times each with the render's seeds; then every
+The configured generator reads plain sentences (the shipped Harvard sentences, the first
+``sentences`` segments of a book, or the cues of a subtitle file: every cue at any length, in the
+slot a dub gives it, scored with the dub's ``duration_fit`` and under the dub's gates,
+:mod:`verified_tts.dub_gates`) ``candidates`` times each with the render's seeds; then every
 requested fault kind is made once per sentence from one of its clean candidates (text faults are
 synthesised from the altered text with that candidate's seed and verified against the original
 text; audio faults edit the clean audio; see :mod:`verified_tts.calibration.faults`). All clips are
-scored by the configured verifiers in batches. The speaker reference is the user's ``voice_ref`` or
-the centroid of the clean candidates, as a render would settle on. From the scores: per fault kind
+scored by the configured verifiers in batches. The speaker reference is the centroid of the clean
+candidates, as a render would settle on (a clip too short for it is held to the other
+utterances' short clean takes, as in a render). From the scores: per fault kind
 and gate side the ROC AUC, the bound at the target false-alarm rate and its recall; the recall of
 the current gates; recommended gates (:mod:`verified_tts.calibration.gates`) with a two-fold
 held-out check; and best-of-N selection simulated at fault rates 0.1/0.3/0.5
-(:mod:`verified_tts.calibration.simulate`) under both gate sets. Writes ``calibrate.json``,
+(:mod:`verified_tts.calibration.simulate`) under both gate sets, and the recall on short lines
+apart, with the faults a line was too short to carry. Writes ``calibrate.json``,
 ``gates.toml`` (a ``[selection.gates]`` table that ``--config`` accepts), ``calibrate.html`` and
 the audio of a few caught and missed cases.
 """
@@ -35,6 +39,7 @@ from verified_tts.calibration.analysis import (
     analyse,
     reanalyse,
 )
+from verified_tts.calibration.as_rendered import fit_text_model, speaker_metric
 from verified_tts.calibration.faults import (
     FAULT_KINDS,
     TEXT_FAULTS,
@@ -44,13 +49,14 @@ from verified_tts.calibration.faults import (
 )
 from verified_tts.calibration.gates import gates_toml
 from verified_tts.config import RenderConfig
+from verified_tts.dub_gates import dub_policy
 from verified_tts.errors import UserError
 from verified_tts.generators import SynthesisRequest, load_generator
 from verified_tts.keys import candidate_seed
 from verified_tts.pipeline import plan_utterances
 from verified_tts.text.book import Segment, load_book, parse_book
 from verified_tts.verification import load_verifiers
-from verifiers import Clip
+from verifiers import DEFAULT_VERIFIERS, Clip, WerOptions
 
 __all__ = [
     "CALIBRATED_SIDES",
@@ -65,6 +71,11 @@ __all__ = [
 ]
 
 _CHUNK = 32  # clips per verifier call: big enough to batch, small enough to show progress
+_CANNOT_CARRY = {
+    "skip": "a line of one word (or without a content word) has no word to leave out",
+    "repeat": "a line of one or two words has no phrase of two or more to say twice",
+    "substitute": "a line without a content word has none to read as another",
+}
 
 
 @dataclass(frozen=True)
@@ -86,10 +97,22 @@ def builtin_sentences() -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def _segments(book: Path | None, count: int, max_chars: int) -> list[Segment]:
+def is_subtitles(path: Path | None) -> bool:
+    """Whether calibration input is a subtitle file (SRT or WebVTT), by its suffix."""
+    return path is not None and path.suffix.lower() in (".srt", ".vtt")
+
+
+def _segments(
+    book: Path | None, count: int, max_chars: int
+) -> tuple[list[Segment], list[float | None]]:
+    """The segments to calibrate on and, for subtitles, each cue's slot in seconds."""
+    if is_subtitles(book):
+        assert book is not None
+        return _cue_segments(book, count)
     if book is None:
         source = "\n\n".join(builtin_sentences()[:count])
-        return list(parse_book(source, max_chars=max_chars).segments)[:count]
+        segments = list(parse_book(source, max_chars=max_chars).segments)[:count]
+        return segments, [None] * len(segments)
     segments = [s for s in load_book(book, max_chars=max_chars).segments if s.kind != "heading"]
     segments = [s for s in segments if len(s.spoken.split()) >= 3]
     if len(segments) < 2:
@@ -97,7 +120,23 @@ def _segments(book: Path | None, count: int, max_chars: int) -> list[Segment]:
             f"{book} has fewer than 2 sentences of 3 words or more to calibrate on: "
             "give a longer book, or leave BOOK out to use the built-in sentences"
         )
-    return segments[:count]
+    return segments[:count], [None] * len(segments[:count])
+
+
+def _cue_segments(path: Path, count: int) -> tuple[list[Segment], list[float | None]]:
+    """Every cue as the dub voices it (any length: short lines are the point) and its slot as
+    the dub computes it with the default [dub] settings."""
+    from verified_tts.config import DubOptions
+    from verified_tts.output.dub_track import compute_slots
+    from verified_tts.text.cues import cue_segments
+    from verified_tts.text.subtitles import load_subtitles
+
+    cues = list(load_subtitles(path).cues)[:count]
+    if len(cues) < 2:
+        raise UserError(f"{path} has fewer than 2 cues to calibrate on: give a longer file")
+    options = DubOptions()
+    slots = compute_slots(cues, options, cues[-1].end + options.tail_s)
+    return cue_segments(cues, {}), [round(slot.seconds, 3) for slot in slots]
 
 
 def calibrate(
@@ -116,15 +155,28 @@ def calibrate(
         raise UserError(f"--out {out} is a file, not a folder: choose a folder path")
     started = time.perf_counter()
     seconds: dict[str, float] = {}
-    segments = _segments(book, options.sentences, config.max_chars)
+    segments, slots = _segments(book, options.sentences, config.max_chars)
+    dubbing = is_subtitles(book)
 
     say("loading generator and verifiers")
     mark = time.perf_counter()
     generator = load_generator(config.generator)
-    verifiers = load_verifiers(config.verifiers)
+    order = (*DEFAULT_VERIFIERS, "duration_fit") if dubbing else DEFAULT_VERIFIERS
+    verifiers = load_verifiers(config.verifiers, order=order)
     seconds["load"] = time.perf_counter() - mark
     utterances = plan_utterances(
-        segments, generator, base_seed=config.seed, voice=config.generator.voice
+        segments,
+        generator,
+        base_seed=config.seed,
+        voice=config.generator.voice,
+        target_durations=slots,
+    )
+    # subtitles are calibrated under the policy a dub applies (its gates, the stretch gate)
+    packed = bool(config.verifiers.get("wer", {}).get("packing", WerOptions.packing))
+    current = (
+        dub_policy(config.selection, config.dub.speed_limit, packed_wer=packed)
+        if dubbing
+        else config.selection
     )
 
     say(f"generating {len(utterances)} x {options.candidates} clean candidates")
@@ -139,7 +191,13 @@ def calibrate(
     clean_audio = _sample(generator, requests)
     cases = [
         Case(
-            i // options.candidates, "clean", i % options.candidates, "", c.audio, c.sample_rate
+            i // options.candidates,
+            "clean",
+            i % options.candidates,
+            "",
+            c.audio,
+            c.sample_rate,
+            info=dict(c.info),
         )  # fmt: skip
         for i, c in enumerate(clean_audio)
     ]
@@ -153,12 +211,14 @@ def calibrate(
 
     say(f"scoring {len(cases)} clips")
     mark = time.perf_counter()
-    cases = _score(cases, utterances, verifiers, say)
+    cases, signal_details = _score(cases, utterances, verifiers, say)
+    duration_model = fit_text_model(cases, signal_details, utterances)
     seconds["verify"] = time.perf_counter() - mark
 
     say("analysing")
     mark = time.perf_counter()
-    data = analyse(cases, options, config.selection, len(utterances))
+    words = [len(u.segment.spoken.split()) for u in utterances]
+    data = analyse(cases, options, current, len(utterances), words=words)
     data["generator"] = {
         "name": config.generator.name,
         "voice": config.generator.voice,
@@ -168,7 +228,14 @@ def calibrate(
     data["utterances"] = len(utterances)
     data["candidates_per_utterance"] = options.candidates
     data["input"] = str(book) if book else "built-in Harvard sentences"
+    data["input_kind"] = "subtitles" if dubbing else "text"
+    data["duration_model"] = duration_model
+    data["utterance_words"] = words
     data["skipped_faults"] = skipped
+    data["short_lines"]["cannot_carry"] = {
+        kind: {"lines": count, "why": _CANNOT_CARRY.get(kind, "too short for this fault")}
+        for kind, count in skipped.items()
+    }
     data["options"] = {k: list(v) if isinstance(v, tuple) else v
                        for k, v in asdict(options).items()}  # fmt: skip
     seconds["analyse"] = time.perf_counter() - mark
@@ -231,14 +298,18 @@ def _inject(
                         f"{utterance.key}:{kind}", source, candidate_seed(utterance.key, source),
                         fault.text, utterance.voice, utterance.segment.emotion,
                     )  # fmt: skip
-                    case = Case(i, kind, source, fault.description, np.zeros(0, np.float32))
+                    # scored against the clean text's expected length: the voice's info of
+                    # the clean take, not of the altered text it read
+                    case = Case(i, kind, source, fault.description, np.zeros(0, np.float32),
+                                info=base.info)  # fmt: skip
                     text_requests.append((case, request))
                 else:
                     other = clean[((i + 1) % len(utterances)) * per + source].audio
                     made = audio_fault(kind, base.audio, base.sample_rate, rng, other)
                     faulted.append(
-                        Case(i, kind, source, made.description, made.audio, base.sample_rate)
-                    )
+                        Case(i, kind, source, made.description, made.audio, base.sample_rate,
+                             info=base.info)
+                    )  # fmt: skip
             except ValueError:  # a sentence too short for this fault
                 skipped[kind] = skipped.get(kind, 0) + 1
     made = _sample(generator, [r for _, r in text_requests])
@@ -251,6 +322,7 @@ def _inject(
                 case.description,
                 candidate.audio,
                 candidate.sample_rate,
+                info=case.info,
             )  # fmt: skip
         )
     faulted.sort(key=lambda c: (c.utterance, FAULT_KINDS.index(c.kind)))
@@ -259,10 +331,12 @@ def _inject(
 
 def _score(
     cases: Sequence[Case], utterances: Sequence[Any], verifiers: Any, say: Callable[[str], None]
-) -> list[Case]:
+) -> tuple[list[Case], list[dict[str, Any]]]:
     """Every verifier over every clip in chunks; the speaker metric against the reference."""
     scored: list[Case] = []
     embeddings: list[np.ndarray | None] = []
+    speech: list[float | None] = []
+    signal_details: list[dict[str, Any]] = []
     for start in range(0, len(cases), _CHUNK):
         chunk = cases[start : start + _CHUNK]
         clips = [
@@ -272,6 +346,8 @@ def _score(
                 text=utterances[c.utterance].segment.text,
                 spoken=utterances[c.utterance].segment.spoken,
                 emotion=utterances[c.utterance].segment.emotion,
+                target_duration_s=utterances[c.utterance].target_duration_s,
+                info=c.info,
             )
             for c in chunk
         ]
@@ -295,17 +371,14 @@ def _score(
                     case.sample_rate,
                     m,
                     d.get("transcript"),
+                    case.info,
                 )  # fmt: skip
             )
         embeddings.extend(chunk_embeddings)
+        speech.extend(d.get("speaker_speech_s") for d in details)
+        signal_details.extend(
+            {k: d[k] for k in ("expected_from", "speech_s") if k in d} for d in details
+        )
         say(f"scored {min(start + _CHUNK, len(cases))} of {len(cases)} clips")
-    clean = [
-        e for c, e in zip(scored, embeddings, strict=True) if c.kind == "clean" and e is not None
-    ]
-    if clean:
-        reference = np.mean(clean, axis=0)
-        reference /= np.linalg.norm(reference) or 1.0
-        for case, embedding in zip(scored, embeddings, strict=True):
-            if embedding is not None:  # both unit vectors: the dot product is the cosine
-                case.metrics["speaker"] = float(np.dot(reference, embedding))
-    return scored
+    speaker_metric(scored, embeddings, speech, verifiers.get("speaker"))
+    return scored, signal_details

@@ -30,6 +30,7 @@ from verified_tts.atomic import (
     write_text_atomic,
 )
 from verified_tts.config import RenderConfig
+from verified_tts.dub_gates import dub_policy
 from verified_tts.errors import UserError
 from verified_tts.output.assembly import AssembledFile
 from verified_tts.output.dub_track import (
@@ -49,7 +50,6 @@ from verified_tts.output.manifest import (
     write_manifest,
 )
 from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.selection import Gate
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.tables import check_keys
 from verified_tts.text.book import Segment
@@ -57,6 +57,7 @@ from verified_tts.text.cues import cue_segments, cues_within, unmapped_speakers
 from verified_tts.text.subtitles import Cue, Subtitles, load_subtitles
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verified_tts.workflows.render import prepare_output
+from verifiers import WerOptions
 from verifiers.duration_fit import DurationFitOptions
 
 __all__ = ["DubSummary", "dub", "dub_settings"]
@@ -100,12 +101,12 @@ class DubSummary:
 
 
 def _dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
-    """The loaded models of ``base`` under the dub policy: duration_fit on, stretch gated."""
-    policy = base.config.selection
-    # margin: an adaptive run stops early only on a candidate that needs no stretch at all
-    stretch_gate = Gate("stretch", max=speed_limit, margin=speed_limit - 1.0)
-    gates = (*(g for g in policy.gates if g.metric != "stretch"), stretch_gate)
-    config = base.config.variant(selection=replace(policy, gates=gates))
+    """The loaded models of ``base`` under the dub policy (``dub_gates.dub_policy``:
+    the dub gates in place of the book defaults, stretch gated); duration_fit on."""
+    packed = bool(base.config.verifiers.get("wer", {}).get("packing", WerOptions.packing))
+    config = base.config.variant(
+        selection=dub_policy(base.config.selection, speed_limit, packed_wer=packed)
+    )
     verifiers = base.verifiers
     if verifiers.get("duration_fit") is None and "duration_fit" not in verifiers.status:
         extra = load_verifiers(base.config.verifiers, order=("duration_fit",))
@@ -186,7 +187,9 @@ def dub(
     with Store(out / STORE_DIR) as store:
         results = synth.run(utterances, store, on_result=on_result)
         place_started = time.perf_counter()
-        placed = _lay_winners(track, store, synth, config, options, cues, slots, segments, results)
+        placed = _lay_winners(
+            track, store, synth, synth.config, options, cues, slots, segments, results
+        )
     _write_track(out, track, sample_rate, placed)
     mix_path, mix_scale = None, None
     if original is not None:
