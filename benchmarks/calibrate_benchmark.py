@@ -7,8 +7,8 @@ fault kind under the current and the recommended gates (and held out), the per-m
 (AUC, bound at the target, recall there and at the current gate), the faulted-winner-vs-N curve,
 both gate sets and the goals. Writes benchmarks/results/calibrate_<generator>.json.
 
-Usage: python benchmarks/calibrate_benchmark.py [--generator NAME] [--config FILE]
-       [--sentences K] [--candidates N] [--faults KINDS] [--label NAME]
+Usage: python benchmarks/calibrate_benchmark.py [BOOK_OR_SUBTITLES] [--generator NAME]
+       [--config FILE] [--sentences K] [--candidates N] [--faults KINDS] [--label NAME]
        [--from OUT_DIR] [--out KEEP_DIR]
 (--from reads the calibrate.json of a run already made with those options instead of running
 again; its wall time is then the run's own total.)
@@ -33,6 +33,9 @@ CPU_SECONDS: list[float] = []  # user + system seconds of the calibrate command
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "input", nargs="?", default=None, help="book or subtitles (default: built-in)"
+    )
     parser.add_argument("--generator", default=None, help="default: the configured default")
     parser.add_argument("--config", default=None, help="TOML config (e.g. gates to check)")
     parser.add_argument("--sentences", type=int, default=None)
@@ -91,6 +94,8 @@ def run(args: argparse.Namespace) -> tuple[dict, str, float]:
     with tempfile.TemporaryDirectory(prefix="calibrate-bench-") as work:
         out = Path(args.out) if args.out else Path(work) / "cal"
         command = [sys.executable, "-m", "verified_tts", "calibrate", "--out", str(out)]
+        if args.input:
+            command.insert(4, args.input)
         if args.generator:
             command += ["--generator", args.generator]
         if args.config:
@@ -117,6 +122,7 @@ def write_results(
     generator = data["generator"]["name"]
     result = {
         "command": "verified-tts calibrate"
+        + (f" {args.input}" if args.input else "")
         + (f" --generator {args.generator}" if args.generator else "")
         + (f" --config {args.config}" if args.config else "")
         + (f" --sentences {args.sentences}" if args.sentences else "")
@@ -170,6 +176,9 @@ def write_results(
         "gates_toml": gates_toml,
         "goals": data["goals"],
         "skipped_faults": data.get("skipped_faults", {}),
+        "input": data.get("input"),
+        "short_lines": data.get("short_lines"),
+        "duration_model": data.get("duration_model"),
         "hand_set_gates_on_the_same_cases": hand_set_figures(data),
     }
     name = args.label or generator
