@@ -3,15 +3,15 @@
 The signal verifier's ``duration_ratio`` holds a clip to the length its text should take. A Piper
 voice gives its own prediction; any other generator (espeak-ng, a codec LM) is held to this model:
 ``intercept_s`` plus the letters and digits at ``chars_per_s``, ``per_word_s`` a word, and the
-delivery the punctuation asks for: ``per_pause_s`` for every clause break inside the line
-(, ; : and dashes), and what the line's ending adds (``question_s``, ``exclamation_s``,
-``ellipsis_s``, ``trailing_comma_s``). The default is the letters alone at 13 a second (the
-verifier's reading rate, all else 0), which calls a one-word exclamation "too long" because a
-voice needs its onset and release whatever the word; :func:`fit` fits every coefficient to clean
-takes by least squares, pulled gently towards that default so a handful of texts cannot swing it
-(``verified-tts calibrate`` does, on the generator being calibrated, and
-writes them as ``[verifiers.signal]`` options), so short lines and punctuation weigh what they weigh
-for that voice.
+delivery the punctuation asks for: ``per_pause_s`` for every clause or sentence break inside the
+line (, ; : . ! ? ... or a dash before a space), and what the line's ending adds
+(``question_s``, ``exclamation_s``, ``ellipsis_s``, ``trailing_comma_s``). The default is the
+letters alone at 13 a second (the verifier's reading rate, all else 0), which calls a one-word
+exclamation "too long" because a voice needs its onset and release whatever the word;
+:func:`fit` fits every coefficient to clean takes by least squares, pulled gently towards that
+default so a handful of texts cannot swing it (``verified-tts calibrate`` does, on the generator
+being calibrated, and writes them as ``[verifiers.signal]`` options), so short lines and
+punctuation weigh what they weigh for that voice.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ import numpy as np
 __all__ = ["FEATURES", "TextDurationModel", "features", "fit"]
 
 _SPOKEN = re.compile(r"[^\W_]", re.UNICODE)
-_PAUSES = re.compile(r"[,;:\u2013\u2014]|--")
+# a clause or sentence break inside the line: punctuation (or a dash) followed by a space
+_PAUSES = re.compile(r"(?:[,;:.!?\u2026\u2013\u2014]+|--)[\"')\]\u2019\u201d]*(?=\s)")
 _CLOSERS = "\"')]}\u2019\u201d\u00bb "
 FEATURES = ("intercept", "chars", "words", "pauses", "question", "exclamation", "ellipsis", "comma")
 
@@ -67,8 +68,7 @@ def features(text: str) -> tuple[float, ...]:
     words = sum(1 for w in text.split() if _SPOKEN.search(w))
     end = text.rstrip(_CLOSERS)
     ellipsis = end.endswith(("...", "\u2026"))
-    body = end[:-1] if end and end[-1] in ",;:" else end
-    pauses = len(_PAUSES.findall(body.rstrip(".!?\u2026")))
+    pauses = len(_PAUSES.findall(end))
     return (
         1.0,
         float(chars),
