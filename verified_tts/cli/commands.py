@@ -335,6 +335,13 @@ def _print_dub_summary(summary) -> None:  # summary: DubSummary
     table.add_row("ran past their slot", str(summary.overran))
     _add_run_rows(table, summary)
     console.print(table)
+    for index, text, reasons in summary.flags[:_FLAGS_SHOWN]:
+        console.print(f"flagged cue {index} {text!r}: {'; '.join(reasons)}", soft_wrap=True)
+    if len(summary.flags) > _FLAGS_SHOWN:
+        console.print(f"... and {len(summary.flags) - _FLAGS_SHOWN} more flagged cues in dub.json")
+
+
+_FLAGS_SHOWN = 10  # flagged cues listed after a dub's summary
 
 
 @app.command()

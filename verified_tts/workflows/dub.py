@@ -98,6 +98,7 @@ class DubSummary:
     warnings: tuple[str, ...]
     track: Path
     mix: Path | None
+    flags: tuple[tuple[int, str, tuple[str, ...]], ...] = ()  # (cue index, text, reasons in words)
 
 
 def _dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
@@ -396,4 +397,5 @@ def _summary(
         warnings=tuple(warnings),
         track=out / "track.wav",
         mix=mix_path,
+        flags=tuple((p.cue.index, p.cue.text, p.flag_reasons) for p in placed if p.flagged),
     )
