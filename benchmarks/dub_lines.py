@@ -4,13 +4,14 @@ Dubs each input with the defaults (``verified-tts dub`` as a user runs it, ``-n 
 into a fresh store, then has the independent judge (Whisper base, ``bundled:base``, never used
 for selection) transcribe every candidate that kept its audio, winners included. Per input:
 cues, cues flagged, flagged cues whose winner the judge hears word for word (false alarms a
-producer would listen to for nothing), the judge WER of flagged and of passed winners and their
-ratio, every flagged cue with the reasons ``dub.json`` gives, and the false-alarm rate of each gate
-by clip length: among the candidates the judge hears perfectly, the share each gate rejects, per
-clip-length bin. Inputs: the Sintel subtitles (tests/data/sintel-en.srt, (c) Blender Foundation,
-durian.blender.org, CC-BY 3.0; 26 cues) and the held-out short dialogue lines
-(benchmarks/data/short_lines_held_out.srt, benchmarks/short_lines.py). The script uses only the
-public ``dub`` and judge functions, so the same file measures an earlier checkout ("before"):
+producer would listen to for nothing), the judge WER of flagged and of passed winners, their
+difference and ratio with bootstrap intervals, every flagged cue with the reasons ``dub.json``
+gives, and the false-alarm rate of each gate by clip length: among the candidates the judge
+hears perfectly, the share each gate rejects, per clip-length bin. Inputs: the Sintel subtitles
+(tests/data/sintel-en.srt, (c) Blender Foundation, durian.blender.org, CC-BY 3.0; 26 cues) and
+the held-out short dialogue lines (benchmarks/data/short_lines_held_out.srt,
+benchmarks/short_lines.py). The script uses only the public ``dub`` and judge functions, so the
+same file measures an earlier checkout ("before"):
 ``PYTHONPATH=/path/to/old/checkout python benchmarks/dub_lines.py --label before``. Writes
 benchmarks/results/dub_lines[_LABEL].json.
 
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import random
 import statistics
 import tempfile
 from collections import Counter
@@ -36,6 +39,38 @@ LENGTH_BINS = ((0.0, 1.0), (1.0, 1.5), (1.5, 2.5), (2.5, 4.0), (4.0, 1e9))
 
 def _mean(values: list[float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
+
+
+def flagged_against_passed(flagged: list[float], passed: list[float], resamples: int = 5000):
+    """Judge WER of flagged minus passed winners, and their ratio, with 95 % intervals.
+
+    The two groups hold different cues, so each is resampled on its own (seeded, as
+    benchmarks/paired_gain.py); a resample whose passed cues are all perfect has no ratio and
+    counts as unbounded above.
+    """
+    if not flagged or not passed:
+        return None
+    rng = random.Random(0)
+    differences, ratios = [], []
+    for _ in range(resamples):
+        high = statistics.fmean(rng.choice(flagged) for _ in flagged)
+        low = statistics.fmean(rng.choice(passed) for _ in passed)
+        differences.append(high - low)
+        ratios.append(high / low if low > 0 else math.inf)
+    differences.sort()
+    ratios.sort()
+
+    def bounds(values: list[float]) -> list[float | None]:
+        picked = (values[int(0.025 * resamples)], values[int(0.975 * resamples)])
+        return [round(v, 4) if math.isfinite(v) else None for v in picked]
+
+    low_mean = statistics.fmean(passed)
+    return {
+        "difference": round(statistics.fmean(flagged) - low_mean, 4),
+        "difference_ci95": bounds(differences),
+        "ratio": round(statistics.fmean(flagged) / low_mean, 2) if low_mean > 0 else None,
+        "ratio_ci95": bounds(ratios),
+    }
 
 
 def judge_run(judge, out: Path) -> tuple[dict, dict]:
@@ -96,6 +131,7 @@ def summarise(report: dict, manifest: dict) -> dict:
         "judge_wer_flagged": _mean(flagged_wer),
         "judge_wer_passed": _mean(passed_wer),
         "judge_wer_flagged_over_passed": ratio,
+        "flagged_against_passed": flagged_against_passed(flagged_wer, passed_wer),
         "notes": dict(Counter(note for c in cues for note in c["notes"])),
         "flagged_cues": flagged,
         "gate_false_alarms_by_length": false_alarms(manifest),

@@ -10,7 +10,8 @@ and its similarity is taken three ways:
 - ``length_matched``: against the centroid of the other texts' clean takes of about the same speech
   length (the bin's, leaving out the clip's own text), the voice's other short takes;
 - ``short_reference``: against the centroid of every other text's clean takes shorter than
-  ``--short-s`` (one reference for all short clips, which a render can keep beside the book one);
+  ``--short-s`` (one reference for all short clips, which a render keeps beside the book one;
+  default the speaker verifier's own ``short_speech_s``, the bound a render uses);
 - ``short_reference_3``: the same with only 3 other short takes (the fewest a render starts
   from, ``pipeline.MIN_SHORT_TAKES``), chosen at random for each clip.
 
@@ -50,7 +51,7 @@ def main() -> None:
     parser.add_argument("--harvard", type=int, default=40)
     parser.add_argument("--lines", type=int, default=120)
     parser.add_argument("--seeds", type=int, default=4)
-    parser.add_argument("--short-s", type=float, default=1.4)
+    parser.add_argument("--short-s", type=float, default=None, help="default: the verifier's")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/speaker_length.json")
     parser.add_argument("--cache", type=Path, help="keep the embeddings here (npz) and reuse them")
     args = parser.parse_args()
@@ -63,8 +64,10 @@ def main() -> None:
     from verified_tts.selection import PER_CLIP_GATES
     from verified_tts.workflows.calibrate import builtin_sentences
     from verifiers import Clip
-    from verifiers.speaker import load_speaker_verifier
+    from verifiers.speaker import SpeakerOptions, load_speaker_verifier
 
+    if args.short_s is None:
+        args.short_s = SpeakerOptions().short_speech_s
     lines = [c.content for c in srt.parse(DEV_LINES.read_text(encoding="utf-8"))][: args.lines]
     texts = [*builtin_sentences()[: args.harvard], *lines]
     generator = load_generator(GeneratorConfig(name="piper"))
