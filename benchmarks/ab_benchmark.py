@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 from harvard import harvard_book  # benchmarks/ is on sys.path when run
-from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
+
+from verified_tts.paired import paired_gain
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,10 +42,10 @@ def verdict(data: dict) -> dict:
     verifier, judge = change("wer"), change("judge_wer")
     rows = data["utterances"]
     verifier_paired = paired_gain(
-        [r["gain_wer"] for r in rows if r["gain_wer"] is not None], mean_key="mean_gain"
-    )
+        [r["gain_wer"] for r in rows if r["gain_wer"] is not None]
+    ).as_dict("mean_gain")
     judge_gains = [r["gain_judge_wer"] for r in rows if r.get("gain_judge_wer") is not None]
-    judge_paired = paired_gain(judge_gains, mean_key="mean_gain") if judge_gains else None
+    judge_paired = paired_gain(judge_gains).as_dict("mean_gain") if judge_gains else None
     # every arm against the smallest: the judge's paired gain per utterance
     per_arm = {}
     for arm in arms[1:]:
@@ -55,7 +56,7 @@ def verdict(data: dict) -> dict:
             and r["arms"][str(arm["n"])].get("judge_wer") is not None
         ]
         if gains:
-            per_arm[str(arm["n"])] = paired_gain([round(g, 4) for g in gains], mean_key="mean_gain")
+            per_arm[str(arm["n"])] = paired_gain([round(g, 4) for g in gains]).as_dict("mean_gain")
     return {
         "judge_paired_per_arm_vs_smallest": per_arm,
         "verifier_wer_change": verifier,

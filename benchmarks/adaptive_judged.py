@@ -33,8 +33,9 @@ import time
 from pathlib import Path
 
 from harvard import harvard_book  # benchmarks/ is on sys.path when run
-from paired_gain import paired_gain
 from selection_rules import already_judged
+
+from verified_tts.paired import paired_gain
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -171,12 +172,11 @@ def main() -> None:
         "judge": "Whisper base (bundled:base), beam 5",
         "judge_clips_run_here": len(wanted),
         "judge_seconds": round(judge_seconds, 1),
-        "adaptive_gain_over_candidate0": paired_gain(adaptive_gains, mean_key="mean_gain"),
-        "fixed_gain_over_candidate0": paired_gain(fixed_gains, mean_key="mean_gain"),
+        "adaptive_gain_over_candidate0": paired_gain(adaptive_gains).as_dict("mean_gain"),
+        "fixed_gain_over_candidate0": paired_gain(fixed_gains).as_dict("mean_gain"),
         "fixed_minus_adaptive": paired_gain(
-            [f - a for f, a in zip(fixed_gains, adaptive_gains, strict=True)],
-            mean_key="mean_gain",
-        ),
+            [f - a for f, a in zip(fixed_gains, adaptive_gains, strict=True)]
+        ).as_dict("mean_gain"),
         "kept": round(sum(adaptive_gains) / sum(fixed_gains), 4) if sum(fixed_gains) else None,
         "replay_same_winner": round(same_winner / len(rows), 4),
         "replay_same_candidate_count": round(same_count / len(rows), 4),
@@ -198,9 +198,8 @@ def main() -> None:
             "candidates_per_utterance": other["candidates_per_utterance"],
             "real_time_factor": other["real_time_factor"],
             "judge_wer_lower_here": paired_gain(
-                [theirs[row["key"]] - row["judge_wer"] for row in per_utterance],
-                mean_key="mean_gain",
-            ),
+                [theirs[row["key"]] - row["judge_wer"] for row in per_utterance]
+            ).as_dict("mean_gain"),
         }
     result["per_utterance"] = per_utterance
     if args.note:

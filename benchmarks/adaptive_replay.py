@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cache
 from pathlib import Path
 
+from verified_tts.paired import RESAMPLES, bootstrap_draws, percentile_interval
 from verified_tts.selection import (
     PACKED_WER_GATES,
     PER_CLIP_GATES,
@@ -126,14 +126,11 @@ def evaluate(utterances: Sequence[Utterance], n: int, policy: SelectionPolicy, s
     }
 
 
-def _bootstrap(gains: list[float], fixed: list[float], resamples: int = 5000) -> dict:
+def _bootstrap(gains: list[float], fixed: list[float], resamples: int = RESAMPLES) -> dict:
     """Paired bootstrap over utterances: the adaptive gain, fixed N's gain, what fixed N gains
-    beyond the adaptive rule, and the share of fixed N's gain kept."""
-    rng = random.Random(0)
-    count = len(gains)
+    beyond the adaptive rule, and the share of fixed N's gain kept (the same draws for all)."""
     adaptive_means, fixed_means, diff_means, kept = [], [], [], []
-    for _ in range(resamples):
-        pick = [rng.randrange(count) for _ in range(count)]
+    for pick in bootstrap_draws(len(gains), resamples):
         a = statistics.fmean(gains[i] for i in pick)
         f = statistics.fmean(fixed[i] for i in pick)
         adaptive_means.append(a)
@@ -143,11 +140,7 @@ def _bootstrap(gains: list[float], fixed: list[float], resamples: int = 5000) ->
             kept.append(a / f)
 
     def interval(values: list[float]) -> list[float]:
-        values = sorted(values)
-        return [
-            round(values[int(0.025 * len(values))], 4),
-            round(values[int(0.975 * len(values))], 4),
-        ]
+        return list(percentile_interval(values))
 
     return {
         "adaptive_gain_ci95": interval(adaptive_means),

@@ -43,7 +43,7 @@ def _engine_rate(generator: Any, n: int, tokens: int) -> dict:
     from vllm.sampling_params import RequestOutputKind
 
     from verified_tts.generators.base import SynthesisRequest
-    from verified_tts.generators.codec_lm import Job
+    from verified_tts.generators.codec_lm import Job, request_window
     from verified_tts.generators.codec_lm_logits import EXTRA_ARG
 
     o = generator.options
@@ -73,7 +73,7 @@ def _engine_rate(generator: Any, n: int, tokens: int) -> dict:
     wall = time.perf_counter() - start
     return {
         "requests": n,
-        "window": generator.options.window(),
+        "window": request_window(generator.options),
         "tokens": sum(done),
         "wall_s": round(wall, 2),
         "tokens_per_s": round(sum(done) / wall, 1),

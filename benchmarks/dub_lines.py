@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import random
 import statistics
 import tempfile
 from collections import Counter
@@ -41,35 +40,32 @@ def _mean(values: list[float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
 
 
-def flagged_against_passed(flagged: list[float], passed: list[float], resamples: int = 5000):
+def flagged_against_passed(flagged: list[float], passed: list[float]) -> dict | None:
     """Judge WER of flagged minus passed winners, and their ratio, with 95 % intervals.
 
-    The two groups hold different cues, so each is resampled on its own (seeded, as
-    benchmarks/paired_gain.py); a resample whose passed cues are all perfect has no ratio and
-    counts as unbounded above.
+    The two groups hold different cues, so each is resampled on its own (verified_tts.paired's
+    seeded draws, one stream per group); a resample whose passed cues are all heard perfectly has
+    no ratio, and an interval reaching it is open above (None).
     """
     if not flagged or not passed:
         return None
-    rng = random.Random(0)
+    from verified_tts.paired import bootstrap_draws, percentile_interval
+
     differences, ratios = [], []
-    for _ in range(resamples):
-        high = statistics.fmean(rng.choice(flagged) for _ in flagged)
-        low = statistics.fmean(rng.choice(passed) for _ in passed)
+    draws = zip(
+        bootstrap_draws(len(flagged), seed=0), bootstrap_draws(len(passed), seed=1), strict=True
+    )
+    for high_draw, low_draw in draws:
+        high = statistics.fmean(flagged[i] for i in high_draw)
+        low = statistics.fmean(passed[i] for i in low_draw)
         differences.append(high - low)
         ratios.append(high / low if low > 0 else math.inf)
-    differences.sort()
-    ratios.sort()
-
-    def bounds(values: list[float]) -> list[float | None]:
-        picked = (values[int(0.025 * resamples)], values[int(0.975 * resamples)])
-        return [round(v, 4) if math.isfinite(v) else None for v in picked]
-
     low_mean = statistics.fmean(passed)
     return {
         "difference": round(statistics.fmean(flagged) - low_mean, 4),
-        "difference_ci95": bounds(differences),
+        "difference_ci95": list(percentile_interval(differences)),
         "ratio": round(statistics.fmean(flagged) / low_mean, 2) if low_mean > 0 else None,
-        "ratio_ci95": bounds(ratios),
+        "ratio_ci95": [v if math.isfinite(v) else None for v in percentile_interval(ratios)],
     }
 
 
@@ -174,7 +170,22 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=4)
     parser.add_argument("--label", default=None)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--intervals",
+        type=Path,
+        help="only recompute the flagged-against-passed intervals of this result file's cues",
+    )
     args = parser.parse_args()
+    if args.intervals:
+        record = json.loads(args.intervals.read_text(encoding="utf-8"))
+        for result in record["results"].values():
+            cues = result["cue_list"]
+            result["flagged_against_passed"] = flagged_against_passed(
+                [c["judge_wer"] for c in cues if c["flagged"] and c["judge_wer"] is not None],
+                [c["judge_wer"] for c in cues if not c["flagged"] and c["judge_wer"] is not None],
+            )
+        args.intervals.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        return
 
     import verified_tts
     from verified_tts.config import build_config

@@ -3,7 +3,7 @@
 Reads two runs of benchmarks/dub_lines.py on the same inputs (``--before``, the checkout before
 the dub gates, and ``--after``) and pairs their cues by index. Per input: cues flagged in each
 run, cues flagged in both, in only one, and the paired gain in the winner's judge WER (before
-minus after, positive = the after winner is heard better; benchmarks/paired_gain.py's seeded
+minus after, positive = the after winner is heard better; verified_tts.paired's seeded
 bootstrap over cues), since the gates take part in choosing the winner as well as in flagging it.
 Writes benchmarks/results/dub_lines_paired.json.
 
@@ -16,7 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
+from verified_tts.paired import paired_gain
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -38,7 +38,7 @@ def pair(before: dict, after: dict) -> dict:
         "flagged_in_both": sum(old[k]["flagged"] and new[k]["flagged"] for k in keys),
         "flagged_only_before": sum(old[k]["flagged"] and not new[k]["flagged"] for k in keys),
         "flagged_only_after": sum(new[k]["flagged"] and not old[k]["flagged"] for k in keys),
-        "winner_judge_wer_gain": paired_gain(gains) if gains else None,
+        "winner_judge_wer_gain": paired_gain(gains).as_dict() if gains else None,
         "judged_cues": len(judged),
     }
 

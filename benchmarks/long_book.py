@@ -63,7 +63,7 @@ def child(hours: float, work: Path) -> dict:
     import av
     import soundfile as sf
 
-    from verified_tts.config import AssemblyOptions, ProductionOptions
+    from verified_tts.options import AssemblyOptions, ProductionOptions
     from verified_tts.output.assembly import Placed, assemble_book
     from verified_tts.output.deliver import deliver
     from verified_tts.output.encode import BookTags

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import soundfile as sf
 from harvard import harvard_book  # benchmarks/ is on sys.path when run
-from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
+
+from verified_tts.paired import paired_gain
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "piper_noise.json"
@@ -92,7 +93,7 @@ def judge_setting(out: Path, judge_model, oracle: bool) -> dict:
         "judge_wer": means,
         "policy_gain_over_candidate0": paired_gain(
             [a - b for a, b in zip(cand0, policy, strict=True)]
-        ),
+        ).as_dict(),
         "candidate_audio_s": round(audio_s, 1),
         "_policy": policy,
     }
@@ -145,7 +146,7 @@ def main() -> None:
     comparisons = {
         f"{label(best)} vs {label(r)}": paired_gain(
             [a - b for a, b in zip(r["_policy"], best["_policy"], strict=True)]
-        )
+        ).as_dict()
         for r in results
         if r is not best
     }

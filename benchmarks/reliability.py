@@ -10,8 +10,10 @@ espeak generator:
   write, then the manifest or report); then a final resume. Counts committed candidates generated
   twice, compares every output's sha256 (audio files; manifest.json less its run statistics) with
   an uninterrupted render, runs the doctor's integrity check and counts temporary files left.
-- damage: truncated and missing candidate files, a corrupt index, each in a copy of a finished
-  render: detected, regenerated, outputs identical again.
+- damage: truncated and missing candidate files (winners; then a candidate that did not win
+  truncated and another deleted), a corrupt index, each in a copy of a finished render: detected,
+  regenerated, outputs identical again (manifest.json too: a regenerated candidate whose audio
+  has its stored digest keeps its first scores), every listed candidate's audio decodes.
 - fuzz: the hypothesis properties of tests/test_fuzz.py at a larger example count.
 - jobs: 50 render and dub jobs submitted from 4 processes at once to one loopback cluster:
   every job final, none lost from the records, none submitted to Ray twice.
@@ -27,6 +29,7 @@ results go to benchmarks/results/reliability.json (sections not run keep their l
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -36,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from harvard import sentences as harvard_sentences  # benchmarks/ is on sys.path when run
@@ -46,6 +50,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 import crashkit  # noqa: E402
 
 from verified_tts.atomic import write_json_atomic  # noqa: E402
+from verified_tts.store import audio_problem  # noqa: E402
 from verified_tts.workflows.doctor import check_store  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "reliability.json"
@@ -191,6 +196,12 @@ def damage(work: Path) -> dict:
     expected = crashkit.fingerprint(clean)
     manifest = json.loads((clean / "manifest.json").read_text())
     audio = [Path(u["audio"]) for u in manifest["utterances"]]  # the winners: what a render reads
+    # candidates that did not win, one per utterance, not candidate 0 (a render reads candidate 0
+    # of its first window for the speaker reference, so its damage is noticed anyway)
+    losers = []
+    for u in manifest["utterances"]:
+        others = [c for c in u["candidates"] if c["index"] not in (0, u["winner"]) and c["audio"]]
+        losers += [Path(others[0]["audio"])] if others else []
     cases = {}
 
     def case(name: str, harm) -> None:
@@ -212,6 +223,13 @@ def damage(work: Path) -> dict:
         entry["identical_after"] = got == expected
         entry["differing"] = sorted(k for k in expected if got.get(k) != expected[k])
         entry["store_healthy_after"] = check_store(target).healthy
+        listed = json.loads((target / "manifest.json").read_text()) if got else {"utterances": []}
+        entry["listed_audio_broken"] = sum(
+            bool(audio_problem(target / c["audio"]))
+            for u in listed["utterances"]
+            for c in u["candidates"]
+            if c["audio"]
+        )  # every candidate the manifest (and so the report) lists exists and decodes
         cases[name] = entry
 
     def truncate(target: Path) -> int:
@@ -226,6 +244,12 @@ def damage(work: Path) -> dict:
             path.unlink()
         return len(files)
 
+    def harm_losers(target: Path) -> int:
+        truncated, deleted = (target / "store" / "audio" / p.name for p in losers[:2])
+        truncated.write_bytes(truncated.read_bytes()[: truncated.stat().st_size // 3])
+        deleted.unlink()
+        return 2
+
     def corrupt(target: Path) -> int:
         with open(target / "store" / "index.sqlite", "r+b") as handle:
             handle.write(os.urandom(100))
@@ -233,30 +257,60 @@ def damage(work: Path) -> dict:
 
     case("truncated_flac", truncate)
     case("missing_audio", remove)
+    case("truncated_and_missing_losers", harm_losers)
     case("corrupt_index", corrupt)
     return {
         "cases": cases,
         "entries_damaged": sum(c["harmed"] for c in cases.values()),
         "all_detected": all(c["detected"] for c in cases.values()),
         "all_identical_after": all(c["identical_after"] for c in cases.values()),
+        "every_damaged_entry_reported": all(c["detected"] == c["harmed"] for c in cases.values()),
+        "listed_audio_broken_after": sum(c["listed_audio_broken"] for c in cases.values()),
         "tracebacks": sum(c["traceback"] for c in cases.values()),
     }
+
+
+def _counting(test, name: str, failures: Counter, first: dict[str, str]):
+    """``test`` (a property's inner function), counting each case that fails instead of raising,
+    so one failure neither stops the property's other cases nor the run."""
+
+    @functools.wraps(test)
+    def counted(*args, **kwargs):
+        try:
+            test(*args, **kwargs)
+        except Exception as error:  # a property's failure: a traceback or a broken promise
+            failures[name] += 1
+            line = (str(error).strip().splitlines() or [""])[0][:200]
+            first.setdefault(name, f"{type(error).__name__}: {line} (case {kwargs!r:.300})")
+
+    return counted
 
 
 def fuzz(examples: int = 1000) -> dict:
     os.environ["VTTS_FUZZ_EXAMPLES"] = str(examples)
     import test_fuzz
 
+    failures: Counter[str] = Counter()
+    first: dict[str, str] = {}
     started = time.perf_counter()
     for name in dir(test_fuzz):
         function = getattr(test_fuzz, name)
         if name.startswith("test_") and hasattr(function, "hypothesis"):
-            function()
+            function.hypothesis.inner_test = _counting(
+                function.hypothesis.inner_test, name, failures, first
+            )
+            try:
+                function()
+            except Exception as error:  # hypothesis itself gave up (a health check, a flaky case)
+                failures[name] += 1
+                first.setdefault(name, f"{type(error).__name__}: {str(error)[:200]}")
     return {
         "examples_per_property": examples,
         "cases_run": dict(test_fuzz.CASES),
         "cases_total": sum(test_fuzz.CASES.values()),
-        "tracebacks": 0,
+        "tracebacks": sum(failures.values()),  # cases that failed, counted, not assumed
+        "failures_per_property": dict(failures),
+        "first_failure_per_property": first,
         "seconds": round(time.perf_counter() - started, 1),
     }
 
@@ -331,7 +385,11 @@ def jobs_under_load(work: Path, count: int = 50, processes: int = 4) -> dict:
         started = time.perf_counter()
         submitted = jobload.submit_all(work / "cluster", jobs, processes)
         submit_seconds = time.perf_counter() - started
-        figures = jobload.account(work / "cluster", state.dashboard_url, submitted)
+        # a job of two sentences takes well under a minute here: two minutes each is generous,
+        # and a job that never finishes is counted as lost rather than waited for
+        figures = jobload.account(
+            work / "cluster", state.dashboard_url, submitted, deadline_s=120.0 * count
+        )
         figures["outputs_present"] = sum((out / "manifest.json").is_file() for _, _, out in jobs)
         figures["submit_seconds"] = round(submit_seconds, 1)
         figures["processes"] = processes
@@ -339,6 +397,13 @@ def jobs_under_load(work: Path, count: int = 50, processes: int = 4) -> dict:
         return figures
     finally:
         head.down(work / "cluster")
+
+
+def _wer_scoring() -> str:
+    """How the WER verifier scored in this run: the default's packing, as the docs table says."""
+    from verifiers import WerOptions
+
+    return "packed" if WerOptions().packing else "per clip"
 
 
 SECTIONS = {
@@ -370,6 +435,8 @@ def main() -> None:
             else:
                 figures = SECTIONS[section](work)
         figures["wall_seconds"] = round(time.perf_counter() - started, 1)
+        if section in ("crashes", "damage"):
+            figures["wer_scoring"] = _wer_scoring()
         # read just before writing: sections may run in separate processes at once
         results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
         results[section] = figures

@@ -32,7 +32,7 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
+from verified_tts.paired import paired_gain
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -132,8 +132,8 @@ def main() -> None:
                 "judge_wer": round(mean, 4),
                 "change_vs_candidate0": round((mean - first) / first, 4) if first else None,
                 "gain_over_candidate0": paired_gain(
-                    [b - v for b, v in zip(base, values, strict=True)], mean_key="mean_gain"
-                ),
+                    [b - v for b, v in zip(base, values, strict=True)]
+                ).as_dict("mean_gain"),
             }
         )
         print(rows[-1], flush=True)

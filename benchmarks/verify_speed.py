@@ -42,9 +42,9 @@ from typing import Any
 
 import numpy as np
 from harvard import sentences as harvard_sentences  # benchmarks/ is on sys.path when run
-from paired_gain import paired_gain  # benchmarks/ is on sys.path when run
 
 from verified_tts.errors import UserError
+from verified_tts.paired import paired_gain
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -113,6 +113,8 @@ def generate(generator_name: str, texts: Sequence[str], n: int) -> list[list[Any
 
 def base_metrics(texts: Sequence[str], candidates: Sequence[Sequence[Any]], window: int) -> dict:
     """Signal and speaker metrics of every candidate (the same for every WER setting)."""
+    from verified_tts.results import RunStats
+    from verified_tts.scoring import score_clips, unit_centroid
     from verifiers import Clip, SignalVerifier, load_speaker_verifier
 
     speaker = load_speaker_verifier()
@@ -120,28 +122,22 @@ def base_metrics(texts: Sequence[str], candidates: Sequence[Sequence[Any]], wind
         Clip(c[0].audio, c[0].sample_rate, t)
         for t, c in zip(texts[:window], candidates[:window], strict=True)
     ]
-    reference = np.mean(speaker.embed(first), axis=0)
-    reference = reference / np.linalg.norm(reference)
+    reference = unit_centroid(speaker.embed(first))
     signal = SignalVerifier()
     metrics: list[list[dict[str, float]]] = []
     started = time.perf_counter()
-    speaker_seconds = 0.0
+    timing = RunStats()
     for text, group in zip(texts, candidates, strict=True):
         clips = [
             Clip(c.audio, c.sample_rate, text, spoken=text, speaker_reference=reference)
             for c in group
         ]
-        t0 = time.perf_counter()
-        spoken = speaker.score(clips)
-        speaker_seconds += time.perf_counter() - t0
-        rows = [
-            {**s.metrics, **p.metrics} for s, p in zip(signal.score(clips), spoken, strict=True)
-        ]
-        metrics.append(rows)
+        scores = score_clips([signal, speaker], clips, timer=timing.timer)
+        metrics.append([dict(s.metrics) for s in scores])
     return {
         "metrics": metrics,
         "seconds": time.perf_counter() - started,
-        "speaker_seconds": speaker_seconds,
+        "speaker_seconds": timing.seconds["speaker"],
         "reference": reference,
     }
 
@@ -546,7 +542,7 @@ def judge_gains(
             gains = [judged[(i, 0)] - judged[(i, w)] for i, w in enumerate(ws)]
             entry = {
                 "judge_wer": round(statistics.fmean(judged[(i, w)] for i, w in enumerate(ws)), 4),
-                "gain_over_candidate0": paired_gain(gains),
+                "gain_over_candidate0": paired_gain(gains).as_dict(),
             }
             if base is not None and name != "baseline":
                 # paired difference of the two settings' winners: > 0 means this setting's
@@ -556,7 +552,7 @@ def judge_gains(
                         judged[(i, b)] - judged[(i, w)]
                         for i, (w, b) in enumerate(zip(ws, base[arm], strict=True))
                     ]  # fmt: skip
-                )
+                ).as_dict()
             per_arm[arm] = entry
         result["settings"][name] = per_arm
     return result

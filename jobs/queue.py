@@ -29,7 +29,7 @@ from jobs.spec import SPEC_FILE, JobSpec, build_spec, stage
 from verified_tts.cluster.state import JOB_RESOURCE, import_ray, read_state, state_dir
 from verified_tts.errors import UserError
 
-__all__ = ["DuplicateJob", "JobQueue", "SLOTS_ENV", "output_gone"]
+__all__ = ["DuplicateJob", "JobQueue", "SLOTS_ENV", "output_gone", "submission"]
 
 SLOTS_ENV = "VERIFIED_TTS_JOB_SLOTS"  # "1": an existing cluster has the verified_tts_job resource
 
@@ -53,6 +53,22 @@ class DuplicateJob(UserError):
             message += f"; continue it with `verified-tts jobs resume {record.id}`"
         super().__init__(message)
         self.record = record
+
+
+def submission(spec: JobSpec, submission_id: str, working_dir: str, slots: bool) -> dict[str, Any]:
+    """What the queue hands the Jobs API for ``spec`` (``JobSubmissionClient.submit_job``'s
+    arguments): a RayJob on Kubernetes (docs/kubernetes.md) must say the same."""
+    return {
+        # the submitter's interpreter, by path: a job runs with the cluster's PATH otherwise
+        "entrypoint": f"{shlex.quote(spec.python)} -m jobs.entrypoint {SPEC_FILE}",
+        "submission_id": submission_id,
+        "runtime_env": {
+            "working_dir": working_dir,
+            "env_vars": {"PYTHONUNBUFFERED": "1", "VERIFIED_TTS_JOB_ID": spec.job_id},
+        },
+        "metadata": {"verified_tts_job": spec.job_id, "command": spec.command},
+        "entrypoint_resources": {JOB_RESOURCE: 1} if slots else None,
+    }
 
 
 def _is_missing(error: Exception) -> bool:
@@ -144,20 +160,10 @@ class JobQueue:
     def _submit(
         self, client: Any, spec: JobSpec, submission_id: str, working_dir: Path, slots: bool
     ) -> None:
-        # the submitter's interpreter, by path: a job runs with the cluster's PATH otherwise
-        entrypoint = f"{shlex.quote(spec.python)} -m jobs.entrypoint {SPEC_FILE}"
+        arguments = submission(spec, submission_id, str(working_dir), slots)
         for attempt in range(20):
             try:
-                client.submit_job(
-                    entrypoint=entrypoint,
-                    submission_id=submission_id,
-                    runtime_env={
-                        "working_dir": str(working_dir),
-                        "env_vars": {"PYTHONUNBUFFERED": "1", "VERIFIED_TTS_JOB_ID": spec.job_id},
-                    },
-                    metadata={"verified_tts_job": spec.job_id, "command": spec.command},
-                    entrypoint_resources={JOB_RESOURCE: 1} if slots else None,
-                )
+                client.submit_job(**arguments)
                 return
             except RuntimeError as error:
                 text = str(error)

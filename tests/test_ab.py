@@ -1,14 +1,17 @@
 """A/B arms from one fixed-N run, the independent judge, and the ``ab`` command's error paths.
 
-One small book (four sentences) is rendered once at N=4 with the embedded default models; every
-test reads that run. An arm's winner must be the selection policy applied to the first k
-candidates, and must equal what a real N=k render over the same store picks.
+One small book (four sentences) is rendered once at N=4 with espeak (the fastest generator: these
+tests are about the arms, not the voice) and the default verifiers, and judged by the bundled
+Whisper base; every test reads that run. An arm's winner must be the selection policy applied to
+the first k candidates, and must equal what a real N=k render over the same store picks.
 """
 
 from __future__ import annotations
 
 import json
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +26,7 @@ from verified_tts.selection import choose, judge
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.workflows.ab import ab, arm_winners, build_arms
 from verified_tts.workflows.judge import load_judge, resolve_judge_model
+from verifiers.wer_common import word_error_rate
 
 BOOK = """# A test
 
@@ -134,7 +138,11 @@ def test_judge_transcribes_every_distinct_winner_once(run):
     assert data["judge"]["clips"] == len(distinct)
     for arm in data["arms"]:
         picked = [row["arms"][str(arm["n"])] for row in data["utterances"]]
-        assert all(p["judge_wer"] >= 0.0 for p in picked)
+        for row, p in zip(data["utterances"], picked, strict=True):
+            # the judge's WER is its transcript's against the utterance's text
+            assert p["judge_wer"] == pytest.approx(
+                word_error_rate(row["text"], p["judge_transcript"]), abs=1e-4
+            )
         assert arm["judge_wer"] == pytest.approx(
             statistics.fmean(p["judge_wer"] for p in picked), abs=1e-4
         )
@@ -146,6 +154,25 @@ def test_judge_transcribes_every_distinct_winner_once(run):
     assert row["gain_judge_wer"] == pytest.approx(
         row["arms"]["1"]["judge_wer"] - row["arms"]["4"]["judge_wer"], abs=1e-4
     )
+
+
+def test_every_arm_gets_the_paired_judge_interval_against_the_first(run):
+    from verified_tts.paired import paired_bootstrap
+
+    _, result, data, _ = run
+    first = [row["arms"][str(NS[0])]["judge_wer"] for row in data["utterances"]]
+    assert data["arms"][0]["judge_wer_vs_first"] is None
+    assert result.arms[0].judge_wer_vs_first is None
+    for arm, returned in zip(data["arms"][1:], result.arms[1:], strict=True):
+        these = [row["arms"][str(arm["n"])]["judge_wer"] for row in data["utterances"]]
+        mean, low, high = arm["judge_wer_vs_first"]
+        assert (mean, low, high) == paired_bootstrap(first, these) == returned.judge_wer_vs_first
+        assert low <= mean <= high
+        assert mean == pytest.approx(statistics.fmean(these) - statistics.fmean(first), abs=1e-4)
+    html = result.ab_html.read_text(encoding="utf-8")
+    assert "judge WER vs first (95 % paired)" in html
+    mean, low, high = data["arms"][-1]["judge_wer_vs_first"]
+    assert f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]" in html
 
 
 def test_the_judge_hears_each_clip_alone(judge_model):
@@ -207,8 +234,6 @@ def test_unknown_bundled_judge_is_one_clear_error():
 
 
 def test_cli_rejects_bad_n_and_missing_book(tmp_path):
-    from verified_tts.cli import main
-
     runner = CliRunner()
     book = tmp_path / "b.md"
     book.write_text("Hello there.\n", encoding="utf-8")
@@ -219,4 +244,12 @@ def test_cli_rejects_bad_n_and_missing_book(tmp_path):
         outcome = runner.invoke(app, args)
         assert isinstance(outcome.exception, UserError)
         assert message in str(outcome.exception)
-    assert callable(main)
+    # and as a user runs it: one line on stderr, exit code 2, no traceback
+    done = subprocess.run(
+        [sys.executable, "-m", "verified_tts", "ab", str(book), "--n", "0", "--out",
+         str(tmp_path / "o")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "at least 1" in lines[0], lines

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -27,10 +29,47 @@ def _speech(seconds: float, rate: int = RATE, pause_at: float | None = None) -> 
     return np.concatenate([edge, tone, edge]).astype(np.float32)
 
 
+def _spectrum(audio: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray]:
+    magnitude = np.abs(np.fft.rfft(audio * np.hanning(audio.size)))
+    return np.fft.rfftfreq(audio.size, 1 / rate), magnitude
+
+
 def _pitch(audio: np.ndarray, rate: int) -> float:
-    """Dominant frequency of the clip (FFT peak)."""
-    spectrum = np.abs(np.fft.rfft(audio))
-    return float(np.fft.rfftfreq(audio.size, 1 / rate)[np.argmax(spectrum)])
+    """Dominant frequency of the clip: the Hann-windowed FFT peak, interpolated between bins
+    (a parabola through the log magnitudes), so it is good to a few hundredths of a semitone."""
+    frequencies, magnitude = _spectrum(audio, rate)
+    peak = int(np.argmax(magnitude))
+    before, at, after = np.log(magnitude[peak - 1 : peak + 2])
+    offset = 0.5 * (before - after) / (before - 2 * at + after)
+    return float((peak + offset) * (frequencies[1] - frequencies[0]))
+
+
+def _vowel(seconds: float, rate: int = RATE) -> np.ndarray:
+    """Harmonics of 110 Hz under one formant (a resonance at 900 Hz), silence at the ends."""
+    t = np.arange(int(seconds * rate)) / rate
+    tone = np.zeros_like(t)
+    for k in range(1, 36):
+        tone += np.exp(-0.5 * ((k * 110.0 - 900.0) / 250.0) ** 2) * np.sin(
+            2 * np.pi * k * 110 * t + k
+        )
+    edge = np.zeros(int(0.3 * rate))
+    return np.concatenate([edge, 0.5 * tone / np.max(np.abs(tone)), edge]).astype(np.float32)
+
+
+def _formant(audio: np.ndarray, rate: int) -> float:
+    """Where the spectral envelope sits: the power-weighted mean frequency (on the vowel above,
+    the formant: a pitch-only shift leaves it in place, a formant shift moves it)."""
+    frequencies, magnitude = _spectrum(audio, rate)
+    power = np.square(magnitude)
+    return float(np.sum(frequencies * power) / np.sum(power))
+
+
+def _semitones(after: float, before: float) -> float:
+    return float(12 * np.log2(after / before))
+
+
+def _described_semitones(description: str) -> float:
+    return float(re.search(r"([+-]\d+\.\d) semitones", description).group(1))
 
 
 def test_skip_leaves_out_one_content_word():
@@ -71,11 +110,18 @@ def test_text_faults_refuse_text_too_short():
 def test_truncate_cuts_a_quarter_to_half_of_the_speech():
     audio = _speech(2.0)
     first, last = speech_span(audio, RATE)
+    sample = 1 / (last - first)  # the cut lands on a whole sample
+    kept_shares = []
     for seed in range(10):
-        out = audio_fault("truncate", audio, RATE, np.random.default_rng(seed)).audio
+        fault = audio_fault("truncate", audio, RATE, np.random.default_rng(seed))
+        out = fault.audio
         kept = (out.size - first) / (last - first)
-        assert 0.49 <= kept <= 0.76, kept
+        assert 0.5 - sample <= kept <= 0.75 + sample, kept
+        cut = float(re.search(r"last (\d+)% cut off", fault.description).group(1)) / 100
+        assert abs((1 - kept) - cut) <= 0.005 + sample, (kept, fault.description)
         np.testing.assert_array_equal(out[: out.size - 100], audio[: out.size - 100])
+        kept_shares.append(kept)
+    assert max(kept_shares) - min(kept_shares) > 0.1  # the seeds draw different cuts
 
 
 def test_silence_inserts_at_least_one_and_a_half_seconds_mid_speech():
@@ -107,12 +153,31 @@ def test_babble_adds_other_speech():
 
 def test_voice_shifts_pitch_by_four_to_seven_semitones_at_the_same_length():
     audio = _speech(2.0)
-    for seed in range(4):
+    shifts = []
+    for seed in range(12):
         fault = audio_fault("voice", audio, RATE, np.random.default_rng(seed))
         assert fault.audio.size == audio.size
-        ratio = _pitch(fault.audio, RATE) / _pitch(audio, RATE)
-        semitones = abs(12 * np.log2(ratio))
-        assert 3.5 <= semitones <= 7.5, (semitones, fault.description)
+        semitones = _semitones(_pitch(fault.audio, RATE), _pitch(audio, RATE))
+        # 4-7 semitones up or down, to the measurement's few hundredths
+        assert 4.0 - 0.05 <= abs(semitones) <= 7.0 + 0.05, (semitones, fault.description)
+        described = _described_semitones(fault.description)
+        assert 4.0 <= abs(described) <= 7.0 and abs(semitones - described) <= 0.07
+        shifts.append(semitones)
+    assert min(shifts) < 0 < max(shifts)  # both directions are drawn
+
+
+def test_voice_moves_the_formants_with_the_pitch():
+    # Resampling moves the whole spectrum: the formant goes where the pitch goes (a pitch-only
+    # shift would leave it at 900 Hz, and a speaker verifier would hear the same vocal tract).
+    audio = _vowel(2.0)
+    formant = _formant(audio, RATE)
+    assert abs(formant - 900.0) < 5.0
+    for seed in range(8):
+        fault = audio_fault("voice", audio, RATE, np.random.default_rng(seed))
+        moved = _semitones(_formant(fault.audio, RATE), formant)
+        described = _described_semitones(fault.description)
+        assert 4.0 - 0.1 <= abs(moved) <= 7.0 + 0.1, (moved, fault.description)
+        assert abs(moved - described) <= 0.1, (moved, fault.description)
 
 
 def test_clip_drives_the_signal_into_hard_clipping():

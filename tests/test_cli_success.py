@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from html.parser import HTMLParser
 
 import pytest
 import soundfile as sf
@@ -61,6 +62,68 @@ def test_ab_writes_its_report_with_both_arms(rendered, tmp_path):
     text = json.dumps(report)
     assert (out / "ab.html").is_file()
     assert '"n": 1' in text and '"n": 2' in text
+    # ab.json: one fixed N=2 render (its manifest beside it), scored as two arms
+    manifest = json.loads((out / report["manifest"]).read_text())
+    assert report["ns"] == [1, 2] and report["n_max"] == 2
+    assert [arm["n"] for arm in report["arms"]] == [1, 2]
+    rows = {row["key"]: row for row in report["utterances"]}
+    rendered_keys = [u["key"] for u in manifest["utterances"]]
+    assert sorted(rows) == sorted(rendered_keys) and len(rows) == len(rendered_keys) >= 2
+    for utterance in manifest["utterances"]:
+        arms = rows[utterance["key"]]["arms"]
+        assert arms["1"]["winner"] == 0  # N=1 is candidate 0
+        assert arms["2"]["winner"] == utterance["winner"]  # N=2 is the render's own choice
+        for n, arm in arms.items():
+            chosen = utterance["candidates"][arm["winner"]]
+            assert arm["audio"] == chosen["audio"] and (out / arm["audio"]).is_file(), n
+            assert arm["scores"] == chosen["scores"]
+    for arm in report["arms"]:
+        n = str(arm["n"])
+        assert arm["utterances"] == len(rows)
+        winners_wer = [row["arms"][n]["scores"]["wer"] for row in rows.values()]
+        assert arm["wer"] == pytest.approx(sum(winners_wer) / len(winners_wer), abs=1e-3)
+    changed = sum(row["arms"]["1"]["winner"] != row["arms"]["2"]["winner"] for row in rows.values())
+    assert report["arms"][1]["changed_from_n1"] == changed
+    # ab.html: the same utterances, each row with both arms' winners playing
+    page = _Table()
+    page.feed((out / "ab.html").read_text(encoding="utf-8"))
+    assert page.title == "A/B: N=1 vs N=2"
+    assert len(page.rows) == len(rows)
+    for players in page.rows:
+        assert len(players) == 2 and all((out / src).is_file() for src in players)
+    played = {tuple(players) for players in page.rows}
+    assert played == {(r["arms"]["1"]["audio"], r["arms"]["2"]["audio"]) for r in rows.values()}
+
+
+class _Table(HTMLParser):
+    """ab.html's heading and, per row of the utterance table, the players' sources."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.title, self.rows = "", []
+        self._in_h1 = self._in_table = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        self._in_h1 = self._in_h1 or tag == "h1"
+        if tag == "table" and values.get("id") == "utterance-table":
+            self._in_table = True
+        elif self._in_table and tag == "tr":
+            self.rows.append([])
+        elif self._in_table and tag == "audio" and self.rows:
+            self.rows[-1].append(values["src"])
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "h1":
+            self._in_h1 = False
+        if tag == "table":
+            self._in_table = False
+        if tag == "thead":
+            self.rows = []  # the header row holds no players
+
+    def handle_data(self, data: str) -> None:
+        if self._in_h1:
+            self.title += data
 
 
 @pytest.mark.slow

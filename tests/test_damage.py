@@ -5,8 +5,10 @@ locked index, full filesystem)."""
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import crashkit
 import pytest
+import soundfile as sf
 
 from verified_tts.errors import UserError
 from verified_tts.store import Decision, Store
@@ -64,7 +67,78 @@ def test_truncated_and_missing_winners_are_reported_and_generated_again(
     # scoring (the default) heard them beside each other, not beside the clips of the first run
     regenerated = {truncated.stem, missing.stem}
     assert _results(damaged, regenerated) == _results(finished, regenerated)
+    # ... and those two too: their audio came back identical (its digest is stored), so their
+    # first scores are kept and the repaired manifest is the undamaged one
+    assert crashkit.fingerprint(damaged) == crashkit.fingerprint(finished)
     assert check_store(damaged).healthy
+
+
+def _listed_audio(out: Path) -> list[Path]:
+    """Every candidate's audio that the manifest and the report point at."""
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    listed = [
+        out / c["audio"] for u in manifest["utterances"] for c in u["candidates"] if c["audio"]
+    ]
+    report = (out / "report.html").read_text(encoding="utf-8")
+    players = [out / html.unescape(src) for src in re.findall(r'<audio[^>]* src="([^"]+)"', report)]
+    candidates = {path for path in players if path.parent == out / "store" / "audio"}
+    assert candidates and candidates <= set(listed)
+    return listed
+
+
+def _loser(winner: int) -> int:
+    """A candidate of three that did not win and is not candidate 0."""
+    return 2 if winner != 2 else 1
+
+
+def test_damaged_losers_are_noticed_and_generated_again(small_book, tmp_path, synthesizer_factory):
+    # A producer may pick any candidate in the review app, so a candidate that did not win must
+    # exist and decode as much as a winner does.
+    finished = tmp_path / "clean"
+    render(small_book, finished, (s := synthesizer_factory(candidates=3, adaptive=False)).config,
+           synthesizer=s)  # fmt: skip
+    damaged = tmp_path / "damaged"
+    shutil.copytree(finished, damaged)
+    db = sqlite3.connect(damaged / "store" / "index.sqlite")
+    decisions = db.execute("SELECT utterance, winner FROM decisions ORDER BY utterance").fetchall()
+    db.close()
+    (first, first_winner), (second, second_winner) = decisions[:2]
+    # not candidate 0 either: every run reads candidate 0 of the first window (the speaker
+    # reference before any winner), so its damage was noticed anyway
+    deleted = damaged / "store" / "audio" / f"{first}-{_loser(first_winner):03d}.flac"
+    truncated = damaged / "store" / "audio" / f"{second}-{_loser(second_winner):03d}.flac"
+    deleted.unlink()
+    truncated.write_bytes(truncated.read_bytes()[: truncated.stat().st_size // 2])
+    synthesizer = synthesizer_factory(candidates=3, adaptive=False)
+    summary = render(small_book, damaged, synthesizer.config, synthesizer=synthesizer)
+    assert sorted(line.split(":")[0] for line in summary.damaged) == sorted(
+        [f"candidate {deleted.stem}", f"candidate {truncated.stem}"]
+    )
+    assert summary.candidates_generated == 2
+    for path in _listed_audio(damaged):
+        assert sf.info(path).frames == len(sf.read(path)[0]) > 0, path
+    assert crashkit.fingerprint(damaged) == crashkit.fingerprint(finished)
+    assert check_store(damaged).healthy
+
+
+def test_a_deleted_loser_is_one_line_from_the_cli(small_book, tmp_path):
+    args = [*CLI, "render", str(small_book), "--out", str(tmp_path / "out"), "--generator",
+            "espeak", "-n", "3", "--no-adaptive"]  # fmt: skip
+    first = subprocess.run(args, capture_output=True, text=True)
+    assert first.returncode == 0, first.stdout + first.stderr
+    db = sqlite3.connect(tmp_path / "out" / "store" / "index.sqlite")
+    utterance, winner = db.execute("SELECT utterance, winner FROM decisions").fetchone()
+    db.close()
+    loser = tmp_path / "out" / "store" / "audio" / f"{utterance}-{_loser(winner):03d}.flac"
+    loser.unlink()
+    again = subprocess.run(args, capture_output=True, text=True)
+    assert again.returncode == 0, again.stdout + again.stderr
+    output = again.stdout + again.stderr
+    said = [" ".join(line.split()) for line in output.split("damaged store entry:")[1:]]
+    assert len(said) == 1 and said[0].startswith(
+        f"candidate {loser.stem}: its audio file is missing; generated again"
+    ), output
+    assert loser.exists() and all(path.exists() for path in _listed_audio(tmp_path / "out"))
 
 
 def _results(out: Path, regenerated: set[str]) -> list:
@@ -135,6 +209,33 @@ def test_doctor_reports_and_repairs_what_it_did(finished, tmp_path):
     assert "removed 1 temporary file(s)" in text
     assert not victim.exists()
     assert check_store(damaged).healthy
+
+
+def test_doctor_finds_altered_audio_and_its_repair_keeps_the_proven_scores(
+    finished, small_book, tmp_path, synthesizer_factory
+):
+    damaged = tmp_path / "damaged"
+    shutil.copytree(finished, damaged)
+    victim = _winner_files(damaged)[0]
+    samples, rate = sf.read(victim, dtype="int16")
+    sf.write(victim, samples[::-1].copy(), rate, subtype="PCM_16")  # same length, other audio
+    checked = check_store(damaged)
+    assert checked.problems[0] == (
+        f"candidate {victim.stem}: its audio file holds other samples than were stored "
+        "(digest differs)"
+    )
+    assert checked.problems[1:] == (
+        f"decision for utterance {victim.stem.rsplit('-', 1)[0]}: its winner's audio is gone",
+    )
+    check_store(damaged, repair=True)
+    db = sqlite3.connect(damaged / "store" / "index.sqlite")
+    kept = db.execute("SELECT count(*) FROM scores WHERE candidate = ?", (victim.stem,)).fetchone()
+    db.close()
+    assert kept == (1,)  # tied to the digest of the audio they judged
+    synthesizer = synthesizer_factory()
+    summary = render(small_book, damaged, synthesizer.config, synthesizer=synthesizer)
+    assert summary.candidates_generated == 1
+    assert crashkit.fingerprint(damaged) == crashkit.fingerprint(finished)
 
 
 def test_corrupt_index_is_one_line_and_doctor_sets_it_aside(finished, small_book, tmp_path):

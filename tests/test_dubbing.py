@@ -186,6 +186,31 @@ def test_rerun_reuses_the_store(sintel, synthesizer):
     assert (out / "track.wav").read_bytes() == track
 
 
+def test_a_damaged_loser_is_reported_and_generated_again(sintel, synthesizer, tmp_path):
+    import shutil
+
+    _, out, _, _, manifest, _ = sintel
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    src = copy.parent / "sintel-4.srt"
+    shutil.copy(sintel[0], src)
+    utterance = next(u for u in manifest["utterances"] if u["winner"] == 0)
+    loser = copy / utterance["candidates"][1]["audio"]
+    loser.unlink()
+    summary, _, again = run(src, copy, synthesizer)
+    assert summary.damaged == (
+        f"candidate {loser.stem}: its audio file is missing; generated again",
+    )
+    assert summary.candidates_generated == 1 and loser.is_file()
+
+    # its audio came back identical (the stored digest), so did its scores and every decision
+    def results(m):
+        return [(u["key"], u["winner"], [c["scores"] for c in u["candidates"]])
+                for u in m["utterances"]]  # fmt: skip
+
+    assert results(again) == results(manifest)
+
+
 def test_tight_slots_stretch_within_the_limit_and_flag_what_cannot_fit(tight):
     _, out, summary, report, _, _ = tight
     cues = {c["index"]: c for c in report["cues"]}
@@ -284,6 +309,24 @@ def test_settings_from_the_config_table_and_bad_values():
         DubOptions(speed_limit=0.9)
     with pytest.raises(UserError, match="--duration"):
         DubOptions(duration=-1.0)
+
+
+def test_a_library_callers_dub_table_is_used_and_arguments_override_it(tmp_path, synthesizer):
+    table = {"dub": {"speed_limit": 1.1, "min_gap_s": 0.3, "voices": {"SINTEL": "f3"}}}
+    config = build_config(table, candidates=2, generator="espeak")
+    own = Synthesizer(synthesizer.generator, synthesizer.verifiers, config)
+    src = sintel_subset(tmp_path / "s.srt", 2)
+    _, report, manifest = run(src, tmp_path / "out", own)
+    assert report["options"]["speed_limit"] == 1.1 and report["options"]["min_gap_s"] == 0.3
+    assert report["options"]["voices"] == {"SINTEL": "f3"}
+    assert all(cue["stretch"] <= 1.1 + 1e-9 for cue in report["cues"])
+    assert {g["metric"]: g.get("max") for g in manifest["selection"]["gates"]}["stretch"] == 1.1
+    assert manifest["config"]["dub"]["speed_limit"] == 1.1  # what the dub ran with
+    # a keyword argument (the CLI's flag) replaces the table's value; a voice map merges
+    _, report, manifest = run(src, tmp_path / "out", own, speed_limit=1.2, voices={"X": "m1"})
+    assert report["options"]["speed_limit"] == 1.2 and report["options"]["min_gap_s"] == 0.3
+    assert report["options"]["voices"] == {"SINTEL": "f3", "X": "m1"}
+    assert manifest["config"]["dub"]["speed_limit"] == 1.2
 
 
 def test_bad_input_fails_before_any_synthesis(tmp_path, synthesizer):

@@ -74,6 +74,63 @@ def test_spec_id_is_the_hash_of_the_work_and_files_travel(tmp_path, book):
         build_spec("render", tmp_path / "missing.md", [], None)
 
 
+def _read_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A tiny Piper voice (with its .onnx.json), a lexicon, and a config naming both by
+    relative paths, as a user in ``tmp_path`` writes them."""
+    from tests.piper_fixtures import build_tiny_voice
+
+    (tmp_path / "voices").mkdir()
+    build_tiny_voice(tmp_path / "voices", speakers={})
+    lexicon = tmp_path / "words.toml"
+    lexicon.write_text('[words]\nbirch = "burch"\n', encoding="utf-8")
+    config = tmp_path / "settings.toml"
+    config.write_text(
+        '[generator]\nname = "piper"\nmodel = "voices/tiny.onnx"\n'
+        '[production]\nlexicon = "words.toml"\n',
+        encoding="utf-8",
+    )
+    return tmp_path / "voices" / "tiny.onnx", lexicon, config
+
+
+def test_every_file_a_job_reads_travels_and_its_contents_make_the_id(tmp_path, book, monkeypatch):
+    import tomllib
+
+    monkeypatch.chdir(tmp_path)
+    voice, lexicon, config = _read_files(tmp_path)
+    args = ["--model", "voices/tiny.onnx", "--lexicon=words.toml", "--config", "settings.toml"]
+    spec, files = build_spec("render", book, args, "out")
+    assert spec.args == (
+        "--model", "input/model-tiny.onnx", "--lexicon", "input/lexicon-words.toml",
+        "--config", "input/config-settings.toml",
+    )  # fmt: skip
+    assert set(files) == {
+        "book.md", "model-tiny.onnx", "model-tiny.onnx.json", "lexicon-words.toml",
+        "config-settings.toml", "generator.model-tiny.onnx", "generator.model-tiny.onnx.json",
+        "production.lexicon-words.toml",
+    }  # fmt: skip
+    staged = tomllib.loads(files["config-settings.toml"].decode("utf-8"))
+    assert staged["generator"]["model"] == "input/generator.model-tiny.onnx"
+    assert staged["production"]["lexicon"] == "input/production.lexicon-words.toml"
+    assert {name for name, _ in spec.files} == set(files)
+    # a model that is not a file (a hub id, a folder) is passed on as it is
+    hub, _ = build_spec("render", book, ["--model", "org/some-model"], "out")
+    assert hub.args == ("--model", "org/some-model")
+
+    ids = {spec.job_id}
+    sidecar = voice.with_name("tiny.onnx.json")
+    louder = {**json.loads(sidecar.read_text(encoding="utf-8")), "inference": {"noise_scale": 0.5}}
+    named_by_config = tmp_path / "words.toml"
+    for path, text in (
+        (lexicon, '[words]\nbirch = "berch"\n'),  # named by --lexicon and by the config
+        (sidecar, json.dumps(louder)),  # travels beside the model
+        (named_by_config, '[words]\ncanoe = "kanoo"\n'),
+    ):
+        path.write_text(text, encoding="utf-8")
+        again, _ = build_spec("render", book, args, "out")
+        assert again.job_id not in ids  # a changed file is another job
+        ids.add(again.job_id)
+
+
 def test_records_keep_history_and_mark_lost_jobs(tmp_path, book):
     spec, _ = build_spec("render", book, ["-n", "2"], str(tmp_path / "out"))
     with JobRecords.open(tmp_path) as records:
@@ -186,6 +243,31 @@ def test_render_job_matches_a_local_run_and_a_duplicate_is_refused(
     assert "was deleted" in rerun["message"]
     status = wait_for(ray_cluster, job_id, ("SUCCEEDED",))
     assert winners(out / "manifest.json") == local_winners
+
+
+@pytest.mark.ray
+@pytest.mark.timeout(1800)
+def test_a_job_finds_every_file_its_options_and_config_name(
+    ray_cluster, book, tmp_path, monkeypatch
+):
+    # relative paths from the submitter's folder, and the originals gone once it is queued: the
+    # job can only read what it carried
+    monkeypatch.chdir(tmp_path)
+    voice, lexicon, config = _read_files(tmp_path)
+    out = tmp_path / "carried"
+    job_id = cli(ray_cluster, "jobs", "submit", "render", str(book), "--config", "settings.toml",
+                 "--lexicon", "words.toml", "-n", "2", "--out", str(out))["id"]  # fmt: skip
+    shutil.rmtree(tmp_path / "voices")
+    lexicon.unlink()
+    config.unlink()
+    status = wait_for(ray_cluster, job_id, ("SUCCEEDED",))
+    assert status["state"] == "SUCCEEDED"
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["generator"] == "piper" and manifest["model"] == "generator.model-tiny"
+    assert manifest["config"]["generator"]["model"] == "input/generator.model-tiny.onnx"
+    assert manifest["production"]["lexicon"] == "input/lexicon-words.toml"
+    birch = next(u for u in manifest["utterances"] if "birch" in u["text"])
+    assert birch["lexicon"] and "burch" in birch["spoken"]
 
 
 @pytest.mark.ray

@@ -1,4 +1,6 @@
-"""The package's shape: no import cycles between modules (counting imports inside functions)."""
+"""The package's shape: no import cycles between modules (counting imports inside functions and
+those for the type checker only), no private name used across modules, and an options leaf that
+imports nothing but the error types and the hashes."""
 
 from __future__ import annotations
 
@@ -7,6 +9,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("verified_tts", "verifiers", "jobs")
+
+# Found by these checks in modules that other work is reshaping (the search strategy seam, the
+# Whisper verifier's packed path); none may be added, and each goes when its module is fixed.
+KNOWN_CYCLES = [
+    ["verifiers.wer", "verifiers.wer_packed"],
+]
+KNOWN_PRIVATE = {
+    ("verifiers.wer_packed", "_tokenizer"),
+    ("verifiers.wer_packed", "_model"),
+    ("verifiers.wer_packed", "_log_mel"),
+    ("verifiers.wer_packed", "_map_batches"),
+    ("verifiers.wer_packed", "_score_alone"),
+}
+LEAF = "verified_tts.options"
+LEAF_MAY_IMPORT = {"verified_tts.errors", "verified_tts.keys"}
 
 
 def _module_name(path: Path) -> str:
@@ -25,18 +42,11 @@ def _modules() -> dict[str, Path]:
 
 
 def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
-    """Project modules that ``path`` imports anywhere, resolved to the deepest module named."""
+    """Project modules that ``path`` imports anywhere (inside functions and under
+    ``TYPE_CHECKING`` too), resolved to the deepest module named."""
     found: set[str] = set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    typing_only = {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
-        for inner in ast.walk(node)
-    }  # imports for the type checker only never run
     for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -94,10 +104,80 @@ def _graph() -> dict[str, set[str]]:
     return graph
 
 
+def _defined(tree: ast.AST) -> set[str]:
+    """Every name a module defines or binds: functions, classes, attributes, variables."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return names
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _private_uses() -> set[tuple[str, str]]:
+    """(module, name) for each private name a module reaches in another project module: a
+    ``from x import _name``, or ``obj._name`` (not on self or cls) where ``_name`` is defined in
+    another module of the project and not in this one."""
+    modules = _modules()
+    trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in modules.items()}
+    defined = {name: _defined(tree) for name, tree in trees.items()}
+    owners: dict[str, set[str]] = {}
+    for name, names in defined.items():
+        for private in filter(_private, names):
+            owners.setdefault(private, set()).add(name)
+    found: set[tuple[str, str]] = set()
+    for name, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found |= {(name, a.name) for a in node.names if _private(a.name)
+                          and node.module.split(".")[0] in PACKAGES}  # fmt: skip
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Load)
+                and _private(node.attr)
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+                and node.attr not in defined[name]
+                and owners.get(node.attr, set()) - {name}
+            ):
+                found.add((name, node.attr))
+    return found
+
+
 def test_no_import_cycles():
-    assert _cycles(_graph()) == []
+    cycles = _cycles(_graph())
+    assert [c for c in cycles if c not in KNOWN_CYCLES] == []
 
 
-def test_the_cycle_check_sees_a_cycle():
+def test_no_private_name_is_used_across_modules():
+    assert _private_uses() - KNOWN_PRIVATE == set()
+
+
+def test_the_options_leaf_imports_only_errors_and_keys():
+    graph = _graph()
+    leaf = {name for name in graph if name == LEAF or name.startswith(LEAF + ".")}
+    reached = set().union(*(graph[name] for name in leaf)) - leaf
+    assert reached <= LEAF_MAY_IMPORT
+    for name in LEAF_MAY_IMPORT:  # and those import nothing of the project
+        assert graph[name] == set()
+
+
+def test_the_checks_see_what_they_look_for(tmp_path):
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
+    # an import only the type checker sees is an edge too
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from verified_tts import keys\n"
+    )
+    assert _imports(source, {"verified_tts.keys": source}) == {"verified_tts.keys"}
+    tree = ast.parse("x._hidden()\nself._own = 1\n")
+    assert "_own" in _defined(tree) and "_hidden" not in _defined(tree)

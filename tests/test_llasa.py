@@ -1,7 +1,8 @@
 """Llasa on the real vLLM engine with a tiny random-weight Llasa-layout model and X-codec2.
 
-Prompt tests compare our ids with the prompt built the way upstream builds it (the chat template
-applied to strings, continue_final_message, speech tokens spelled as ``<|s_N|>``). One engine
+Prompt tests compare our ids with the prompt written out by hand in the published Llama 3.2 chat
+format, with the turns upstream's inference code builds (continue_final_message, speech tokens
+spelled as ``<|s_N|>``). One engine
 serves the module; it is shut down at the end so the next module can start its own.
 """
 
@@ -14,13 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason
 
-pytest.importorskip("transformers")
-
-from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason  # noqa: E402
-
-from verified_tts.errors import UserError  # noqa: E402
-from verified_tts.generators import GeneratorConfig, SynthesisRequest  # noqa: E402
+from verified_tts.errors import UserError
+from verified_tts.generators import GeneratorConfig, SynthesisRequest
 
 VLLM_MISSING = vllm_skip_reason()
 SPEECH_BASE = 128_264
@@ -33,18 +31,25 @@ def tokenizer():
     return AutoTokenizer.from_pretrained(str(tiny_models("llasa").model))
 
 
-def _upstream(tokenizer, text: str, assistant: str, date: str | None = "26 Jul 2024") -> list:
-    chat = [
-        {
-            "role": "user",
-            "content": "Convert the text to speech:"
-            f"<|TEXT_UNDERSTANDING_START|>{text}<|TEXT_UNDERSTANDING_END|>",
-        },
-        {"role": "assistant", "content": assistant},
-    ]
-    extra = {"date_string": date} if date else {}
-    ids = tokenizer.apply_chat_template(chat, tokenize=True, continue_final_message=True, **extra)
-    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+def _llama32_prompt(text: str, assistant: str, date: str = "26 Jul 2024") -> str:
+    """Llasa's prompt written out by hand: its upstream inference code's two chat turns (the
+    user asks "Convert the text to speech:" with the text between TEXT_UNDERSTANDING markers,
+    the assistant turn is left open after its content, continue_final_message) in the published
+    Llama 3.2 chat format, which opens with a system turn holding the knowledge cut-off and the
+    date, and no system prompt of its own."""
+    return (
+        "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
+        f"Cutting Knowledge Date: December 2023\nToday Date: {date}\n\n<|eot_id|>"
+        "<|start_header_id|>user<|end_header_id|>\n\n"
+        f"Convert the text to speech:<|TEXT_UNDERSTANDING_START|>{text}"
+        "<|TEXT_UNDERSTANDING_END|><|eot_id|>"
+        f"<|start_header_id|>assistant<|end_header_id|>\n\n{assistant}"
+    )
+
+
+def _ids(tokenizer, prompt: str) -> list[int]:
+    # the prompt spells its special tokens (BOS included), so nothing is added around it
+    return list(tokenizer(prompt, add_special_tokens=False).input_ids)
 
 
 def test_prompt_is_upstreams_with_a_pinned_date(tokenizer):
@@ -52,11 +57,14 @@ def test_prompt_is_upstreams_with_a_pinned_date(tokenizer):
 
     text = "The birch canoe slid on the smooth planks."
     ids = build_prompt_ids(tokenizer, text)
-    assert ids == _upstream(tokenizer, text, "<|SPEECH_GENERATION_START|>")
+    written = _llama32_prompt(text, "<|SPEECH_GENERATION_START|>")
+    assert tokenizer.decode(ids) == written
+    assert ids == _ids(tokenizer, written)
     assert ids[0] == 128_000 and ids[-1] == 128_260  # BOS ... <|SPEECH_GENERATION_START|>
     assert 128_258 in ids and 128_259 in ids  # text understanding start/end
     # unpinned, the template writes today's date: another day would be another prompt
-    assert ids != _upstream(tokenizer, text, "<|SPEECH_GENERATION_START|>", date="01 Jan 2031")
+    other_day = _llama32_prompt(text, "<|SPEECH_GENERATION_START|>", date="01 Jan 2031")
+    assert ids != _ids(tokenizer, other_day)
     assert "Today Date: 26 Jul 2024" in tokenizer.decode(ids)
 
 
@@ -65,11 +73,12 @@ def test_zero_shot_prompt_continues_the_clip(tokenizer):
 
     ref = SpeechPrompt(text="Reference words.", codes=np.array([5, 65_535, 0]), digest="x")
     ids = build_prompt_ids(tokenizer, "Target words.", ref)
-    spelled = "".join(f"<|s_{c}|>" for c in ref.codes)
-    expected = _upstream(
-        tokenizer, "Reference words. Target words.", "<|SPEECH_GENERATION_START|>" + spelled
+    # upstream: the clip's words, a space, the target's; the clip's codes open the answer
+    written = _llama32_prompt(
+        "Reference words. Target words.", "<|SPEECH_GENERATION_START|><|s_5|><|s_65535|><|s_0|>"
     )
-    assert ids == expected
+    assert tokenizer.decode(ids) == written
+    assert ids == _ids(tokenizer, written)
     assert ids[-3:] == [SPEECH_BASE + 5, SPEECH_BASE + 65_535, SPEECH_BASE]
 
 

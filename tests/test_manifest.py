@@ -116,3 +116,17 @@ def test_keys_a_record_does_not_know_are_kept(runs, tmp_path):
     assert manifest.extra == {"added_later": {"x": 1}}
     write_manifest(tmp_path, manifest)
     assert (tmp_path / "manifest.json").read_text(encoding="utf-8") == written(data)
+
+
+@pytest.mark.parametrize("run", ["render", "rerender", "dub"])
+def test_the_manifest_records_the_whole_config_and_older_ones_still_read(runs, run):
+    from verified_tts.options import RenderConfig, from_table
+
+    data = json.loads((runs[run] / "manifest.json").read_text(encoding="utf-8"))
+    assert list(data)[-1] == "config"  # an addition after every key older readers know
+    config = from_table(RenderConfig, data["config"])
+    assert config.candidates == data["n"] and config.seed == data["seed"]
+    assert config.generator.name == data["generator"]
+    older = {k: v for k, v in data.items() if k != "config"}
+    assert Manifest.from_json(older).config is None
+    assert Manifest.from_json(older).to_json() == older

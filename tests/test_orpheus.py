@@ -2,24 +2,20 @@
 
 One engine is built per test process (the generator module keeps one per process, and every
 generator here uses the same engine options), so the engine tests share its start-up cost.
-Tests that need no engine (prompt layout, option checks, errors before loading) run anywhere
-SNAC and transformers import.
+Tests that need no engine (prompt layout, option checks, errors before loading) need neither
+vllm nor SNAC and always run; the others are skipped only under ``VTTS_SKIP_ENGINE``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from orpheus_fixtures import build_tokenizer, engine_test_options, tiny_models, vllm_skip_reason
 
-pytest.importorskip("snac", reason="the Orpheus generator needs 'snac' (orpheus extra)")
-pytest.importorskip("transformers")
-
-from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason  # noqa: E402
-
-from verified_tts.errors import UserError  # noqa: E402
-from verified_tts.generators import GeneratorConfig, SynthesisRequest  # noqa: E402
-from verified_tts.generators.codecs.snac import AUDIO_TOKEN_BASE, SAMPLES_PER_FRAME  # noqa: E402
-from verified_tts.generators.orpheus import (  # noqa: E402
+from verified_tts.errors import UserError
+from verified_tts.generators import GeneratorConfig, SynthesisRequest
+from verified_tts.generators.codecs.snac import AUDIO_TOKEN_BASE, SAMPLES_PER_FRAME
+from verified_tts.generators.orpheus import (
     TAGS,
     VOICES,
     OrpheusOptions,
@@ -36,10 +32,12 @@ needs_vllm = [
 
 
 @pytest.fixture(scope="module")
-def tokenizer():
+def tokenizer(tmp_path_factory):
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(tiny_models().model))
+    folder = tmp_path_factory.mktemp("orpheus-tokenizer")
+    build_tokenizer(folder)  # the tiny model's own tokenizer, without building the model
+    return AutoTokenizer.from_pretrained(str(folder))
 
 
 def _config(**overrides) -> GeneratorConfig:
@@ -101,7 +99,7 @@ def test_unknown_voice_lists_the_known_ones():
     from verified_tts.generators.orpheus import load
 
     with pytest.raises(UserError) as err:  # checked before anything heavy is imported
-        load(_config(voice="bob"))
+        load(GeneratorConfig(name="orpheus", voice="bob", options=engine_test_options()))
     message = str(err.value)
     assert "'bob'" in message and all(v in message for v in VOICES)
 

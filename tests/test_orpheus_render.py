@@ -14,10 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("snac", reason="the Orpheus generator needs 'snac' (orpheus extra)")
-
-from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason  # noqa: E402
+from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason
 
 VLLM_MISSING = vllm_skip_reason()
 

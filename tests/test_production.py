@@ -354,10 +354,28 @@ def test_split_hours_writes_m4b_parts_at_chapter_boundaries(tmp_path, synthesize
     assert len(parts) >= 2 and parts[0]["path"] == "book-part1.m4b"
     assert manifest["book"]["wav"] is None and manifest["book"]["flac"] is None
     seen = []
+    limit = 12.0  # --split-hours, in seconds
+    chapters = {f["title"]: f["duration_s"] for f in manifest["chapters"]}
     for number, part in enumerate(parts, 1):
         with av.open(str(tmp_path / "out" / part["path"])) as container:
             marks = container.chapters()
             assert marks[0]["start"] == 0
             assert container.metadata["title"] == f"Parts (Part {number})"
             seen += [m["metadata"]["title"] for m in marks]
+            stream = container.streams.audio[0]
+            heard = sum(frame.samples for frame in container.decode(stream)) / stream.rate
+        titles = [m["metadata"]["title"] for m in marks]
+        # at most H hours of audio in a part (AAC's priming and last-frame padding aside: two
+        # frames of 1,024 samples), unless one chapter alone is longer; and a part ends only
+        # where the next chapter would not fit
+        padding = 2 * 1024 / stream.rate
+        assert heard <= limit + padding or len(titles) == 1, (part["path"], heard)
+        assert heard == pytest.approx(part["duration_s"], abs=padding)
+        assert sum(chapters[t] for t in titles) == pytest.approx(part["duration_s"], abs=1e-3)
+        assert part["duration_s"] <= limit or len(titles) == 1
+        if number < len(parts):
+            following = av.open(str(tmp_path / "out" / parts[number]["path"]))
+            with following:
+                first_next = following.chapters()[0]["metadata"]["title"]
+            assert part["duration_s"] + chapters[first_next] > limit
     assert seen == ["Parts", "One", "Two", "Three"]

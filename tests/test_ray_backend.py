@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verified_tts.cluster.ray_backend import _split, import_ray, resolve_address
+from verified_tts.cluster.ray_actors import split_chunks as _split
+from verified_tts.cluster.ray_backend import import_ray, resolve_address
 from verified_tts.config import RayOptions, build_config
 from verified_tts.errors import MissingExtra, UserError
 from verified_tts.generators import GeneratorConfig, SynthesisRequest, load_generator
@@ -31,7 +32,8 @@ class SharedCluster:
 
     @classmethod
     def acquire(cls, tmp_path_factory: pytest.TempPathFactory) -> Path:
-        pytest.importorskip("ray")
+        import ray  # noqa: F401  (the ray extra is part of the test install: missing, this fails)
+
         from verified_tts.cluster import head as cluster
 
         if cls.state_dir is None:
@@ -142,7 +144,7 @@ ray_test = pytest.mark.ray
 
 @ray_test
 def test_cluster_listens_on_loopback_only(ray_cluster):
-    psutil = pytest.importorskip("psutil")
+    import psutil  # a dependency of ray[default]
 
     state = SharedCluster.state()
     head = psutil.Process(state.pid)
@@ -213,6 +215,54 @@ def test_verifier_pool_scores_like_the_local_verifier(ray_cluster):
         expected = local.get("signal").score(clips)
         got = proxy.score(clips)
         assert [s.metrics for s in got] == [s.metrics for s in expected]
+    finally:
+        for verifier in remote.active:
+            verifier.close()
+
+
+def test_emotion_labels_are_checked_on_ray_before_any_work(ray_cluster, tmp_path):
+    """A target emotion the model has no label for is one line before anything is sampled, on
+    Ray as locally: the proxy offers the label check, so the pipeline does not skip it."""
+    from tests.emotion_model import build_emotion_model
+    from verified_tts.cluster import ray_backend
+    from verified_tts.pipeline import Synthesizer
+    from verified_tts.store import Store
+    from verified_tts.text.book import Segment
+    from verifiers import HasOptions, LabelChecker
+
+    state = SharedCluster.state()
+    ray_backend.connect(state.gcs_address)
+    labels = {0: "neutral", 1: "Happy", 2: "sad", 3: "ang"}
+    model = build_emotion_model(tmp_path / "emotion", labels)
+    tables = {"signal": {}, "emotion": {"model": str(model), "batch_size": 2}}
+    options = RayOptions(verifier_num_cpus=0.1)
+    remote = ray_backend.load_ray_verifiers(tables, options, order=("signal", "emotion"))
+    try:
+        emotion = remote.get("emotion")
+        assert isinstance(emotion, LabelChecker) and emotion.resolve_label("Anger") == [3]
+        assert isinstance(emotion, HasOptions) and emotion.options.batch_size == 2
+        with pytest.raises(UserError, match="'whimsical' is not a label") as error:
+            emotion.resolve_label("whimsical")
+        assert "\n" not in str(error.value)
+
+        config = build_config({"verifiers": tables}, generator="espeak", candidates=2)
+        local = load_generator(config.generator)
+        sampled: list[int] = []
+
+        class Counting:
+            name, model, sample_rate = local.name, local.model, local.sample_rate
+            identity = local.identity
+
+            def sample(self, requests):
+                sampled.append(len(requests))
+                return local.sample(requests)
+
+        synth = Synthesizer(Counting(), remote, config)
+        text = "The rain fell all day."
+        segment = Segment(0, 1, 0, text, text, "paragraph", 3, "end", emotion="whimsical")
+        with pytest.raises(UserError, match="'whimsical' is not a label"):
+            synth.run(synth.plan([segment]), Store(tmp_path / "store"))
+        assert sampled == []  # refused before the first candidate, not when scoring it
     finally:
         for verifier in remote.active:
             verifier.close()

@@ -9,6 +9,7 @@ checked. Screenshots of both pages are saved under the test's tmp folder.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -20,15 +21,16 @@ from pathlib import Path
 import pytest
 
 from verified_tts.config import build_config
+from verified_tts.output.ab_report import render_ab_html
 from verified_tts.output.report import render_report_html
 from verified_tts.workflows.ab import ab
 from verified_tts.workflows.judge import load_judge
 
 BOOK = """The birch canoe slid on the smooth planks.
 
-Glue the sheet to the dark blue background.
+It's easy to tell the depth of a well.
 
-These days a chicken leg is a rare dish.
+Rice is often served in round bowls.
 """
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -108,7 +110,17 @@ def pages(tmp_path_factory, synthesizer_factory):
         judge_asr=load_judge("bundled:base"),
         synthesizer=synthesizer,
     )
+    # The ABX test needs utterances whose winner changes between the arms: these seeded
+    # candidates give some (a change of generator or verifiers that loses them fails here, and
+    # the book needs other sentences); the page without any is tested on its own below.
+    data = json.loads((result.out_dir / "ab.json").read_text(encoding="utf-8"))
+    assert _changed_winners(data), "no winner differs between N=1 and N=3: choose other sentences"
     return folder, result.out_dir
+
+
+def _changed_winners(data: dict) -> list[dict]:
+    return [row for row in data["utterances"]
+            if row["arms"]["1"]["winner"] != row["arms"]["3"]["winner"]]  # fmt: skip
 
 
 def test_render_writes_report_html_with_every_candidate(pages):
@@ -194,18 +206,16 @@ def test_abx_mode_and_sorting_run_in_chromium(pages, tmp_path):
     dom = run.stdout
     assert 'data-ready="1"' in dom
     data = json.loads((out / "ab.json").read_text(encoding="utf-8"))
-    pairs = [
-        row
-        for row in data["utterances"]
-        if row["arms"]["1"]["winner"] != row["arms"]["3"]["winner"]
-    ]
-    if not pairs:
-        assert "No pairs to compare" in dom
-        return
-    # three blind players (A, B, X), each pointing at one of the two winners' files
+    pairs = _changed_winners(data)
+    assert pairs
+    # three blind players (A, B, X): A and B the two winners of the first changed utterance,
+    # in some order, X one of them
     abx = re.search(r'<div id="abx"[^>]*>(.*?)</div>', dom, re.S).group(1)
+    assert "No pairs to compare" not in abx
+    assert f"Trial 1 of {len(pairs)}: {pairs[0]['text']}" in html.unescape(abx)
     blind = _sources(abx).audio
-    assert len(blind) == 3 and blind[2] in blind[:2]
+    first_pair = {pairs[0]["arms"]["1"]["audio"], pairs[0]["arms"]["3"]["audio"]}
+    assert len(blind) == 3 and set(blind[:2]) == first_pair and blind[2] in blind[:2]
     for src in blind:
         assert (out / src).is_file()
     assert 'data-download="abx-answers.json"' in dom
@@ -214,6 +224,23 @@ def test_abx_mode_and_sorting_run_in_chromium(pages, tmp_path):
     first = answers["answers"][0]
     assert first["answer"] == "A" and first["correct"] == (first["x"] == "A")
     assert {first["a"], first["b"]} == {"N=1", "N=3"} and first["preferred_arm"] == first["a"]
+
+
+def test_abx_says_so_when_no_winner_differs(pages, tmp_path):
+    _, out = pages
+    data = json.loads((out / "ab.json").read_text(encoding="utf-8"))
+    for row in data["utterances"]:  # the same winner at both N everywhere
+        row["arms"]["3"] = dict(row["arms"]["1"])
+    same = out / "ab-same.html"
+    same.write_text(render_ab_html(data).replace("</body>", DRIVER + "</body>"), encoding="utf-8")
+    run = _chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", same.as_uri())
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert _console_lines(run.stderr) == []
+    dom = run.stdout
+    assert 'data-ready="1"' in dom and "0 utterances whose winners differ" in dom
+    abx = re.search(r'<div id="abx"[^>]*>(.*?)</div>', dom, re.S).group(1)
+    assert abx.strip() == ("No pairs to compare: every utterance has the same winner at both N.")
+    assert not re.search(r"<body[^>]* data-download=", dom)  # nothing answered or downloaded
 
 
 def test_flagged_utterances_come_first():

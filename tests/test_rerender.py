@@ -146,3 +146,51 @@ def test_errors_are_one_line(rendered, synthesizer, tmp_path):
     outcome = CliRunner().invoke(app, ["rerender", str(tmp_path), "--utterance", "abc"])
     assert isinstance(outcome.exception, UserError)
     assert "no manifest.json" in str(outcome.exception)
+
+
+def test_rerender_rebuilds_the_renders_whole_config_from_its_manifest(synthesizer, tmp_path):
+    from verified_tts.config import build_config
+    from verified_tts.output.manifest import read_manifest
+    from verified_tts.workflows.rerender import config_from_manifest
+
+    lexicon = tmp_path / "words.toml"
+    lexicon.write_text('[words]\nbirch = "burch"\n', encoding="utf-8")
+    table = {
+        "assembly": {"sentence_pause": 0.6, "lead_in": 0.5},
+        "production": {"lexicon": str(lexicon)},
+        "selection": {"gates": {"wer": {"max": 0.95}, "speaker": {}}},
+    }
+    config = build_config(table, candidates=2, generator="espeak", adaptive=False)
+    book = tmp_path / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    own = Synthesizer(synthesizer.generator, synthesizer.verifiers, config)
+    render(book, tmp_path / "out", config, synthesizer=own)
+    manifest = read_manifest(tmp_path / "out")
+    assert config_from_manifest(manifest) == config  # everything, not a chosen few settings
+    assert manifest.config["assembly"]["sentence_pause"] == 0.6
+    assert manifest.config["production"]["lexicon"] == str(lexicon)  # paths as given
+
+    key = manifest.utterances[1].key
+    outcome = CliRunner().invoke(
+        app, ["rerender", str(tmp_path / "out"), "--utterance", key, "-n", "3"]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    after = read_manifest(tmp_path / "out")
+    assert after.config == manifest.config  # the rerender ran with exactly those settings
+    assert after.utterance(key).rerendered is not None
+    assert after.utterances[1].lexicon  # the lexicon was read again
+    gates = {g["metric"]: g for g in after.selection["gates"]}
+    assert gates["wer"]["max"] == 0.95 and "speaker" not in gates
+    chapter = after.chapters[0]
+    assert chapter.duration_s == pytest.approx(manifest.chapters[0].duration_s, abs=0.5)
+
+
+def test_an_older_manifest_without_the_config_gives_its_recorded_settings(rendered):
+    from verified_tts.workflows.rerender import config_from_manifest
+
+    out, before = rendered
+    older = {k: v for k, v in before.items() if k != "config"}
+    config = config_from_manifest(older, voice="m3")
+    assert config.generator.name == before["generator"] and config.seed == before["seed"]
+    assert config.generator.voice == "m3"  # an override wins
+    assert config.production.formats == tuple(before["production"]["formats"])

@@ -4,8 +4,8 @@ One engine and one speaker verifier per test process. The tiny model speaks nois
 tests check is the search itself: it ends, keeps at most W beams a step, never passes its budget,
 gives the same beams for the same seeds, resumes from the store after an interruption, sends
 prefix requests that the engine's prefix cache serves (its own per-request counts), and prunes a
-branch whose voice does not match the speaker reference. The Whisper-based partial transcript
-check is exercised by the benchmark (it costs a Whisper pass per child on CPU).
+branch whose voice does not match the speaker reference. The Whisper partial-transcript score of a
+beam is checked without the engine, on Piper speech whose words are known.
 """
 
 from __future__ import annotations
@@ -15,22 +15,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason
 
-pytest.importorskip("snac", reason="the Orpheus generator needs 'snac' (orpheus extra)")
-
-from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason  # noqa: E402
-
-from verified_tts.config import build_config  # noqa: E402
-from verified_tts.errors import UserError  # noqa: E402
-from verified_tts.search import SearchOptions, continuation_seed, prefix_error  # noqa: E402
-from verified_tts.store import Store  # noqa: E402
-from verified_tts.text.book import Segment  # noqa: E402
+from verified_tts.config import build_config
+from verified_tts.errors import UserError
+from verified_tts.generators.base import SynthesisRequest
+from verified_tts.keys import continuation_seed
+from verified_tts.search import SearchOptions, prefix_error
+from verified_tts.store import Store
+from verified_tts.text.book import Segment
 
 VLLM_MISSING = vllm_skip_reason()
 
 
 def on_engine(test):
-    """vLLM engine tests: marked, and skipped where vllm does not import."""
+    """vLLM engine tests: marked, and skipped only under VTTS_SKIP_ENGINE (a missing vllm or
+    snac fails them)."""
     skip = pytest.mark.skipif(VLLM_MISSING is not None, reason=VLLM_MISSING or "")
     return pytest.mark.vllm(pytest.mark.slow(skip(test)))
 
@@ -111,7 +111,7 @@ def test_prefix_error_catches_a_skipped_word_not_a_cut_one():
 
 
 def test_resumed_grammar_starts_on_the_frame_position():
-    from verified_tts.generators.codec_lm_logits import Grammar, resumed_grammar
+    from verified_tts.generators.codec_lm_grammar import Grammar, resumed_grammar
 
     spec = {"segments": [{"cycle": [[[0, 10]], [[10, 20]], [[20, 30]]], "min": 3, "step": 3}],
             "stop": [99]}  # fmt: skip
@@ -133,6 +133,68 @@ def test_espeak_cannot_search(small_book: Path, tmp_path: Path):
     with pytest.raises(UserError, match="--search beam needs a codec-LM generator") as err:
         synth.run(utterances, Store(tmp_path / "store"))
     assert "\n" not in str(err.value)
+
+
+class _SpokenPrefixes:
+    """A prefix backend whose "tokens" name partial utterances that Piper speaks: the search's
+    own scoring (decode, the real Whisper verifier on partial audio, prefix_error, the weighted
+    score) runs on real speech whose words are known."""
+
+    seconds_per_token = 1 / 82
+    frame_tokens = 7
+
+    def __init__(self, generator, prefixes):
+        self.generator, self.prefixes = generator, prefixes
+
+    def chunk_tokens(self, seconds):
+        return 7 * max(1, round(seconds / self.seconds_per_token / 7))
+
+    def decode(self, items):
+        requests = [
+            SynthesisRequest(request.utterance_key, k, 7, self.prefixes[tokens[0]])
+            for k, (request, tokens) in enumerate(items)
+        ]
+        return self.generator.sample(requests)
+
+
+def test_partial_transcripts_score_beams_by_the_words_heard(synthesizer_factory, tmp_path):
+    from verified_tts.beam_search import BeamSearch, _Beam, _State
+    from verified_tts.generators import load_generator
+    from verified_tts.pipeline import Synthesizer
+    from verified_tts.results import RunStats
+    from verified_tts.strategy import RenderContext
+
+    shared = synthesizer_factory(search="beam")
+    assert shared.verifiers.get("wer") is not None and "wer" in shared.config.search.process
+    # Piper, the embedded default voice: Whisper tiny.en (the default verifier) hears its words
+    piper = load_generator(build_config({}).generator)
+    synth = Synthesizer(piper, shared.verifiers, shared.config)
+    text = "It's easy to tell the depth of a well."
+    prefixes = ["It's easy to tell the depth of", "A dog ran home fast and then"]
+    search = BeamSearch(synth.config.search, _SpokenPrefixes(piper, prefixes))
+    [utterance] = synth.plan([_segment(text)])
+    request = SynthesisRequest(utterance.key, 0, 0, utterance.segment.spoken)
+    state = _State(utterance, "test", cap=140)
+    children = [(state, _Beam(f"s1b0e{k}", [k])) for k in range(len(prefixes))]
+    requests = [replace(request, index=k) for k in range(len(prefixes))]
+    context = RenderContext(
+        generator=piper,
+        verifiers=shared.verifiers,
+        policy=synth.policy,
+        store=Store(tmp_path / "store"),
+        stats=RunStats(),
+        n=1,
+        policy_id="test",
+    )
+    (right, right_score), (wrong, wrong_score) = search._score(children, requests, context)
+    # the right start of the sentence costs nothing (its last word, which a chunk may cut, is
+    # not held against it); the wrong one costs about a word for every word heard
+    assert right["prefix_error"] == 0.0
+    assert wrong["prefix_error"] >= 0.8
+    # with no speaker reference, the words alone rank the beams
+    assert right_score - wrong_score == pytest.approx(
+        synth.config.search.text_weight * wrong["prefix_error"], abs=1e-3
+    )
 
 
 # --- on the engine --------------------------------------------------------------------------------
@@ -177,11 +239,22 @@ def test_search_respects_the_budget(loaded, tmp_path):
     budget = synth._beam_search().budget
     spent = result.candidates[0].info["search"]["search_tokens"]
     assert 0 < spent <= budget
-    # best-of-N under the same budget samples only the candidates whose worst case fits
+    # best-of-N under a budget samples only the candidates whose worst case (their token cap)
+    # fits: a hard cap, as for the beams. 1 s holds none of this sentence's 140-token candidates.
+    cap = synth._beam_search().backend.max_tokens(
+        SynthesisRequest(utterance.key, 0, 0, utterance.segment.spoken, "tara")
+    )
+    assert budget < cap == 140
     bon = loaded.variant(replace(synth.config, search=SearchOptions(budget_s=1.0)))
+    with pytest.raises(UserError, match="cannot hold one best-of-N candidate") as refused:
+        bon.run(bon.plan([_segment()]), Store(tmp_path / "bon"), n=8)
+    assert "\n" not in str(refused.value) and bon.stats.tokens_generated == 0
+    # 3.5 s (287 tokens) holds two of them whole
+    bon = loaded.variant(replace(synth.config, search=SearchOptions(budget_s=3.5)))
     [plain] = bon.run(bon.plan([_segment()]), Store(tmp_path / "bon"), n=8)
-    assert 1 <= len(plain.candidates) < 8 or budget >= 8 * 140
-    assert bon.stats.tokens_generated <= max(budget, 140)
+    fits = bon._beam_search().budget // cap
+    assert len(plain.candidates) == fits == 2
+    assert 0 < bon.stats.tokens_generated <= bon._beam_search().budget
 
 
 @on_engine
@@ -281,8 +354,9 @@ def test_ab_arms_at_equal_budget_and_manifest_search_paths(loaded, tmp_path):
 
 
 def test_arms_parse_and_paired_bootstrap():
+    from verified_tts.paired import paired_bootstrap
     from verified_tts.search import parse_arm
-    from verified_tts.workflows.ab_search import arm_config, paired_bootstrap
+    from verified_tts.workflows.ab_search import arm_config
 
     assert parse_arm("best-of-n:8") == ("best-of-n", 8, 1)
     assert parse_arm("beam:2x4") == ("beam", 2, 4)
@@ -315,3 +389,35 @@ def test_cli_beam_with_espeak_is_one_error_line(small_book: Path, tmp_path: Path
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "codec-LM generator" in errors[0]
     assert "Traceback" not in done.stderr
+
+
+@on_engine
+def test_search_and_budget_requests_carry_the_lexicon_phonemes(loaded, tmp_path, monkeypatch):
+    """Every request a beam search or a budgeted best-of-N makes for an utterance is that
+    utterance's request (:meth:`Utterance.request`): lexicon phonemes included, as best-of-N's own
+    candidates always had them."""
+    phonemes = (("canoe", "kənˈuː"),)
+    segment = replace(_segment(), phonemes=phonemes)
+    synth = _synth(loaded, width=1, expansions=2)
+    [utterance] = synth.plan([segment])
+    backend = synth._beam_search().backend
+    seen = []
+    real_extend, real_decode = backend.extend, backend.decode
+    monkeypatch.setattr(
+        backend, "extend", lambda items: seen.extend(i.request for i in items) or real_extend(items)
+    )
+    monkeypatch.setattr(
+        backend, "decode", lambda items: seen.extend(r for r, _ in items) or real_decode(items)
+    )
+    [result] = synth.run([utterance], Store(tmp_path / "beam"))
+    assert len(seen) > len(result.candidates) >= 1
+    assert {(r.utterance_key, r.phonemes) for r in seen} == {(utterance.key, phonemes)}
+
+    # a budget that holds whole candidates (one that holds none is refused before any work)
+    bon = loaded.variant(replace(synth.config, search=SearchOptions(budget_s=60.0)))
+    allowance = bon.strategy.backend
+    asked = []
+    real_max = allowance.max_tokens
+    monkeypatch.setattr(allowance, "max_tokens", lambda r: asked.append(r) or real_max(r))
+    bon.run([utterance], Store(tmp_path / "bon"), n=4)
+    assert asked and all(r.phonemes == phonemes for r in asked)

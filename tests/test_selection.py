@@ -196,3 +196,18 @@ def test_stop_settings_from_config_table():
         SelectionPolicy.from_mapping({"stop_gain": -1})
     with pytest.raises(UserError, match="step"):
         SelectionPolicy.from_mapping({"step": -1})
+
+
+def test_gates_and_weights_must_name_a_metric_some_verifier_reports():
+    from verified_tts.config import build_config
+
+    with pytest.raises(UserError, match=r"\[selection.gates\] speeker: no verifier reports"):
+        build_config({"selection": {"gates": {"speeker": {"min": 0.8}}}})
+    with pytest.raises(UserError, match=r"\[selection.weights\] asr_logprb: .*known metrics: "):
+        build_config({"selection": {"weights": {"asr_logprb": 2}}})
+    # any metric a verifier reports may be gated or weighted, and switched off
+    config = build_config(
+        {"selection": {"gates": {"stretch": {"max": 1.3}, "wer": {"max": 0.5}, "speaker": {}},
+                       "weights": {"duration_fit": 2.0}}}
+    )  # fmt: skip
+    assert {g.metric for g in config.selection.gates} >= {"stretch", "wer"}

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from verified_tts.audio import resample
 from verifiers.base import Clip
 from verifiers.signal import (
     READING_RATE_CHARS_PER_S,
@@ -8,7 +9,6 @@ from verifiers.signal import (
     SignalVerifier,
     expected_duration_s,
     load_signal_verifier,
-    resample,
 )
 
 RATE = 16_000

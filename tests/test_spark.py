@@ -14,13 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason
 
-pytest.importorskip("transformers")
-
-from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason  # noqa: E402
-
-from verified_tts.errors import UserError  # noqa: E402
-from verified_tts.generators import GeneratorConfig, SynthesisRequest  # noqa: E402
+from verified_tts.errors import UserError
+from verified_tts.generators import GeneratorConfig, SynthesisRequest
 
 VLLM_MISSING = vllm_skip_reason()
 
@@ -133,6 +130,7 @@ class TestEngine:
             assert c.sample_rate == 16_000 and info["dropped_frames"] == 0
             assert info["tokens"] - info["frames"] - int(info["stopped"]) in (0, 1)  # marker
             assert c.audio.shape == (info["frames"] * 320,) and info["voice"] == "female:low:high"
+            assert info["global_codes"] == spark.identity()["voice_globals"]  # the book's speaker
         again = spark.sample(_requests("The birch canoe slid.", "u1", [2]))[0]
         assert again.info["token_digest"] == candidates[1].info["token_digest"]
         assert np.array_equal(again.audio, candidates[1].audio)
@@ -206,8 +204,14 @@ def test_render_a_book_in_one_created_voice(tmp_path: Path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["generator"] == "spark" and manifest["sample_rate"] == 16_000
-    voices = {c["info"]["voice"] for u in manifest["utterances"] for c in u["candidates"]}
-    assert voices == {"male:low:moderate"}
+    candidates = [c for u in manifest["utterances"] for c in u["candidates"]]
+    assert len(manifest["utterances"]) >= 2 and len(candidates) == 2 * len(manifest["utterances"])
+    assert {c["info"]["voice"] for c in candidates} == {"male:low:moderate"}
+    # one created voice: every candidate of every utterance spoken with the same 32 globals
+    speakers = {tuple(c["info"]["global_codes"]) for c in candidates}
+    assert len(speakers) == 1
+    [speaker] = speakers
+    assert len(speaker) == 32 and all(0 <= code < 4096 for code in speaker)
 
 
 def test_the_planner_cuts_utterances_to_the_layouts_limit(tmp_path):

@@ -3,11 +3,11 @@ import dataclasses
 import numpy as np
 import pytest
 
+from verified_tts.audio import resample
 from verified_tts.errors import UserError
 from verified_tts.generators.base import SynthesisRequest
 from verified_tts.generators.espeak import EspeakGenerator, EspeakOptions
 from verifiers.base import Clip
-from verifiers.signal import resample
 from verifiers.wer import WerOptions, WerVerifier, load_wer_verifier
 
 FIRST, MIDDLE, LAST = "The box was thrown", "beside", "the parked truck."

@@ -14,18 +14,13 @@ book defaults.
 
 from __future__ import annotations
 
-import sys
+import tomllib
 from dataclasses import replace
 from functools import cache
 from importlib.resources import files
 from typing import Any
 
 from verified_tts.selection import Gate, SelectionPolicy, default_gates
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = ["DUB_GATES_FILE", "DUB_SPEED_LIMIT", "dub_gates", "dub_policy", "stretch_gate"]
 

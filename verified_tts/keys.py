@@ -4,7 +4,11 @@ An utterance's key hashes everything that changes its audio (normalised text, vo
 generator's identity, the run's base seed). Candidate k's seed is a stable hash of (utterance key,
 k), so candidate 0 is exactly what an N=1 render keeps and the first k candidates of an N=8 run
 are an N=k run. Hashes are SHA-256 over canonical JSON, so they are the same on every machine,
-Python version and process.
+Python version and process. A beam search's keys live here too: the seed of every continuation
+derives from (utterance key, step, beam, expansion), its steps are stored under a search key that
+covers its settings, process verifiers and speaker reference, and each finished beam is a
+candidate under its own key. A candidate's scores are stored under a score context: what they
+depend on besides its audio.
 """
 
 from __future__ import annotations
@@ -14,7 +18,18 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["candidate_key", "candidate_seed", "stable_hash", "utterance_key"]
+import numpy as np
+
+__all__ = [
+    "beam_candidate_key",
+    "candidate_key",
+    "candidate_seed",
+    "continuation_seed",
+    "score_context",
+    "search_key",
+    "stable_hash",
+    "utterance_key",
+]
 
 _SEED_MASK = (1 << 31) - 1  # engines and numpy accept 31-bit seeds everywhere
 
@@ -63,3 +78,71 @@ def candidate_seed(utterance: str, index: int) -> int:
 def candidate_key(utterance: str, index: int) -> str:
     """Content address of one candidate (its seed follows from the same two values)."""
     return f"{utterance}-{index:03d}"
+
+
+def continuation_seed(utterance: str, step: int, beam: int, expansion: int) -> int:
+    """Seed of expansion ``expansion`` of live beam ``beam`` at search step ``step``."""
+    digest = hashlib.sha256(f"{utterance}:search:{step}:{beam}:{expansion}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & _SEED_MASK
+
+
+def search_key(
+    search: Mapping[str, Any] | None,
+    process: Mapping[str, Mapping[str, Any]],
+    reference: np.ndarray | None,
+) -> str:
+    """The key a beam search's steps are stored under: its settings, the identity of every
+    process verifier and the speaker reference it was steered by (rounded, so a reference that
+    differs in float noise only is the same search)."""
+    reference_id = (
+        None if reference is None else stable_hash(np.round(np.asarray(reference), 4).tolist())
+    )
+    return stable_hash(
+        {
+            "search": search,
+            "process": {name: dict(identity) for name, identity in process.items()},
+            "reference": reference_id,
+        }
+    )
+
+
+def beam_candidate_key(utterance: str, search: str, index: int) -> str:
+    """Content address of finished beam ``index`` of a search (``search``: its search key)."""
+    return f"{utterance}-beam{search[:8]}-{index:03d}"
+
+
+def score_context(
+    verifiers: str,
+    reference: np.ndarray | None,
+    *,
+    text: str,
+    spoken: str,
+    emotion: str | None,
+    target_duration_s: float | None,
+    short_reference: np.ndarray | None = None,
+) -> str:
+    """What a candidate's scores depend on besides its audio (its key covers the text and the
+    generator): the verifiers' identity, the speaker reference (and the short-take one a short
+    clip is judged against, named only when there is one, so other contexts keep their keys),
+    the text, the emotion and the dub slot."""
+    return stable_hash(
+        {
+            "verifiers": verifiers,
+            "reference": None
+            if reference is None
+            else hashlib.sha256(np.ascontiguousarray(reference, np.float32)).hexdigest(),
+            **(
+                {}
+                if short_reference is None
+                else {
+                    "short_reference": hashlib.sha256(
+                        np.ascontiguousarray(short_reference, np.float32)
+                    ).hexdigest()
+                }
+            ),
+            "text": text,
+            "spoken": spoken,
+            "emotion": emotion,
+            "target_duration_s": target_duration_s,
+        }
+    )

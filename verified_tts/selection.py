@@ -1,29 +1,39 @@
-"""The selection policy: hard gates first, then a weighted score, in adaptive rounds.
+"""The selection policy applied: hard gates first, then a weighted score, in adaptive rounds.
 
 Verifiers only measure; this module decides. A candidate must pass every gate (a bound on one
 metric, e.g. ``wer <= 0.5`` or ``0.5 <= duration_ratio <= 2``) before the weighted score ranks it.
 A gate whose metric a verifier did not report (no speaker reference yet, no target emotion) does
 not apply. The ranking leans on the less noisy signals (the reference text's likelihood under the
 ASR model, speaker similarity) rather than on plain WER, which mostly rewards the ASR model's own
-transcription noise (see "Verifier noise" in DESIGN.md). Every function here is pure: the winner
-of the first k candidates is ``choose(judgements[:k])``, which is what makes one N=8 run hold
-every smaller arm of an A/B comparison. The adaptive early stop is pure too: whether an utterance
-stops after k candidates depends only on their judgements, so an adaptive render can be replayed
-from a fixed-N run's scores (``benchmarks/adaptive_replay.py``) exactly where a candidate's scores
-do not depend on the round that scored it: per-clip Whisper scoring, not packed scoring, the
-default (whose later rounds hear each candidate beside fewer sentences; benchmarks/verify_speed.py
-measures it, benchmarks/adaptive_judged.py renders the rounds instead).
+transcription noise (see "Verifier noise" in DESIGN.md). The policy itself (:class:`Gate`,
+:class:`SelectionPolicy`) is an options type of :mod:`verified_tts.options.selection`, and its
+tuned gates and stop settings are the shipped profiles (``verified_tts/profiles/*.toml``, each
+naming the benchmark result that produced it). Every function here is pure: the winner of the
+first k candidates is ``choose(judgements[:k])``, which is what makes one N=8 run hold every
+smaller arm of an A/B comparison. The adaptive early stop is pure too: whether an utterance stops
+after k candidates depends only on their judgements, so an adaptive render can be replayed from a
+fixed-N run's scores (``benchmarks/adaptive_replay.py``) exactly where a candidate's scores do not
+depend on the round that scored it: per-clip Whisper scoring, not packed scoring (whose later
+rounds hear each candidate beside fewer sentences; ``benchmarks/adaptive_judged.py`` renders the
+rounds instead).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from verified_tts.errors import UserError
-from verified_tts.keys import stable_hash
+from verified_tts.options.selection import (
+    BASE_PROFILE,
+    DEFAULT_PROFILE,
+    STOP_RULES,
+    Gate,
+    SelectionPolicy,
+    convert_policy,
+    load_profile,
+)
 
 __all__ = [
     "DEFAULT_GATES",
@@ -45,81 +55,26 @@ __all__ = [
     "should_stop",
 ]
 
+_PER_CLIP = load_profile(BASE_PROFILE).policy
+_PACKED = load_profile(DEFAULT_PROFILE).policy
 
-@dataclass(frozen=True)
-class Gate:
-    """A bound on one metric. ``margin`` tightens it for the adaptive early stop."""
-
-    metric: str
-    min: float | None = None
-    max: float | None = None
-    margin: float = 0.0
-
-    def check(self, metrics: Mapping[str, float]) -> tuple[bool, bool] | None:
-        """(passed, passed with margin), or None when the metric was not reported."""
-        value = metrics.get(self.metric)
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            return None
-        passed = (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
-        with_margin = (self.min is None or value >= self.min + self.margin) and (
-            self.max is None or value <= self.max - self.margin
-        )
-        return passed, passed and with_margin
-
-
-# Calibrated on injected faults (`verified-tts calibrate`, benchmarks/results/calibrate_espeak.json:
-# espeak-ng, 40 Harvard sentences x 8 candidates, at most 5 % false alarms on clean candidates)
-# with per-clip Whisper scoring, and measured on the Piper voice with it
-# (calibrate_piper.json: 5.6 % of clean candidates rejected, 87.5-100 % of each fault
-# kind caught). Piper's own fit on 40 sentences rejected 20 % of clean candidates on held-out
-# sentences, so it is not shipped.
-# Plain WER and the mean reference log-prob lost their gates there: at that false-alarm budget
-# the worst reference token, the duration and the inserted-word count catch more of the same
-# faults. The physical limits (clipping, edge and internal silences, dropped frames) are not
-# calibrated. A producer calibrates their own voice and model and passes the gates.toml it writes.
-PER_CLIP_GATES: tuple[Gate, ...] = (
-    Gate("asr_min_logprob", min=-8.212, margin=3.44),
-    Gate("asr_insertions", max=1.0, margin=1.0),  # with margin: no word heard beyond the text
-    Gate("duration_ratio", min=0.7525, max=1.239, margin=0.1255),
-    Gate("clipping", max=0.001),
-    Gate("leading_silence_s", max=1.0),
-    Gate("trailing_silence_s", max=1.0),
-    Gate("max_internal_silence_s", max=1.5),
-    Gate("dropped_frames", max=2),
-    Gate("speaker", min=0.8093, margin=0.03387),
-)
-
-# With packed Whisper scoring (the default, [verifiers.wer] packing = true) a clip's reference is
-# force-decoded after the texts of the clips before it in its window, which primes the decoder: a
-# left-out word costs about 2 nats less there (three skips of 40 passed the per-clip gate in
-# calibration). This bound rejects as many clean candidates of packed scoring as the per-clip gate
-# does of per-clip scoring on sentences the calibration never saw (Piper, Harvard 600-663 x 8:
-# 11 of 512 each, benchmarks/verify_speed.py "packed_min_logprob_bound"); the calibration sentences
-# then test it (benchmarks/results/calibrate_piper_packed_greedy.json; on 120 sentences against
-# per-clip scoring: compare_calibrations.json).
-PACKED_WER_GATES: tuple[Gate, ...] = (Gate("asr_min_logprob", min=-7.011, margin=3.44),)
+# The shipped profiles' gates (per_clip.toml, packed.toml): what the packed scorer's gates have of
+# their own, and its rounds and stop settings where they differ from the per-clip scorer's.
+PER_CLIP_GATES: tuple[Gate, ...] = _PER_CLIP.gates
+PACKED_WER_GATES: tuple[Gate, ...] = tuple(g for g in _PACKED.gates if g not in _PER_CLIP.gates)
+DEFAULT_GATES: tuple[Gate, ...] = _PACKED.gates  # the default scorer's (packed)
+DEFAULT_WEIGHTS: Mapping[str, float] = dict(_PER_CLIP.weights)
+PACKED_STOP: Mapping[str, Any] = {
+    name: getattr(_PACKED, name)
+    for name in ("first_round", "step", "rounds", "stop", "stop_gain", "prior_spread",
+                 "prior_weight")
+    if getattr(_PACKED, name) != getattr(_PER_CLIP, name)
+}  # fmt: skip
 
 
 def default_gates(packed_wer: bool = True) -> tuple[Gate, ...]:
     """The shipped gates for the packed (default) or the per-clip Whisper scorer."""
-    if not packed_wer:
-        return PER_CLIP_GATES
-    replaced = {gate.metric: gate for gate in PACKED_WER_GATES}
-    return tuple(replaced.get(gate.metric, gate) for gate in PER_CLIP_GATES)
-
-
-# The gates of the default verifier settings (packed Whisper scoring).
-DEFAULT_GATES: tuple[Gate, ...] = default_gates()
-
-
-# Metric -> weight of the ranking score. Plain WER is kept out on purpose (see module docstring).
-DEFAULT_WEIGHTS: Mapping[str, float] = {
-    "asr_logprob": 1.0,
-    "asr_min_logprob": 0.1,
-    "speaker": 1.0,
-    "emotion": 1.0,
-    "duration_fit": 1.0,
-}
+    return default_policy(packed_wer).gates
 
 
 @dataclass(frozen=True)
@@ -133,168 +88,17 @@ class Judgement:
     logprob: float | None = None  # asr_logprob: how far this candidate is from a perfect reading
 
 
-# "margin": stop once a candidate passed every gate with margin. "expected_gain": stop once the
-# best passing candidate's score is unlikely to be beaten by much by the candidates still to come
-# (see expected_gain); on a good voice most candidates pass with margin, and the gain is many
-# small improvements, which "margin" throws away.
-STOP_RULES = ("margin", "expected_gain")
-
-
-@dataclass(frozen=True)
-class SelectionPolicy:
-    """Gates, weights and the adaptive schedule; ``identity()`` keys stored decisions.
-
-    The field defaults are the per-clip Whisper scorer's policy; :func:`default_policy` gives
-    the shipped policy of either scorer, and a render's config builds it for the scorer in use."""
-
-    gates: tuple[Gate, ...] = PER_CLIP_GATES
-    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
-    adaptive: bool = True
-    # Defaults for per-clip Whisper scoring, tuned on Piper joe-medium, Harvard sentences 51-100
-    # (benchmarks/adaptive_replay.py, README "How a winner is chosen"): one candidate a round,
-    # stop on expected gain; held out on 101-300, 2.70 candidates keep 92 % of fixed N=8's judged
-    # gain. The packed scorer has its own (PACKED_STOP, default_policy).
-    first_round: int = 1
-    step: int = 1  # candidates added per round; 0 = double each round
-    rounds: tuple[int, ...] = ()  # explicit round targets, overriding first_round and step
-    stop: str = "expected_gain"
-    stop_gain: float = 0.04  # expected_gain: stop when fewer score points are expected
-    prior_spread: float = 0.2  # expected_gain: prior spread of scores, per unit of -asr_logprob
-    prior_weight: float = 2.0  # expected_gain: how many candidates' worth the prior counts
-
-    def identity(self) -> str:
-        return stable_hash(
-            {
-                "gates": [asdict(g) for g in self.gates],
-                "weights": dict(self.weights),
-                "adaptive": self.adaptive,
-                "first_round": self.first_round,
-                "step": self.step,
-                "rounds": list(self.rounds),
-                "stop": self.stop,
-                "stop_gain": self.stop_gain,
-                "prior_spread": self.prior_spread,
-                "prior_weight": self.prior_weight,
-            }
-        )
-
-    @classmethod
-    def from_mapping(
-        cls, table: Mapping[str, Any], *, adaptive: bool = True, packed_wer: bool = True
-    ) -> SelectionPolicy:
-        """Build from the ``[selection]`` TOML table; gates given there replace the defaults
-        of the same metric (:func:`default_gates` of the WER scorer in use), and ``{}`` (an
-        empty table) for a metric switches its gate off."""
-        known = {
-            "gates",
-            "weights",
-            "first_round",
-            "step",
-            "rounds",
-            "stop",
-            "stop_gain",
-            "prior_spread",
-            "prior_weight",
-        }
-        unknown = sorted(set(table) - known)
-        if unknown:
-            raise UserError(
-                f"unknown [selection] key(s) {', '.join(unknown)}: use {', '.join(sorted(known))}"
-            )
-        gates = {gate.metric: gate for gate in default_gates(packed_wer)}
-        for metric, bounds in dict(table.get("gates", {})).items():
-            if not isinstance(bounds, Mapping) or set(bounds) - {"min", "max", "margin"}:
-                raise UserError(
-                    f"[selection.gates] {metric} must be a table with min, max and/or margin, "
-                    f"e.g. {metric} = {{ max = 0.5 }}"
-                )
-            if bounds:
-                gates[metric] = Gate(metric, **{k: float(v) for k, v in bounds.items()})
-            else:
-                gates.pop(metric, None)
-        weights = {**DEFAULT_WEIGHTS, **{k: float(v) for k, v in table.get("weights", {}).items()}}
-        defaults = default_policy(packed_wer)
-        first_round = int(table.get("first_round", defaults.first_round))
-        if first_round < 1:
-            raise UserError("[selection] first_round must be at least 1")
-        step = int(table.get("step", defaults.step))
-        if step < 0:
-            raise UserError("[selection] step must be 0 (double each round) or more")
-        # first_round or step given without rounds: the user's schedule, not a default's rounds
-        own_steps = "first_round" in table or "step" in table
-        rounds = table.get("rounds", () if own_steps else defaults.rounds)
-        if not isinstance(rounds, (list, tuple)) or any(
-            not isinstance(r, int) or r < 1 for r in rounds
-        ):
-            raise UserError("[selection] rounds must be a list of candidate counts, e.g. [1, 2, 8]")
-        rounds = tuple(sorted(set(rounds)))
-        stop = str(table.get("stop", defaults.stop))
-        if stop not in STOP_RULES:
-            raise UserError(
-                f"[selection] stop = {stop!r} is not a rule: use {' or '.join(STOP_RULES)}"
-            )
-        numbers = {}
-        for name in _STOP_KEYS:
-            value = float(table.get(name, getattr(defaults, name)))
-            if value < 0:
-                raise UserError(f"[selection] {name} must be zero or more")
-            numbers[name] = value
-        return cls(
-            gates=tuple(gates.values()),
-            weights=weights,
-            adaptive=adaptive,
-            first_round=first_round,
-            step=step,
-            rounds=rounds,
-            stop=stop,
-            **numbers,
-        )
-
-
-# The adaptive rounds for packed Whisper scores. A packed clip's reference is force-decoded after
-# the texts before it in its window, so its asr_logprob sits nearer zero than per clip and the
-# prior spread (a share of -asr_logprob) shrinks with it: with the per-clip settings an adaptive
-# render stops after 2.1 candidates and keeps 35 % of fixed N=8's judged gain (replayed on
-# Harvard 1-300, benchmarks/results/adaptive_replay_packed_300.json). A later round packs fewer
-# sentences together, so its candidates are heard beside other sentences than the first round's
-# and the replay is not exact; a first round of two candidates compares those two in one layout.
-# Rendered round by round on Harvard 1-300 (benchmarks/results/adaptive_judged_packed.json): 4.25
-# candidates, 80 % of fixed N=8's judged gain, judge WER no different from per-clip scoring's
-# adaptive render (-0.001, -0.009..0.007) at a real-time factor of 0.29 against 0.40 (0.21
-# against 0.33 with one Whisper worker per core, adaptive_judged_*_workers.json). One
-# candidate a round with these settings kept 54 % at 3.3 candidates
-# (adaptive_judged_packed_one_a_round.json).
-PACKED_STOP: Mapping[str, Any] = {
-    "rounds": (2, 4),
-    "stop_gain": 0.01,
-    "prior_spread": 0.3,
-    "prior_weight": 8.0,
-}
-_STOP_KEYS = ("stop_gain", "prior_spread", "prior_weight")
-
-
 def default_policy(packed_wer: bool = True, **changes: Any) -> SelectionPolicy:
-    """The shipped policy for the packed (default) or the per-clip Whisper scorer: its gates,
-    rounds and stop settings; ``changes`` replace fields (e.g. ``adaptive=False``)."""
-    base = SelectionPolicy(gates=default_gates(packed_wer))
-    if packed_wer:
-        base = replace(base, **PACKED_STOP)
-    return replace(base, **changes)
+    """The shipped policy for the packed (default) or the per-clip Whisper scorer (its profile);
+    ``changes`` replace fields (e.g. ``adaptive=False``)."""
+    profile = load_profile(DEFAULT_PROFILE if packed_wer else BASE_PROFILE)
+    return replace(profile.policy, **changes)
 
 
-def per_clip_policy(policy: SelectionPolicy) -> SelectionPolicy:
-    """``policy`` for per-clip Whisper scores: the packed scorer's default worst-token gate,
-    rounds and stop settings become the per-clip ones; what the user set stays as set."""
-    per_clip = {gate.metric: gate for gate in PER_CLIP_GATES}
-    packed = set(PACKED_WER_GATES)
-    gates = tuple(per_clip[gate.metric] if gate in packed else gate for gate in policy.gates)
-    defaults = SelectionPolicy()
-    schedule = {
-        name: getattr(defaults, name)
-        for name, value in PACKED_STOP.items()
-        if getattr(policy, name) == value != getattr(defaults, name)
-    }
-    return replace(policy, gates=gates, **schedule)
+def per_clip_policy(policy: SelectionPolicy, source: str = DEFAULT_PROFILE) -> SelectionPolicy:
+    """``policy`` for per-clip Whisper scores: what it has of the ``source`` profile's gates,
+    rounds and stop settings becomes the per-clip profile's; what the user set stays as set."""
+    return convert_policy(policy, load_profile(source).policy, load_profile(BASE_PROFILE).policy)
 
 
 def judge(metrics: Mapping[str, float], policy: SelectionPolicy) -> Judgement:

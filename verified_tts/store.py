@@ -13,10 +13,16 @@ So a crash loses only work in flight, a rerun reuses every finished utterance an
 candidate, and a changed sentence re-renders only itself (its key changes, nothing else does).
 
 Stored audio is never trusted blindly: the first time a run asks for a candidate, its file is
-decoded in full and checked against the length the index recorded; a missing, truncated or
-undecodable file is reported once (in :attr:`Store.damaged`), its row is dropped and the candidate
-is generated again. SQLite failures (a damaged or locked index, a full disk) become one
-:class:`~verified_tts.errors.UserError` line that says what to do.
+decoded in full and checked against the length and the digest of its 16-bit samples that the index
+recorded; a missing, truncated, undecodable or altered file is reported once (in
+:attr:`Store.damaged`), its row is dropped and the candidate is generated again. Its scores stay,
+tied to the digest of the audio they judged: when the regenerated audio has the same digest (a
+generator is a pure function of the seed), the candidate gets its first scores back rather than a
+new score taken beside other clips (packed Whisper windows), so a repaired store gives the
+manifest the undamaged one gave. Stores from before digests were kept are migrated in place: a
+candidate's digest is taken from its file the first time the file decodes in full, and that
+candidate's scores are tied to it. SQLite failures (a damaged or locked index, a full disk)
+become one :class:`~verified_tts.errors.UserError` line that says what to do.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +42,14 @@ import soundfile as sf
 
 from verified_tts.atomic import write_audio_atomic
 from verified_tts.errors import UserError
+from verified_tts.store_audio import audio_digest, audio_problem, check_audio
 
 __all__ = [
     "STORE_DIR",
     "Decision",
     "Store",
     "StoredCandidate",
+    "audio_digest",
     "audio_problem",
     "index_error",
 ]
@@ -58,7 +66,8 @@ CREATE TABLE IF NOT EXISTS candidates (
     sample_rate INTEGER NOT NULL,
     duration_s REAL NOT NULL,
     audio TEXT,
-    info TEXT NOT NULL
+    info TEXT NOT NULL,
+    digest TEXT
 );
 CREATE INDEX IF NOT EXISTS candidates_by_utterance ON candidates (utterance, idx);
 CREATE TABLE IF NOT EXISTS decisions (
@@ -80,9 +89,13 @@ CREATE TABLE IF NOT EXISTS scores (
     candidate TEXT NOT NULL,
     context TEXT NOT NULL,
     record TEXT NOT NULL,
+    digest TEXT,
     PRIMARY KEY (candidate, context)
 );
 """
+# Columns added since the first stores were written: (table, column, SQL type).
+_ADDED_COLUMNS = (("candidates", "digest", "TEXT"), ("scores", "digest", "TEXT"))
+_CANDIDATE_COLUMNS = "key, utterance, idx, seed, sample_rate, duration_s, audio, info, digest"
 
 
 @dataclass(frozen=True)
@@ -95,6 +108,7 @@ class StoredCandidate:
     duration_s: float
     audio: str | None  # path relative to the store root; None once dropped (winners-only)
     info: Mapping[str, Any]
+    digest: str | None = None  # of the 16-bit samples (audio_digest); None in an unmigrated row
 
 
 @dataclass(frozen=True)
@@ -128,20 +142,6 @@ def index_error(root: Path, error: sqlite3.Error) -> UserError:
     )
 
 
-def audio_problem(path: Path, expected_frames: int | None = None) -> str | None:
-    """Why the audio file at ``path`` cannot be trusted, or None when it decodes in full."""
-    if not path.exists():
-        return "its audio file is missing"
-    try:
-        with sf.SoundFile(path) as handle:
-            frames = len(handle.read(dtype="int16"))
-    except (sf.LibsndfileError, RuntimeError, OSError) as error:
-        return f"its audio file does not decode ({error})"
-    if expected_frames is not None and frames != expected_frames:
-        return f"its audio file is truncated ({frames} of {expected_frames} samples)"
-    return None
-
-
 class Store:
     """The store under ``root`` (``root/index.sqlite`` and ``root/audio/``)."""
 
@@ -165,10 +165,18 @@ class Store:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 self._db.executescript(_SCHEMA)
+                self._migrate()
                 self._db.commit()
             except BaseException:
                 self._db.close()
                 raise
+
+    def _migrate(self) -> None:
+        """Add the columns that stores written before them lack (their values fill in lazily)."""
+        for table, column, kind in _ADDED_COLUMNS:
+            present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            if column not in present:
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     @contextmanager
     def _sqlite(self) -> Iterator[None]:
@@ -201,12 +209,25 @@ class Store:
     ) -> StoredCandidate:
         relative = f"audio/{key}.flac"
         write_audio_atomic(self.root / relative, audio, sample_rate, subtype="PCM_16")
+        # The digest of what the file holds, as any later reader decodes it (libsndfile's own
+        # float to 16-bit conversion). A file that does not read back (FLAC cannot hold zero
+        # samples) gets none, and the next run's check finds it damaged.
+        digest = check_audio(self.root / relative, len(audio), None)[1]
         stored = StoredCandidate(
-            key, utterance, index, seed, sample_rate, len(audio) / sample_rate, relative, dict(info)
+            key,
+            utterance,
+            index,
+            seed,
+            sample_rate,
+            len(audio) / sample_rate,
+            relative,
+            dict(info),
+            digest,
         )
         with self._sqlite(), self._lock, self._db:
             self._db.execute(
-                "INSERT OR REPLACE INTO candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT OR REPLACE INTO candidates ({_CANDIDATE_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     utterance,
@@ -216,6 +237,7 @@ class Store:
                     stored.duration_s,
                     relative,
                     json.dumps(stored.info),
+                    digest,
                 ),
             )
         self._checked.add(key)
@@ -226,29 +248,57 @@ class Store:
         the row is dropped, the damage noted in :attr:`damaged`, and the caller generates it
         again)."""
         with self._sqlite(), self._lock:
-            row = self._db.execute("SELECT * FROM candidates WHERE key = ?", (key,)).fetchone()
+            row = self._db.execute(
+                f"SELECT {_CANDIDATE_COLUMNS} FROM candidates WHERE key = ?", (key,)
+            ).fetchone()
         if row is None:
             return None
-        stored = StoredCandidate(*row[:7], info=json.loads(row[7]))
+        stored = StoredCandidate(*row[:7], info=json.loads(row[7]), digest=row[8])
         if stored.audio is None:
             return stored
         path = self.root / stored.audio
         if key in self._checked and path.exists():  # decoded in full once; still there
             return stored
         expected = round(stored.duration_s * stored.sample_rate)
-        problem = audio_problem(path, expected)
+        problem, digest = check_audio(path, expected, stored.digest)
         if problem is not None:
             self.damaged.append(f"candidate {key}: {problem}; generated again")
             self.forget(key)
             return None
+        if stored.digest is None:  # a row from before digests: its audio is whole, take it now
+            with self._sqlite(), self._lock, self._db:
+                self._db.execute("UPDATE candidates SET digest = ? WHERE key = ?", (digest, key))
+                self._db.execute(
+                    "UPDATE scores SET digest = ? WHERE candidate = ? AND digest IS NULL",
+                    (digest, key),
+                )
+            stored = replace(stored, digest=digest)
         self._checked.add(key)
         return stored
 
+    def check_listed(self, keys: Iterable[str]) -> bool:
+        """Whether every candidate in ``keys`` (those a decision lists with their audio) is in
+        the store with whole audio; each one that is not is noted in :attr:`damaged`."""
+        whole = True
+        for key in keys:
+            if self.get_candidate(key) is not None:
+                continue  # (a damaged file was noted and dropped by get_candidate)
+            if not any(line.startswith(f"candidate {key}:") for line in self.damaged):
+                self.damaged.append(
+                    f"candidate {key}: listed by a decision but not in the store index; "
+                    "generated again"
+                )
+            whole = False
+        return whole
+
     def forget(self, key: str) -> None:
-        """Drop a candidate's row, scores and file (damaged: it must be generated again)."""
+        """Drop a candidate's row and file (damaged: it must be generated again).
+
+        Scores tied to a digest stay: they are given back only to a candidate whose audio has
+        that digest again. Scores of a row that never had a digest go with it."""
         with self._sqlite(), self._lock, self._db:
             self._db.execute("DELETE FROM candidates WHERE key = ?", (key,))
-            self._db.execute("DELETE FROM scores WHERE candidate = ?", (key,))
+            self._db.execute("DELETE FROM scores WHERE candidate = ? AND digest IS NULL", (key,))
         (self.root / "audio" / f"{key}.flac").unlink(missing_ok=True)
         self._checked.discard(key)
 
@@ -275,15 +325,25 @@ class Store:
 
     # scores -----------------------------------------------------------------------------------
     def put_scores(self, records: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
-        """Commit (candidate key, context, record) triples in one transaction."""
-        rows = [(key, context, json.dumps(record)) for key, context, record in records]
+        """Commit (candidate key, context, record) triples in one transaction, each tied to the
+        digest of the audio its candidate has now."""
+        rows = [(key, context, json.dumps(record), key) for key, context, record in records]
         with self._sqlite(), self._lock, self._db:
-            self._db.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?)", rows)
+            self._db.executemany(
+                "INSERT OR REPLACE INTO scores (candidate, context, record, digest) "
+                "VALUES (?, ?, ?, (SELECT digest FROM candidates WHERE key = ?))",
+                rows,
+            )
 
     def get_scores(self, key: str, context: str) -> dict[str, Any] | None:
+        """The scores of candidate ``key`` under ``context``, if they judged the audio it has
+        now (the same digest)."""
         with self._sqlite(), self._lock:
             row = self._db.execute(
-                "SELECT record FROM scores WHERE candidate = ? AND context = ?", (key, context)
+                "SELECT scores.record FROM scores JOIN candidates "
+                "ON candidates.key = scores.candidate AND candidates.digest = scores.digest "
+                "WHERE scores.candidate = ? AND scores.context = ?",
+                (key, context),
             ).fetchone()
         return None if row is None else json.loads(row[0])
 

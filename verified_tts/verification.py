@@ -1,4 +1,4 @@
-"""Builds the verifier set of a render from its ``[verifiers.*]`` config tables.
+"""Builds the verifier set of a render from its ``[verifiers.*]`` options.
 
 Each verifier is loaded once here. A verifier that is configured off, or that has nothing to run
 (the emotion verifier without a model), is listed with the reason in ``status`` so the summary
@@ -16,10 +16,10 @@ import numpy as np
 
 from verified_tts.errors import UserError
 from verified_tts.keys import stable_hash
-from verified_tts.tables import options_from_table
-from verifiers import DEFAULT_VERIFIERS, VERIFIERS, Verifier
+from verified_tts.options import VerifiersConfig, from_table
+from verifiers import DEFAULT_VERIFIERS, VERIFIERS, MayBeUnavailable, SpeakerEmbedder, Verifier
 
-__all__ = ["LoadedVerifiers", "load_verifiers", "parse_verifier_table"]
+__all__ = ["LoadedVerifiers", "load_verifiers", "verifier_settings"]
 
 _UNAVAILABLE_FIX = {"emotion": "no model configured: set [verifiers.emotion] model = ID_OR_DIR"}
 
@@ -50,7 +50,7 @@ class LoadedVerifiers:
     def embed_reference(self, path: str) -> np.ndarray:
         """The unit speaker embedding of the user's reference WAV (``--voice-ref``)."""
         speaker = self.get("speaker")
-        if speaker is None:
+        if not isinstance(speaker, SpeakerEmbedder):
             raise UserError(
                 "--voice-ref needs the speaker verifier, which is switched off in the config "
                 "([verifiers.speaker] enabled = false)"
@@ -64,35 +64,33 @@ class LoadedVerifiers:
         return stable_hash(Path(path).read_bytes().hex()) if Path(path).is_file() else path
 
 
-def parse_verifier_table(name: str, table: Mapping[str, Any]) -> tuple[bool, Any]:
-    """``[verifiers.NAME]`` -> (enabled, options): unknown verifiers and keys are one-line errors.
-
-    Cheap (no model is touched), so the config is checked with it before anything loads.
-    """
-    kind = VERIFIERS.get(name)
-    if kind is None:
-        raise UserError(f"unknown verifier '{name}': choose among {', '.join(VERIFIERS)}")
-    table = dict(table)
-    enabled = table.pop("enabled", True)
-    if not isinstance(enabled, bool):
-        raise UserError(f"[verifiers.{name}] enabled must be true or false (got {enabled!r})")
-    return enabled, options_from_table(kind.options, table, f"[verifiers.{name}]")
+def verifier_settings(
+    settings: VerifiersConfig | Mapping[str, Any],
+) -> VerifiersConfig:
+    """The verifiers' options from a :class:`VerifiersConfig` or a mapping of their tables
+    (``{"wer": {"packing": False}}``; options objects are taken as they are)."""
+    if isinstance(settings, VerifiersConfig):
+        return settings
+    return from_table(VerifiersConfig, settings, "[verifiers]")
 
 
 def load_verifiers(
-    tables: Mapping[str, Mapping[str, Any]],
+    settings: VerifiersConfig | Mapping[str, Any],
     order: Sequence[str] = DEFAULT_VERIFIERS,
 ) -> LoadedVerifiers:
     """Load every enabled verifier once; ``enabled = false`` in a table switches one off."""
+    settings = verifier_settings(settings)
     active: list[Verifier] = []
     status: dict[str, dict[str, Any]] = {}
     for name in order:
-        enabled, options = parse_verifier_table(name, tables.get(name, {}))
-        if not enabled:
+        options = settings.get(name)
+        if options is None:
+            raise UserError(f"unknown verifier '{name}': choose among {', '.join(VERIFIERS)}")
+        if not options.enabled:
             status[name] = {"available": False, "reason": "switched off in the config"}
             continue
         verifier = VERIFIERS[name].load(options)
-        reason = getattr(verifier, "unavailable_reason", None)
+        reason = verifier.unavailable_reason if isinstance(verifier, MayBeUnavailable) else None
         if reason:  # e.g. the emotion verifier without a model: say so instead of a silent gap
             status[name] = {"available": False, "reason": _UNAVAILABLE_FIX.get(name, reason)}
             continue

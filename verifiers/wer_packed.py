@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from verified_tts.audio import resample
 from verifiers.base import Clip, Score
-from verifiers.signal import resample
 from verifiers.wer_common import (
     HOP,
     MAX_DECODER_TOKENS,

@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.calibration.faults import FAULT_KINDS, parse_kinds
 from verified_tts.calibration.gates import recommend, recommended_policy
 from verified_tts.calibration.roc import Side, auc, flags, roc_points, threshold_at
 from verified_tts.calibration.simulate import faulted_winner_share
-from verified_tts.errors import UserError
-from verified_tts.selection import SelectionPolicy, judge
+from verified_tts.options import SelectionPolicy
+from verified_tts.options.run import CalibrateOptions
+from verified_tts.selection import judge
 
 __all__ = [
     "SHORT_LINE_WORDS",
@@ -68,38 +68,6 @@ SHORT_LINE_WORDS = 5
 GOALS: Mapping[str, float] = {
     "skip": 0.95, "repeat": 0.95, "truncate": 0.95, "babble": 0.95, "silence": 0.95, "voice": 0.90,
 }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class CalibrateOptions:
-    """What to measure. ``candidates`` clean candidates per sentence; the selection is simulated
-    at the ``ns`` that do not exceed it."""
-
-    sentences: int = 40
-    candidates: int = 8
-    kinds: tuple[str, ...] = FAULT_KINDS
-    false_alarm: float = 0.05
-    fault_rates: tuple[float, ...] = (0.1, 0.3, 0.5)
-    ns: tuple[int, ...] = (1, 2, 4, 8)
-    trials: int = 200  # simulated selections per utterance and (p, N)
-    examples: int = 1  # caught and missed cases per kind with players in the HTML
-
-    def __post_init__(self) -> None:
-        if not 0.0 < self.false_alarm < 1.0:
-            raise UserError(
-                f"--false-alarm must lie strictly between 0 and 1 (got {self.false_alarm}); "
-                "e.g. --false-alarm 0.05 for 5 %"
-            )
-        if self.sentences < 2:
-            raise UserError(f"--sentences must be at least 2 (got {self.sentences})")
-        if self.candidates < 1:
-            raise UserError(f"--candidates must be at least 1 (got {self.candidates})")
-        # the simulation draws N distinct clean candidates: N up to the candidates made
-        object.__setattr__(self, "ns", tuple(n for n in self.ns if n <= self.candidates) or (1,))
-        try:
-            object.__setattr__(self, "kinds", parse_kinds(self.kinds))
-        except ValueError as error:
-            raise UserError(f"--faults: {error}") from None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from verified_tts.options.run import AUDIO_FAULTS, FAULT_KINDS, TEXT_FAULTS, parse_kinds
+
 __all__ = [
     "AUDIO_FAULTS",
     "FAULT_KINDS",
@@ -33,9 +35,6 @@ __all__ = [
     "text_fault",
 ]
 
-TEXT_FAULTS = ("skip", "repeat", "substitute")
-AUDIO_FAULTS = ("truncate", "babble", "silence", "voice", "clip")
-FAULT_KINDS = (*TEXT_FAULTS, *AUDIO_FAULTS)
 
 # Function words: a skipped "the" is a fault a listener may not notice; a skipped noun is not.
 _STOPWORDS = frozenset(
@@ -109,21 +108,6 @@ class AudioFault:
     kind: str
     audio: np.ndarray
     description: str
-
-
-def parse_kinds(value: str | Sequence[str] | None) -> tuple[str, ...]:
-    """Fault kinds from "skip,repeat" or a list; ValueError names an unknown one."""
-    if value is None:
-        return FAULT_KINDS
-    items = value.split(",") if isinstance(value, str) else [k for v in value for k in v.split(",")]
-    kinds = tuple(dict.fromkeys(k.strip() for k in items if k.strip()))
-    unknown = [k for k in kinds if k not in FAULT_KINDS]
-    if unknown or not kinds:
-        raise ValueError(
-            f"unknown fault kind(s) {', '.join(unknown) or '(none given)'}: "
-            f"choose from {', '.join(FAULT_KINDS)}"
-        )
-    return kinds
 
 
 def _core(word: str) -> str:
@@ -216,11 +200,12 @@ def _shift(audio: np.ndarray, sample_rate: int, semitones: float) -> np.ndarray:
     """Pitch and formants up or down by ``semitones``, same length: resample, then WSOLA."""
     from audiotsm import wsola
     from audiotsm.io.array import ArrayReader, ArrayWriter
-    from scipy.signal import resample_poly
+
+    from verified_tts.audio import resample
 
     factor = Fraction(2.0 ** (semitones / 12.0)).limit_denominator(50)
     # playing ``factor`` faster raises every frequency by it and shortens the clip by it
-    shifted = resample_poly(audio, factor.denominator, factor.numerator).astype(np.float32)
+    shifted = resample(audio, factor.numerator, factor.denominator)
     frame = 2 ** max(8, round(np.log2(0.046 * sample_rate)))
     padded = np.concatenate([shifted, np.zeros(2 * frame, dtype=np.float32)])
     writer = ArrayWriter(1)

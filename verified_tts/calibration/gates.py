@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from verified_tts.calibration.roc import Side, flags, threshold_at
-from verified_tts.selection import Gate, SelectionPolicy
+from verified_tts.options import Gate, SelectionPolicy
 
 __all__ = ["Recommendation", "apply", "gates_toml", "recommend", "recommended_policy"]
 

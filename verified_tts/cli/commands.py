@@ -27,6 +27,7 @@ from rich.table import Table
 
 from verified_tts.cli.jobs import cluster_app, jobs_app
 from verified_tts.cli.production import register_production_commands
+from verified_tts.cli.review import register_review_command
 from verified_tts.errors import UserError
 
 __all__ = ["app", "main"]
@@ -269,6 +270,22 @@ def render(
     split_hours: Annotated[
         float | None, typer.Option("--split-hours", help="M4B parts of at most H hours.")
     ] = None,
+    toc_depth: Annotated[
+        int | None,
+        typer.Option(
+            "--toc-depth",
+            help="EPUB: chapters at this depth of the table of contents (1 = top; default: the "
+            "level that splits the book into chapter-sized parts; see `verified-tts chapters`).",
+        ),
+    ] = None,
+    language_override: Annotated[
+        str | None,
+        typer.Option(
+            "--language-override",
+            help="Read the book as this language (BCP 47, e.g. en) whatever its dc:language "
+            "says; a book in a language the voice does not speak is refused without it.",
+        ),
+    ] = None,
 ) -> None:
     """Render a Markdown or EPUB book to chapter audio by best-of-N verifier-guided synthesis."""
     from verified_tts.workflows.render import render as render_book
@@ -294,6 +311,8 @@ def render(
             "author": author,
             "keep_extras": keep_extras,
             "split_hours": split_hours,
+            "toc_depth": toc_depth,
+            "language_override": language_override,
         },
         search=search,
         budget=budget,
@@ -311,6 +330,8 @@ def render(
             on_result=reporter.on_result,
         )
     _print_summary(summary)
+    for warning in summary.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
     console.print(f"manifest: {summary.out_dir / 'manifest.json'}")
     console.print(f"ACX check: {summary.out_dir / 'acx.json'}")
 
@@ -326,6 +347,8 @@ def _voice_map(pairs: list[str] | None) -> dict[str, str]:
 
 
 def _print_dub_summary(summary) -> None:  # summary: DubSummary
+    for line in summary.damaged:
+        console.print(f"[yellow]damaged store entry:[/] {escape(line)}", highlight=False)
     table = Table(title=f"dubbed into {summary.out_dir}", show_header=False)
     table.add_row("cues voiced / skipped", f"{summary.cues} / {summary.skipped}")
     table.add_row("flagged (gates failed, or too long for its slot)", str(summary.flagged))
@@ -386,9 +409,7 @@ def dub(
     ray: RayOption = None,
 ) -> None:
     """Voice every cue of a subtitle file so it fits its slot, into one timed track."""
-    from verified_tts.config import read_config_file
     from verified_tts.workflows.dub import dub as dub_subtitles
-    from verified_tts.workflows.dub import dub_settings
 
     settings = _config(
         config,
@@ -402,14 +423,12 @@ def dub(
         seed=seed,
         adaptive=adaptive,
         keep=keep,
-    )
-    table = read_config_file(config).get("dub", {}) if config else {}
-    options = dub_settings(
-        table,
-        speed_limit=speed_limit,
-        duration=duration,
-        duck_db=duck_db,
-        voices=_voice_map(voice_map),
+        dub={
+            "speed_limit": speed_limit,
+            "duration": duration,
+            "duck_db": duck_db,
+            "voices": _voice_map(voice_map) or None,  # on top of the file's [dub.voices]
+        },
     )
     out = out or Path("out") / subtitles.stem
     reporter = _Reporter("dubbing", settings.generator.name)
@@ -423,7 +442,6 @@ def dub(
             out,
             settings,
             mix=mix,
-            **options,
             synthesizer=_ray_synthesizer(settings, ray),
             on_warning=on_warning,
             on_loading=reporter.on_loading,
@@ -504,14 +522,18 @@ def ab_command(
             on_start=reporter.on_start,
             on_result=reporter.on_result,
         )
+    from verified_tts.output.ab_report import interval_text
+
     table = Table(title=f"A/B in {result.out_dir}")
-    for column in ("N", "verifier WER", "judge WER", "flagged", "candidates", "wall s"):
+    columns = ("N", "verifier WER", "judge WER", "vs first", "flagged", "candidates", "wall s")
+    for column in columns:
         table.add_column(column, justify="right")
     for arm in result.arms:
         table.add_row(
             str(arm.n),
             f"{arm.wer:.3f}" if arm.wer is not None else "-",
             f"{arm.judge_wer:.3f}" if arm.judge_wer is not None else "-",
+            interval_text(arm.judge_wer_vs_first),
             str(arm.flagged),
             str(arm.candidates),
             f"{arm.wall_seconds:.1f}" if arm.wall_seconds is not None else "-",
@@ -523,6 +545,7 @@ def ab_command(
 
 
 def _ab_arms(book: Path, out: Path | None, settings, arms: list[str], judge_asr: str | None):
+    from verified_tts.output.ab_report import interval_text
     from verified_tts.workflows.ab_search import ab_search
 
     out = out or Path("out") / f"{book.stem}-ab-search"
@@ -550,12 +573,11 @@ def _ab_arms(book: Path, out: Path | None, settings, arms: list[str], judge_asr:
     ):
         table.add_column(column, justify="right")
     for a in result.arms:
-        interval = a.judge_wer_vs_first
         table.add_row(
             a.arm,
             f"{a.wer:.3f}" if a.wer is not None else "-",
             f"{a.judge_wer:.3f}" if a.judge_wer is not None else "-",
-            f"{interval[0]:+.3f} [{interval[1]:+.3f}, {interval[2]:+.3f}]" if interval else "-",
+            interval_text(a.judge_wer_vs_first),
             str(a.flagged),
             f"{a.audio_s_generated:.1f}",
             f"{a.wall_seconds:.1f}",
@@ -584,7 +606,11 @@ def rerender_command(
     seed: SeedOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """Re-render one utterance with more candidates and put it back into the chapter files."""
+    """Re-render one utterance with more candidates and put it back into the chapter files.
+
+    The render's own configuration comes from its manifest; --config replaces it and the other
+    options go on top."""
+    from verified_tts.config import read_config_file
     from verified_tts.output.manifest import read_manifest
     from verified_tts.workflows.rerender import config_from_manifest, rerender
 
@@ -593,14 +619,17 @@ def rerender_command(
         raise UserError(
             f"{out_dir} has no manifest.json: give the --out folder of a finished render"
         )
-    recorded = config_from_manifest(
+    settings = config_from_manifest(
         read_manifest(out_dir),
+        read_config_file(config) if config else None,
         generator=generator,
+        model=model,
+        codec=codec,
         voice=voice,
-        voice_ref=voice_ref,
+        voice_ref=str(voice_ref) if voice_ref is not None else None,
+        voice_ref_text=voice_ref_text,
         seed=seed,
     )
-    settings = _config(config, model=model, codec=codec, voice_ref_text=voice_ref_text, **recorded)
     console.print(f"loading models for {settings.generator.name} ...")
     result = rerender(out_dir, utterance, candidates, config=settings)
     console.print(
@@ -653,7 +682,8 @@ def calibrate_command(
 ) -> None:
     """Measure what the verifiers catch on injected faults and recommend calibrated gates."""
     from verified_tts.calibration.faults import FAULT_KINDS
-    from verified_tts.workflows.calibrate import CalibrateOptions, calibrate
+    from verified_tts.options import CalibrateOptions
+    from verified_tts.workflows.calibrate import calibrate
 
     options = CalibrateOptions(
         sentences=sentences,
@@ -724,6 +754,8 @@ app.add_typer(cluster_app, name="cluster")
 app.add_typer(jobs_app, name="jobs")
 # `check` and `words` live in verified_tts/cli_production.py
 register_production_commands(app, console)
+# `review` lives in verified_tts/cli/review.py; Starlette is imported only when it runs
+register_review_command(app, console)
 
 
 @app.command("doctor")

@@ -38,6 +38,12 @@ jobs_app = typer.Typer(
 )
 submit_app = typer.Typer(help="Submit a render or dub job.", no_args_is_help=True)
 jobs_app.add_typer(submit_app, name="submit")
+stage_app = typer.Typer(
+    help="Stage a render or dub job on shared storage for a KubeRay RayJob (nothing is "
+    "submitted); prints the RayJob spec fields (docs/kubernetes.md).",
+    no_args_is_help=True,
+)
+jobs_app.add_typer(stage_app, name="stage")
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 DirOption = Annotated[
@@ -104,6 +110,21 @@ def cluster_up(
     max_jobs: Annotated[
         int, typer.Option("--max-jobs", help="Jobs running at once; the rest wait PENDING.")
     ] = 1,
+    nodes: Annotated[
+        int,
+        typer.Option(
+            "--nodes",
+            help="Nodes on this machine: the head plus NODES-1 worker nodes, each with its share "
+            "of --num-cpus (for trying multi-node runs locally).",
+        ),
+    ] = 1,
+    worker_resources: Annotated[
+        str | None,
+        typer.Option(
+            "--worker-resources",
+            help="Custom resources of each worker node as JSON, e.g. '{\"gpu_slot\": 2}'.",
+        ),
+    ] = None,
     port: Annotated[int | None, typer.Option("--port", help="GCS port (default 6379).")] = None,
     dashboard_port: Annotated[
         int | None, typer.Option("--dashboard-port", help="Dashboard/Jobs API port (8265).")
@@ -127,16 +148,33 @@ def cluster_up(
             port=port,
             dashboard_port=dashboard_port,
             max_jobs=max_jobs,
+            nodes=nodes,
+            worker_resources=_resources_json(worker_resources),
         )
 
     def human() -> None:
         verb = "started" if started else "already running"
         console.print(
             f"cluster {verb}: address {state.gcs_address}, dashboard {state.dashboard_url}, "
-            f"{state.num_cpus} CPUs, {state.max_jobs} job(s) at once; state in {state.state_dir}"
+            f"{state.nodes} node(s), {state.num_cpus} CPUs, {state.max_jobs} job(s) at once; "
+            f"state in {state.state_dir}"
         )
 
     _emit(as_json, {**asdict(state), "started": started}, human)
+
+
+def _resources_json(text: str | None) -> dict[str, float] | None:
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(
+            f"--worker-resources is not JSON ({error.msg}): write it as '{{\"gpu_slot\": 2}}'"
+        ) from error
+    if not isinstance(value, dict):
+        raise UserError("--worker-resources must be a JSON object, e.g. '{\"gpu_slot\": 2}'")
+    return value
 
 
 @cluster_app.command("down")
@@ -168,6 +206,15 @@ def cluster_status(state_dir: DirOption = None, as_json: JsonOption = False) -> 
         table = Table(title=f"Ray cluster {info['address']}", show_header=False)
         table.add_row("dashboard", info["dashboard"])
         table.add_row("nodes", str(info["nodes"]))
+        for node in info.get("node_list", []):
+            kind = "head" if node["head"] else "worker"
+            custom = {
+                k: v for k, v in node["resources"].items() if "memory" not in k and k != "CPU"
+            }
+            table.add_row(
+                f"  {kind} {node['id'][:12]}",
+                escape(f"{node['resources'].get('CPU', 0):g} CPU {json.dumps(custom)}"),
+            )
         table.add_row("jobs at once", str(info["max_jobs"]))
         total, free = info["resources"]["total"], info["resources"]["available"]
         for name, value in total.items():
@@ -277,6 +324,70 @@ def submit_dub(
 ) -> None:
     """Queue `verified-tts dub SUBTITLES`; any dub option may follow SUBTITLES."""
     _submit("dub", ctx, subtitles, out, state_dir, address, as_json)
+
+
+StageDirOption = Annotated[
+    Path,
+    typer.Option("--dir", help="Folder on the volume every pod mounts; the job's dir goes in it."),
+]
+ImagePythonOption = Annotated[
+    str, typer.Option("--python", help="The job image's interpreter (default: python).")
+]
+
+
+def _stage(
+    command: str,
+    ctx: typer.Context,
+    input_file: Path,
+    out: Path | None,
+    directory: Path,
+    python: str,
+    as_json: bool,
+) -> None:
+    with _errors(as_json):
+        args = list(ctx.args)
+        _check_options(ctx, command, input_file, args)
+        from jobs.kubernetes import rayjob_fields, stage_job
+
+        spec, working_dir = stage_job(
+            command, input_file, args, str(out) if out else None, directory
+        )
+        fields = rayjob_fields(spec, str(working_dir), python=python)
+
+    def human() -> None:
+        import yaml
+
+        console.print(f"staged job {spec.job_id} in {working_dir}; output in {spec.out}")
+        sys.stdout.write("# RayJob spec fields (docs/kubernetes/rayjob.yaml)\n")
+        sys.stdout.write(yaml.safe_dump(fields, sort_keys=False))
+
+    _emit(as_json, {"id": spec.job_id, "working_dir": str(working_dir), "rayjob": fields}, human)
+
+
+@stage_app.command("render", context_settings=PASSTHROUGH)
+def stage_render(
+    ctx: typer.Context,
+    book: Annotated[Path, typer.Argument(help="Book to render.", show_default=False)],
+    directory: StageDirOption,
+    out: OutOption = None,
+    python: ImagePythonOption = "python",
+    as_json: JsonOption = False,
+) -> None:
+    """Stage `verified-tts render BOOK` for a RayJob; any render option may follow BOOK."""
+    _stage("render", ctx, book, out, directory, python, as_json)
+
+
+@stage_app.command("dub", context_settings=PASSTHROUGH)
+def stage_dub(
+    ctx: typer.Context,
+    subtitles: Annotated[Path, typer.Argument(help="SRT or WebVTT file.", show_default=False)],
+    directory: StageDirOption,
+    out: OutOption = None,
+    python: ImagePythonOption = "python",
+    as_json: JsonOption = False,
+) -> None:
+    """Stage `verified-tts dub SUBTITLES` for a RayJob; any dub option may follow SUBTITLES."""
+    _stage("dub", ctx, subtitles, out, directory, python, as_json)
 
 
 def _record_table(records: Sequence[Any], title: str) -> Table:

@@ -1,9 +1,12 @@
-"""``check`` and ``words``: the producer's commands beside ``render``.
+"""``check``, ``words`` and ``chapters``: the producer's commands beside ``render``.
 
 ``verified-tts check FILES_OR_DIR`` measures audio files (ours or a producer's own recordings)
 against ACX and prints one row per file, exiting 1 when any fails. ``verified-tts words BOOK``
 lists what to check before a long render: tokens the normaliser left unexpanded, and rare and
-proper words, with counts and a first example. Both only parse options and call the library.
+proper words, with counts and a first example. ``verified-tts chapters BOOK`` lists the chapters
+a render would make (number, title, words), so ``--chapters`` and ``--toc-depth`` can be chosen,
+with what the EPUB reader left out and the warnings about the book's own pronunciations. All
+only parse options and call the library.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ __all__ = ["register_production_commands"]
 
 
 def register_production_commands(app: typer.Typer, console: Console) -> None:
-    """Add ``check`` and ``words`` to the CLI app."""
+    """Add ``check``, ``words`` and ``chapters`` to the CLI app."""
 
     @app.command("check")
     def check_command(
@@ -75,7 +78,7 @@ def register_production_commands(app: typer.Typer, console: Console) -> None:
         ] = None,
     ) -> None:
         """List unexpanded tokens and rare or proper words to check before a long render."""
-        from verified_tts.config import ProductionOptions
+        from verified_tts.options import ProductionOptions
         from verified_tts.text.production import load_input
         from verified_tts.text.words import list_words
 
@@ -99,3 +102,67 @@ def register_production_commands(app: typer.Typer, console: Console) -> None:
             console.print(table)
         if json_out:
             json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+
+    @app.command("chapters")
+    def chapters_command(
+        book: Annotated[Path, typer.Argument(help="Markdown or EPUB book.", show_default=False)],
+        toc_depth: Annotated[
+            int | None,
+            typer.Option(
+                "--toc-depth",
+                help="EPUB: cut chapters at this depth of the table of contents (1 = top; "
+                "default: the level that splits the book into chapter-sized parts).",
+            ),
+        ] = None,
+        keep_extras: Annotated[
+            bool,
+            typer.Option("--keep-extras/--skip-extras", help="EPUB: read front matter and notes."),
+        ] = False,
+        skipped: Annotated[
+            bool, typer.Option("--skipped", help="Also list what the EPUB reader left out.")
+        ] = False,
+        json_out: Annotated[
+            Path | None, typer.Option("--json", help="Also write the chapters as JSON here.")
+        ] = None,
+    ) -> None:
+        """List the chapters a render would make (number, title, words) to choose --chapters."""
+        from verified_tts.options import ProductionOptions
+        from verified_tts.text.production import list_chapters, load_input
+
+        options = ProductionOptions(toc_depth=toc_depth, keep_extras=keep_extras)
+        loaded = load_input(book, options)
+        rows = list_chapters(loaded)
+        depth = ""
+        if loaded.toc_depths:
+            how = "chosen" if toc_depth is None else "asked"
+            depth = f" at TOC depth {loaded.toc_depth} ({how}; the TOC has depths "
+            depth += f"{', '.join(map(str, loaded.toc_depths))})"
+        table = Table(title=f"{len(rows)} chapters{depth}")
+        for column in ("#", "title", "words"):
+            table.add_column(column, justify="right" if column != "title" else "left")
+        for row in rows:
+            table.add_row(str(row.number), escape(row.title or ""), str(row.words))
+        console.print(table)
+        console.print(
+            f"{sum(row.words for row in rows)} words; render some with --chapters, e.g. "
+            f"--chapters 1-{min(len(rows), 3)}"
+        )
+        if skipped:
+            for line in loaded.skipped:
+                console.print(f"left out: {escape(line)}", highlight=False)
+        elif loaded.skipped:
+            console.print(f"{len(loaded.skipped)} lines of left-out matter: see --skipped")
+        for warning in loaded.warnings:
+            console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+        if json_out:
+            data = {
+                "book": str(book),
+                "toc_depth": loaded.toc_depth,
+                "toc_depths": list(loaded.toc_depths),
+                "chapters": [row.as_dict() for row in rows],
+                "skipped": list(loaded.skipped),
+                "warnings": list(loaded.warnings),
+            }
+            json_out.write_text(
+                json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )

@@ -11,6 +11,11 @@ address, dashboard URL and process id are written to ``cluster.json`` in the sta
 cluster. ``down`` signals only that process (Ray's own ``ray stop`` would stop every Ray process
 of the user), which shuts down the head's children, and marks jobs that were still running as
 lost so ``jobs resume`` can continue them.
+
+``up --nodes K`` adds K-1 worker nodes on this machine (:mod:`verified_tts.cluster.node`), each
+with its share of the CPUs and any custom resources given for them (``{"gpu_slot": 2}`` stands in
+for accelerators on a CPU machine), so multi-node placement, node loss and resource requests can be
+tried locally; ``down`` stops the worker nodes first, then the head.
 """
 
 from __future__ import annotations
@@ -28,11 +33,12 @@ import sys
 import tempfile
 import time
 import urllib.request
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from verified_tts.atomic import write_json_atomic
+from verified_tts.cluster.node import is_worker_node, spawn_worker_node, stop_worker_node
 from verified_tts.cluster.state import (
     JOB_RESOURCE,
     STATE_FILE,
@@ -57,6 +63,7 @@ __all__ = [
 ]
 
 HEAD_LOG = "head.log"
+NODE_LOG = "node-{index}.log"
 # a queued job waits for a slot, however long; Ray's default fails it after 15 minutes
 PENDING_TIMEOUT_S = 7 * 24 * 3600
 
@@ -91,6 +98,10 @@ def _ray_temp_dir(directory: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"vtts-ray-{digest}"
 
 
+def _node_temp_dir(temp_dir: Path, index: int) -> Path:
+    return temp_dir.with_name(f"{temp_dir.name}-n{index}")
+
+
 def _tail(path: Path, lines: int = 8) -> str:
     try:
         text = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -116,21 +127,29 @@ def up(
     port: int | None = None,
     dashboard_port: int | None = None,
     max_jobs: int = 1,
+    nodes: int = 1,
+    worker_resources: dict[str, float] | None = None,
     timeout_s: float = 120.0,
 ) -> tuple[ClusterState, bool]:
-    """Start the local head (or find it running); returns its state and whether it was started."""
+    """Start the local head and ``nodes - 1`` worker nodes (or find them running); returns the
+    state and whether it was started. ``num_cpus`` is the whole cluster's, shared out evenly
+    (at least one a node); ``worker_resources`` are each worker node's custom resources."""
     where = state_dir(directory)
     existing = read_state(where)
     if existing is not None and existing.alive():
         return existing, False
-    _check_limits(max_jobs, object_store_mb)
+    if existing is not None:  # a head that died without `down`: its worker nodes go with it
+        for pid in existing.workers:
+            stop_worker_node(pid)
+    _check_limits(max_jobs, object_store_mb, nodes, worker_resources)
     command = _ray_command()
     where.mkdir(parents=True, exist_ok=True)
-    temp_dir = _ray_temp_dir(where)
+    temp_dir = _ray_temp_dir(where.resolve())  # Ray refuses a relative one
     num_cpus = num_cpus or os.cpu_count() or 1
+    share = max(1, num_cpus // nodes)
     gcs_port = port or _free_port(6379)  # Ray's usual ports when free, any free ones otherwise
     web_port = dashboard_port or _free_port(8265)
-    args = _head_args(gcs_port, web_port, num_cpus, num_gpus, object_store_mb, max_jobs, temp_dir)
+    args = _head_args(gcs_port, web_port, share, num_gpus, object_store_mb, max_jobs, temp_dir)
     log_path = where / HEAD_LOG
     process = _spawn_head([*command, *args], where, log_path)
     state = ClusterState(
@@ -145,19 +164,84 @@ def up(
         max_jobs=int(max_jobs),
         started_at=time.time(),
         log=str(log_path),
+        nodes=int(nodes),
+        worker_resources=dict(worker_resources) if worker_resources else None,
     )
     _wait_until_ready(process, state.dashboard_url, log_path, timeout_s)
     write_json_atomic(where / STATE_FILE, asdict(state))
+    # one node at a time: raylets starting together can pick the same free port and one dies
+    for index in range(1, nodes):
+        worker = spawn_worker_node(
+            state.gcs_address,
+            num_cpus=share,
+            resources=dict(worker_resources or {}),
+            object_store_mb=object_store_mb,
+            # a session folder of its own: nodes sharing one remove each other's unpacked job
+            # working dirs as "unused" while the job still runs in them
+            temp_dir=str(_node_temp_dir(temp_dir, index)),
+            log_path=where / NODE_LOG.format(index=index),
+            cwd=where,
+        )
+        state = replace(state, workers=(*state.workers, worker.pid))
+        write_json_atomic(where / STATE_FILE, asdict(state))  # `down` finds every node started
+        _wait_for_node(state, index, worker, timeout_s)
     return state, True
 
 
-def _check_limits(max_jobs: int, object_store_mb: int) -> None:
+def _check_limits(
+    max_jobs: int, object_store_mb: int, nodes: int, worker_resources: dict[str, float] | None
+) -> None:
     if max_jobs < 1:
         raise UserError(f"--max-jobs must be at least 1 (got {max_jobs})")
     if object_store_mb < 80:
         raise UserError(
             f"--object-store-mb must be at least 80 (Ray's minimum; got {object_store_mb})"
         )
+    if nodes < 1:
+        raise UserError(f"--nodes must be at least 1 (the head; got {nodes})")
+    for name, amount in (worker_resources or {}).items():
+        if not isinstance(amount, (int, float)) or isinstance(amount, bool) or amount <= 0:
+            raise UserError(
+                f"--worker-resources {name} must be a positive number (got {amount!r}), "
+                "e.g. --worker-resources '{\"gpu_slot\": 2}'"
+            )
+        if name in ("CPU", "GPU", "memory", "object_store_memory"):
+            raise UserError(
+                f"--worker-resources names Ray's own resource {name}: give custom ones only"
+            )
+
+
+def _alive_nodes(dashboard_url: str) -> int | None:
+    """Live nodes as the dashboard's state API counts them (None when it does not answer)."""
+    try:
+        with urllib.request.urlopen(
+            f"{dashboard_url}/api/v0/nodes?limit=1000&detail=false", timeout=5
+        ) as response:
+            data = json.loads(response.read())
+    except (OSError, ValueError):
+        return None
+    nodes = data.get("data", {}).get("result", {}).get("result", [])
+    return sum(1 for node in nodes if node.get("state") == "ALIVE")
+
+
+def _wait_for_node(
+    state: ClusterState, index: int, worker: subprocess.Popen[bytes], timeout_s: float
+) -> None:
+    """Wait until worker node ``index`` has joined; one that exits or is too slow stops the
+    whole cluster with one error."""
+    log = Path(state.state_dir) / NODE_LOG.format(index=index)
+    deadline = time.monotonic() + timeout_s
+    while (_alive_nodes(state.dashboard_url) or 0) < index + 1:
+        if worker.poll() is not None:
+            down(state.state_dir)
+            raise UserError(
+                f"worker node {index} exited during start-up (code {worker.returncode}): "
+                f"{_tail(log)} (full log: {log})"
+            )
+        if time.monotonic() > deadline:
+            down(state.state_dir)
+            raise UserError(f"worker node {index} did not join in {timeout_s:.0f} s; see {log}")
+        time.sleep(0.5)
 
 
 def _head_args(
@@ -254,12 +338,16 @@ def down(directory: str | os.PathLike[str] | None = None, timeout_s: float = 60.
     if state is None:
         return False
     was_alive = state.alive()
+    for pid in state.workers:  # first: a node outliving its head waits for it for a minute
+        stop_worker_node(pid, timeout_s)
     _stop(state.pid, timeout_s)
     (where / STATE_FILE).unlink(missing_ok=True)
     temp = Path(state.temp_dir)
     if temp.name.startswith("vtts-ray-") and temp.parent == Path(tempfile.gettempdir()):
-        # our short-path stand-in for <state>/ray: Ray's session files, nothing kept
+        # our short-path stand-ins for <state>/ray: Ray's session files, nothing kept
         shutil.rmtree(temp, ignore_errors=True)
+        for index in range(1, state.nodes):
+            shutil.rmtree(_node_temp_dir(temp, index), ignore_errors=True)
     from jobs.records import JobRecords
 
     with JobRecords.open(where) as records:
@@ -273,6 +361,10 @@ def status(directory: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     state = read_state(where)
     if state is None or not state.alive():
         return {"running": False, "state_dir": str(where)}
+
+    def clean(resources: dict[str, float]) -> dict[str, float]:
+        return {k: round(v, 3) for k, v in sorted(resources.items()) if not k.startswith("node:")}
+
     prefer_loopback(state.gcs_address)
     ray = import_ray()
     connected_here = not ray.is_initialized()
@@ -281,7 +373,15 @@ def status(directory: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     try:
         total = ray.cluster_resources()
         free = ray.available_resources()
-        nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
+        nodes = [
+            {
+                "id": node["NodeID"],
+                "head": "node:__internal_head__" in node.get("Resources", {}),
+                "resources": clean(node.get("Resources", {})),
+            }
+            for node in ray.nodes()
+            if node.get("Alive")
+        ]
     finally:
         if connected_here:
             ray.shutdown()
@@ -293,16 +393,15 @@ def status(directory: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         if r.state in ("PENDING", "RUNNING")
     ]
 
-    def clean(resources: dict[str, float]) -> dict[str, float]:
-        return {k: round(v, 3) for k, v in sorted(resources.items()) if not k.startswith("node:")}
-
     return {
         "running": True,
         "state_dir": str(where),
         "address": state.gcs_address,
         "dashboard": state.dashboard_url,
         "pid": state.pid,
-        "nodes": nodes,
+        "nodes": len(nodes),
+        "node_list": nodes,
+        "worker_nodes_started": sum(1 for pid in state.workers if is_worker_node(pid)),
         "max_jobs": state.max_jobs,
         "resources": {"total": clean(total), "available": clean(free)},
         "jobs": active,

@@ -27,6 +27,7 @@ __all__ = [
     "import_ray",
     "is_head",
     "prefer_loopback",
+    "process_alive",
     "read_state",
     "reap",
     "resolve_address",
@@ -72,10 +73,14 @@ def reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
+def process_alive(pid: int) -> bool:
+    """Does ``pid`` exist and run (a zombie does not)?"""
+    return _process_state(pid) not in (None, "Z", "X")
+
+
 def is_head(pid: int) -> bool:
     reap(pid)
-    state = _process_state(pid)
-    if state is None or state in ("Z", "X"):
+    if not process_alive(pid):
         return False
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
@@ -100,6 +105,9 @@ class ClusterState:
     max_jobs: int
     started_at: float
     log: str
+    nodes: int = 1  # the head plus nodes - 1 worker nodes on this machine
+    workers: tuple[int, ...] = ()  # pids of the worker-node processes
+    worker_resources: dict[str, float] | None = None  # custom resources of each worker node
 
     def alive(self) -> bool:
         return is_head(self.pid)
@@ -108,8 +116,9 @@ class ClusterState:
 def read_state(directory: str | os.PathLike[str] | None = None) -> ClusterState | None:
     path = state_dir(directory) / STATE_FILE
     try:
-        return ClusterState(**json.loads(path.read_text(encoding="utf-8")))
-    except (FileNotFoundError, TypeError, json.JSONDecodeError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return ClusterState(**{**data, "workers": tuple(data.get("workers", ()))})
+    except (FileNotFoundError, TypeError, AttributeError, json.JSONDecodeError):
         return None
 
 

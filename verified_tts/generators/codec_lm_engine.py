@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from verified_tts.errors import MissingExtra, UserError
+from verified_tts.generators.codec_lm import request_window
 
 if TYPE_CHECKING:
-    from verified_tts.generators.codec_lm import CodecLMOptions
+    from verified_tts.options.generation import CodecLMOptions
 
 __all__ = ["engine_kwargs", "get_engine", "import_vllm", "kv_bytes_per_token", "shutdown_engine"]
 
@@ -150,7 +151,7 @@ def _kv_from_need(model_dir: Path, options: CodecLMOptions, max_len: int) -> int
     """
     per_token = kv_bytes_per_token(model_dir) or 131_072  # a 3B Llama's, when config is odd
     one = max_len * per_token
-    want = max(one, options.window() * one, _MIN_KV_BYTES)
+    want = max(one, request_window(options) * one, _MIN_KV_BYTES)
     free = _node_free_bytes()
     if free is not None:
         weights = sum(f.stat().st_size for f in model_dir.glob("*.safetensors"))

@@ -1,13 +1,13 @@
 """Prefix continuation and partial decoding: what a search over codec-LM outputs asks of one.
 
-Beam search (:mod:`verified_tts.search`) grows each beam a chunk at a time. A continuation is one
-engine request whose prompt is the utterance's prompt followed by the beam's tokens so far, so
-every expansion of a beam shares that prefix and the engine's prefix cache serves it (the count
-of prompt tokens it served comes back per request, from the engine's own output). The layout's
-grammar resumes where the prefix left it (:func:`~.codec_lm_logits.resumed_grammar`), so an
-Orpheus continuation still starts on a frame boundary. :class:`PrefixBackend` wraps a loaded
-:class:`~.codec_lm.CodecLMGenerator`; the same tokens decode to the same audio whether they came
-in one request or in several, which is what makes a partial decode a fair preview of a beam.
+Beam search (:mod:`verified_tts.beam_search`) grows each beam a chunk at a time. A continuation is
+one engine request whose prompt is the utterance's prompt followed by the beam's tokens so far, so
+every expansion of a beam shares that prefix and the engine's prefix cache serves it (the count of
+prompt tokens it served comes back per request, from the engine's own output). The layout's grammar
+resumes where the prefix left it (:func:`~.codec_lm_logits.resumed_grammar`), so an Orpheus
+continuation still starts on a frame boundary. :class:`PrefixBackend` wraps a loaded
+:class:`~.codec_lm.CodecLMGenerator`; the same tokens decode to the same audio whether they came in
+one request or in several, which is what makes a partial decode a fair preview of a beam.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, SynthesisRequest
 from verified_tts.generators.codec_lm import CodecLMGenerator, Job, token_budget
 
-__all__ = ["Extended", "Extension", "PrefixBackend", "prefix_backend"]
+__all__ = ["Extended", "Extension", "PrefixBackend", "Searchable", "prefix_backend"]
 
 
 @dataclass(frozen=True)
@@ -61,13 +61,17 @@ class PrefixBackend:
         frames = max(1, round(seconds * self.layout.tokens_per_second / self.frame_tokens))
         return frames * self.frame_tokens
 
+    def tokens_in(self, seconds: float) -> int:
+        """The tokens of ``seconds`` of audio (whole tokens, rounded down: a budget's count)."""
+        return int(seconds * (1.0 / self.seconds_per_token))
+
     def max_tokens(self, request: SynthesisRequest) -> int:
         """The most tokens one candidate of this utterance may have (best-of-N's cap too)."""
         return token_budget(request.text, self.generator.options, self.layout.tokens_per_second)
 
     def extend(self, items: Sequence[Extension]) -> list[Extended]:
         """Every continuation as one engine request, all in the generator's bounded window."""
-        from verified_tts.generators.codec_lm_logits import resumed_grammar
+        from verified_tts.generators.codec_lm_grammar import resumed_grammar
 
         if not items:
             return []
@@ -142,9 +146,16 @@ class PrefixBackend:
         return candidates
 
 
+@runtime_checkable
+class Searchable(Protocol):
+    """A generator that is not a local codec LM but offers one's prefix backend (e.g. a wrapper
+    around one); a generator without it cannot be searched."""
+
+    def search_backend(self) -> PrefixBackend: ...
+
+
 def prefix_backend(generator: Any) -> PrefixBackend | None:
     """The search backend of a generator, or None when it cannot continue token prefixes."""
     if isinstance(generator, CodecLMGenerator):
         return PrefixBackend(generator)
-    inner = getattr(generator, "search_backend", None)  # e.g. a remote wrapper offering one
-    return inner() if callable(inner) else None
+    return generator.search_backend() if isinstance(generator, Searchable) else None

@@ -19,7 +19,7 @@ import numpy as np
 from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, SynthesisRequest
 from verified_tts.generators.espeak_ng import CHARS_UTF8, EspeakLibrary
-from verified_tts.tables import options_from_table
+from verified_tts.options.generation import EspeakOptions
 
 __all__ = ["EspeakGenerator", "EspeakOptions", "Prosody", "draw_prosody", "load"]
 
@@ -27,22 +27,6 @@ _PARAM_RATE, _PARAM_VOLUME, _PARAM_PITCH, _PARAM_RANGE, _PARAM_WORDGAP = 1, 2, 3
 _SYNTH_CALLBACK = ctypes.CFUNCTYPE(
     ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p
 )
-
-
-@dataclass(frozen=True)
-class EspeakOptions:
-    """Bounds of the prosody draw. Defaults stay inside what sounds like natural reading."""
-
-    language: str = "en-us"
-    variants: tuple[str, ...] = ("m1", "m3", "m7")  # near variants of one male voice
-    rate: tuple[int, int] = (145, 185)  # words per minute
-    pitch: tuple[int, int] = (35, 60)  # 0-100
-    pitch_range: tuple[int, int] = (30, 80)  # 0-100, monotone to lively
-    word_gap: tuple[int, int] = (0, 2)  # extra pause between words, units of 10 ms
-
-    @classmethod
-    def from_mapping(cls, options: Mapping[str, Any]) -> EspeakOptions:
-        return options_from_table(cls, options, "[generator.espeak]")
 
 
 @dataclass(frozen=True)
@@ -179,6 +163,11 @@ class EspeakGenerator:
         return candidates
 
 
+def languages(config: Any) -> tuple[str, ...]:
+    """The espeak-ng language the options name (``[generator.espeak] language``)."""
+    return (config.options.language,)
+
+
 def load(config: Any) -> EspeakGenerator:
     """Registry entry point: build the generator from a ``GeneratorConfig``."""
     if config.model or config.codec:
@@ -186,7 +175,7 @@ def load(config: Any) -> EspeakGenerator:
             "the espeak generator has no --model or --codec (espeak-ng comes with the package): "
             "drop them, or choose a model-based generator with --generator orpheus"
         )
-    options = EspeakOptions.from_mapping(dict(config.options or {}))
+    options = config.options
     if config.voice:  # `--voice` picks the variant family, e.g. "f3" or "m1,m3"
         options = EspeakOptions(**{**asdict(options), "variants": tuple(config.voice.split(","))})
     return EspeakGenerator(options)

@@ -20,18 +20,15 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from verified_tts.errors import UserError
-from verified_tts.generators import GeneratorConfig
 from verified_tts.generators.base import SynthesisRequest
 from verified_tts.generators.codec_lm import (
     CodecLMGenerator,
-    CodecLMOptions,
     Parsed,
-    clip_seconds,
     load_tokenizer,
     read_clip,
 )
@@ -49,6 +46,7 @@ from verified_tts.generators.codecs.xcodec2 import (
     load_codec,
 )
 from verified_tts.models import hub_snapshot, locate_model
+from verified_tts.options.generation import GeneratorConfig, LlasaOptions
 
 __all__ = [
     "CONTEXT",
@@ -60,7 +58,6 @@ __all__ = [
     "SpeechPrompt",
     "build_prompt_ids",
     "load",
-    "max_chars",
     "shutdown_engine",
 ]
 
@@ -75,25 +72,9 @@ TEXT_START = "<|TEXT_UNDERSTANDING_START|>"
 TEXT_END = "<|TEXT_UNDERSTANDING_END|>"
 
 
-@dataclass(frozen=True)
-class LlasaOptions(CodecLMOptions):
-    """The ``[generator.llasa]`` table (upstream's sampling: temperature 0.8, top_p 1)."""
-
-    TABLE: ClassVar[str] = "generator.llasa"
-
-    temperature: float = 0.8
-    top_p: float = 1.0
-    repetition_penalty: float = 1.0
-    max_tokens_min: int = 100  # 2 s
-    max_tokens_max: int = 1800  # 36 s, less than the context
-    max_speech_s: float = 30.0
-
-
-def max_chars(config: GeneratorConfig) -> int:
-    """The planner's limit: the speech budget, less a zero-shot clip's seconds, within 30 s."""
-    options = LlasaOptions.from_mapping(config.options)
-    reference = clip_seconds(config.voice_ref) if config.voice_ref_text else 0.0
-    return options.max_chars(max(options.slack_s + 2.0, options.max_speech_s - reference))
+def languages(config: GeneratorConfig) -> tuple[str, ...]:
+    """Llasa is trained on English and Chinese speech."""
+    return ("en", "zh")
 
 
 @dataclass(frozen=True, eq=False)
@@ -211,7 +192,7 @@ def _speech_prompt(codec: Xcodec2Codec, clip: str, text: str) -> SpeechPrompt:
 
 def load(config: GeneratorConfig) -> CodecLMGenerator:
     """Load (or reuse) the engine, the tokenizer, X-codec2 and the zero-shot prompt, up front."""
-    options = LlasaOptions.from_mapping(config.options)
+    options = config.options
     if config.voice:
         raise UserError(
             f"Llasa has no named voices (got --voice {config.voice}): clone one with "

@@ -15,16 +15,14 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from verified_tts.errors import UserError
-from verified_tts.generators import GeneratorConfig
 from verified_tts.generators.base import SynthesisRequest
 from verified_tts.generators.codec_lm import (
     CodecLMGenerator,
-    CodecLMOptions,
     Parsed,
     load_tokenizer,
     read_clip,
@@ -48,6 +46,7 @@ from verified_tts.generators.codecs.snac import (
     parse_frames,
 )
 from verified_tts.models import hub_snapshot, locate_model
+from verified_tts.options.generation import GeneratorConfig, OrpheusOptions
 
 __all__ = [
     "DEFAULT_CODEC",
@@ -61,7 +60,6 @@ __all__ = [
     "build_prompt_ids",
     "frame_grammar",
     "load",
-    "max_chars",
     "max_tokens_for",
     "shutdown_engine",
 ]
@@ -85,30 +83,14 @@ TOKENS_PER_SECOND = FRAME_TOKENS * SAMPLE_RATE / SAMPLES_PER_FRAME  # about 82
 OrpheusGenerator = CodecLMGenerator
 
 
-@dataclass(frozen=True)
-class OrpheusOptions(CodecLMOptions):
-    """The ``[generator.orpheus]`` table (upstream's sampling; whole 7-token frames)."""
-
-    TABLE: ClassVar[str] = "generator.orpheus"
-    FRAME_TOKENS: ClassVar[int] = FRAME_TOKENS
-
-    # upstream's defaults; repetition_penalty >= 1.1 keeps Orpheus stable
-    temperature: float = 0.6
-    top_p: float = 0.9
-    repetition_penalty: float = 1.1
-    max_tokens_min: int = 210  # 30 frames, 2.6 s
-    max_tokens_max: int = 4200  # 600 frames, 51 s
-    max_speech_s: float = 40.0
-
-
 def max_tokens_for(text: str, options: OrpheusOptions) -> int:
     """Token budget for speaking ``text``: whole frames, within the configured bounds."""
     return token_budget(text, options, TOKENS_PER_SECOND)
 
 
-def max_chars(config: GeneratorConfig) -> int:
-    """The planner's limit: longest text whose budget stays within max_speech_s."""
-    return OrpheusOptions.from_mapping(config.options).max_chars()
+def languages(config: GeneratorConfig) -> tuple[str, ...]:
+    """What the named voices speak: the finetuned checkpoints are English."""
+    return ("en",)
 
 
 def frame_grammar() -> dict[str, Any]:
@@ -214,7 +196,7 @@ def _voice_prompt(codec: SnacCodec, clip: str, text: str) -> VoicePrompt:
 
 def load(config: GeneratorConfig) -> CodecLMGenerator:
     """Load (or reuse) the engine, the tokenizer, SNAC and the voice prompt: once, up front."""
-    options = OrpheusOptions.from_mapping(config.options)
+    options = config.options
     voice = _check_voice(config.voice)
     import_vllm("orpheus")  # a missing extra is reported before anything is downloaded
     model = str(config.model or DEFAULT_MODEL)

@@ -31,11 +31,11 @@ from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, SynthesisRequest
 from verified_tts.generators.espeak_ng import EspeakLibrary
 from verified_tts.generators.piper_timing import SentenceTiming, timing_info
-from verified_tts.generators.piper_voice import PiperVoice, cores, load_voice
+from verified_tts.generators.piper_voice import PiperVoice, cores, load_voice, voice_languages
 from verified_tts.generators.piper_voice import feeds as _feeds
 from verified_tts.generators.piper_words import id_words as id_words_of
 from verified_tts.generators.piper_words import sentence_words
-from verified_tts.tables import options_from_table
+from verified_tts.options.generation import PiperOptions
 
 __all__ = [
     "PhonemizedText",
@@ -63,30 +63,6 @@ class PhonemizedText:
     id_words: tuple[tuple[int, ...], ...]
     words: tuple[tuple[int, int], ...]
     unmatched: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class PiperOptions:
-    """``[generator.piper]``: sampling settings (None: the voice config's) and run settings."""
-
-    noise_scale: float | None = None  # prior noise (VITS noise_scale)
-    noise_w: float | None = None  # duration noise (VITS noise_scale_w)
-    length_scale: float | None = None  # > 1 speaks slower
-    sentence_pause: float = 0.25  # seconds of silence between sentences of one utterance
-    threads: int = 1  # onnxruntime intra-op threads of one run; 0 = the cores this process may use
-    workers: int = 0  # graph runs in parallel (candidates, sentences); 0 = the cores
-
-    @classmethod
-    def from_mapping(cls, options: Mapping[str, Any]) -> PiperOptions:
-        options = options_from_table(cls, options, "[generator.piper]")
-        names = ("noise_scale", "noise_w", "length_scale", "sentence_pause", "threads", "workers")
-        for name in names:
-            value = getattr(options, name)
-            if value is not None and (not isinstance(value, (int, float)) or value < 0):
-                raise UserError(f"[generator.piper] {name} must be a number >= 0 (got {value!r})")
-        if options.length_scale == 0:
-            raise UserError("[generator.piper] length_scale must be above 0")
-        return options
 
 
 def draw_noise(
@@ -324,10 +300,15 @@ class PiperGenerator:
         )
 
 
+def languages(config: Any) -> tuple[str, ...]:
+    """The language of the voice, from its JSON config; no model is loaded."""
+    return voice_languages(config.model)
+
+
 def load(config: Any) -> PiperGenerator:
     """Registry entry point: build the generator from a ``GeneratorConfig``."""
     if config.codec:
         raise UserError("the piper generator has no --codec: drop it")
-    options = PiperOptions.from_mapping(dict(config.options or {}))
+    options = config.options
     voice = load_voice(config.model, options.threads)
     return PiperGenerator(voice, options, config.voice)

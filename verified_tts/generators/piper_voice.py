@@ -31,7 +31,7 @@ from verified_tts.generators.piper_graph import (
 from verified_tts.generators.piper_phonemes import PhonemeMapper
 from verified_tts.generators.piper_timing import DurationPredictor
 
-__all__ = ["PiperVoice", "cores", "feeds", "load_voice"]
+__all__ = ["PiperVoice", "cores", "feeds", "load_voice", "voice_languages"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,14 @@ def _read_config(path: Path) -> dict[str, Any]:
     except (KeyError, TypeError, ValueError) as error:
         raise UserError(f"{path}: not a Piper voice config (no audio.sample_rate)") from error
     return config
+
+
+def voice_languages(model: str | None) -> tuple[str, ...]:
+    """The language of a voice, from its JSON config; no model is loaded."""
+    _, config_path = _voice_files(model)
+    config = _read_config(config_path)
+    code = (config.get("language") or {}).get("code") or (config.get("espeak") or {}).get("voice")
+    return (str(code),) if code else ()
 
 
 def _sha256(*paths: Path) -> str:

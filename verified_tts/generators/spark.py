@@ -27,16 +27,14 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from verified_tts.errors import UserError
-from verified_tts.generators import GeneratorConfig
 from verified_tts.generators.base import SynthesisRequest
 from verified_tts.generators.codec_lm import (
     CodecLMGenerator,
-    CodecLMOptions,
     Job,
     Parsed,
     load_tokenizer,
@@ -57,6 +55,7 @@ from verified_tts.generators.codecs.bicodec import (
     load_codec,
 )
 from verified_tts.models import hub_snapshot, locate_model
+from verified_tts.options.generation import GeneratorConfig, SparkOptions
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -68,7 +67,6 @@ __all__ = [
     "clone_prompt",
     "control_prompt",
     "load",
-    "max_chars",
     "parse_voice",
     "shutdown_engine",
 ]
@@ -81,25 +79,9 @@ VOICE_TEXT = "The birch canoe slid on the smooth planks."  # the sentence a voic
 TOKENS_PER_SECOND = SAMPLE_RATE / HOP  # 50 semantic tokens
 
 
-@dataclass(frozen=True)
-class SparkOptions(CodecLMOptions):
-    """The ``[generator.spark]`` table (upstream's sampling: 0.8, top_k 50, top_p 0.95)."""
-
-    TABLE: ClassVar[str] = "generator.spark"
-
-    temperature: float = 0.8
-    top_k: int = 50
-    top_p: float = 0.95
-    repetition_penalty: float = 1.0
-    max_tokens_min: int = 100  # 2 s
-    max_tokens_max: int = 1800  # 36 s
-    max_speech_s: float = 30.0  # Spark-TTS degrades past about 30-40 s (its issues 124, 133)
-    voice_seed: int = 0  # the seed a created voice's global tokens are drawn with
-
-
-def max_chars(config: GeneratorConfig) -> int:
-    """The planner's limit: longest text whose budget stays within max_speech_s."""
-    return SparkOptions.from_mapping(config.options).max_chars()
+def languages(config: GeneratorConfig) -> tuple[str, ...]:
+    """Spark-TTS is trained on English and Chinese speech."""
+    return ("en", "zh")
 
 
 @dataclass(frozen=True)
@@ -351,7 +333,12 @@ class SparkLayout:
 
     def info(self, request: SynthesisRequest) -> dict[str, Any]:
         voice = request.voice or self.voice
-        return {"voice": voice, "zero_shot": self.reference is not None and not request.voice}
+        return {
+            "voice": voice,
+            "zero_shot": self.reference is not None and not request.voice,
+            # the speaker this candidate was decoded with: one created voice, one speaker
+            "global_codes": self.globals_for(request).tolist(),
+        }
 
 
 def _locate_lm(model: str) -> Path:
@@ -368,7 +355,7 @@ def _locate_lm(model: str) -> Path:
 
 def load(config: GeneratorConfig) -> CodecLMGenerator:
     """Load (or reuse) the engine, the tokenizer and BiCodec; clone or prepare the voice."""
-    options = SparkOptions.from_mapping(config.options)
+    options = config.options
     if config.voice_ref_text and not config.voice_ref:
         raise UserError("--voice-ref-text needs --voice-ref (the clip that says it)")
     voice = parse_voice(config.voice) if config.voice else None

@@ -16,7 +16,7 @@ from typing import Any
 from verified_tts.atomic import write_text_atomic
 from verified_tts.output.html import escape, fmt, json_script, line_chart, page, player
 
-__all__ = ["render_ab_html", "write_ab_report"]
+__all__ = ["interval_text", "render_ab_html", "write_ab_report"]
 
 
 _AB_SCRIPT = r"""
@@ -186,13 +186,30 @@ def _ab_charts(arms: Sequence[Mapping[str, Any]]) -> str:
     return f'<div class="charts">{quality}{cost}</div>'
 
 
+def interval_text(interval: Sequence[float] | None) -> str:
+    """``+0.012 [-0.004, +0.030]``: a paired difference and its 95 % interval, or a dash."""
+    if not interval:
+        return "-"
+    mean, low, high = interval
+    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
 def _arm_table(arms: Sequence[Mapping[str, Any]]) -> str:
-    """One row per arm; the emotion column only when the emotion verifier scored."""
+    """One row per arm; the emotion column only when the emotion verifier scored, the paired
+    interval against the first arm only when the judge ran."""
     columns = [c for c in _ARM_COLUMNS if c[1] != "emotion" or any(a.get("emotion") for a in arms)]
+    paired = any(a.get("judge_wer_vs_first") for a in arms)
     head = "".join(f'<th class="num">{escape(label)}</th>' for label, _, _ in columns)
+    if paired:
+        head += '<th class="num">judge WER vs first (95 % paired)</th>'
     rows = "".join(
         "<tr>"
         + "".join(f'<td class="num">{fmt(a.get(key), d)}</td>' for _, key, d in columns)
+        + (
+            f'<td class="num">{escape(interval_text(a.get("judge_wer_vs_first")))}</td>'
+            if paired
+            else ""
+        )
         + "</tr>"
         for a in arms
     )

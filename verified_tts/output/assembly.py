@@ -20,11 +20,20 @@ from pathlib import Path
 import numpy as np
 
 from verified_tts.atomic import write_audio_atomic
-from verified_tts.config import AssemblyOptions
+from verified_tts.options import AssemblyOptions
 from verified_tts.output.acx import master
 from verified_tts.output.encode import grid_samples, write_pcm
 
-__all__ = ["AssembledFile", "Placed", "assemble_book", "level_clip", "trim_silence"]
+__all__ = [
+    "AssembledFile",
+    "Placed",
+    "assemble_book",
+    "chapter_path",
+    "level_clip",
+    "trim_silence",
+    "write_book_files",
+    "write_chapter",
+]
 
 _SILENCE_DBFS = -45.0
 _KEEP_EDGE_S = 0.05  # keep a breath of the clip's own edge so onsets are not clipped
@@ -142,6 +151,51 @@ def _chapter_audio(
     return audio
 
 
+def chapter_path(title: str | None, index: int) -> str:
+    """The chapter's files without suffix, relative to the output folder."""
+    return f"chapters/{_slug(title, index)}"
+
+
+def write_chapter(
+    items: Sequence[Placed],
+    index: int,
+    title: str | None,
+    sample_rate: int,
+    out_dir: Path,
+    options: AssemblyOptions,
+    *,
+    formats: Sequence[str] = ("wav", "flac"),
+) -> AssembledFile:
+    """Assemble and master one chapter's winners and write its files (FLAC always, WAV when
+    asked for; the WAV first, so a finished FLAC means both are written)."""
+    audio = _chapter_audio(items, sample_rate, options)
+    stem = chapter_path(title, index)
+    wav = f"{stem}.wav" if "wav" in formats else None
+    flac = f"{stem}.flac"
+    # One conversion to 16-bit for every file: libsndfile scales float to PCM differently
+    # for WAV and FLAC, which left a chapter's WAV one step off its FLAC in a fifth of samples.
+    pcm = np.clip(np.rint(audio * np.float32(32768)), -32768, 32767).astype(np.int16)
+    seconds = round(len(audio) / sample_rate, 3)
+    del audio
+    for path in (wav, flac):
+        if path:
+            write_audio_atomic(out_dir / path, pcm, sample_rate, subtype="PCM_16")
+    return AssembledFile(index, title, wav, flac, seconds)
+
+
+def write_book_files(
+    chapters: Sequence[AssembledFile], out_dir: Path, *, formats: Sequence[str] = ("wav", "flac")
+) -> AssembledFile:
+    """The whole book's WAV/FLAC (as asked for), concatenated from the chapter FLACs in blocks."""
+    book = {}
+    for kind in ("wav", "flac"):
+        if kind in formats and chapters:
+            write_pcm(out_dir / f"book.{kind}", [out_dir / str(f.flac) for f in chapters])
+            book[kind] = f"book.{kind}"
+    seconds = round(sum(f.duration_s for f in chapters), 3)
+    return AssembledFile(None, None, book.get("wav"), book.get("flac"), seconds)
+
+
 def assemble_book(
     placed: Iterable[Placed],
     sample_rate: int,
@@ -156,25 +210,8 @@ def assemble_book(
     master that M4B and MP3 are encoded from; WAV when asked for); the book file is then
     concatenated from the chapter files in blocks, so no more than one chapter is in memory.
     """
-    written = []
-    for index, title, items in _chapters(placed):
-        audio = _chapter_audio(items, sample_rate, options)
-        stem = f"chapters/{_slug(title, index)}"
-        wav = f"{stem}.wav" if "wav" in formats else None
-        flac = f"{stem}.flac"
-        # One conversion to 16-bit for every file: libsndfile scales float to PCM differently
-        # for WAV and FLAC, which left a chapter's WAV one step off its FLAC in a fifth of samples.
-        pcm = np.clip(np.rint(audio * np.float32(32768)), -32768, 32767).astype(np.int16)
-        for path in (wav, flac):
-            if path:
-                write_audio_atomic(out_dir / path, pcm, sample_rate, subtype="PCM_16")
-        written.append(AssembledFile(index, title, wav, flac, round(len(audio) / sample_rate, 3)))
-        del audio, pcm
-    book = {}
-    for kind in ("wav", "flac"):
-        if kind in formats and written:
-            write_pcm(out_dir / f"book.{kind}", [out_dir / f.flac for f in written])
-            book[kind] = f"book.{kind}"
-    seconds = round(sum(f.duration_s for f in written), 3)
-    written.append(AssembledFile(None, None, book.get("wav"), book.get("flac"), seconds))
-    return written
+    written = [
+        write_chapter(items, index, title, sample_rate, out_dir, options, formats=formats)
+        for index, title, items in _chapters(placed)
+    ]
+    return [*written, write_book_files(written, out_dir, formats=formats)]

@@ -9,12 +9,12 @@ returns everything as plain data for ``manifest.json``, ``acx.json`` and ``repor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from verified_tts.config import ProductionOptions
+from verified_tts.options import ProductionOptions
 from verified_tts.output.acx import AcxLimits, check, measure
 from verified_tts.output.assembly import AssembledFile
 from verified_tts.output.encode import BookTags, ChapterSource, split_parts, write_m4b, write_mp3
@@ -23,9 +23,19 @@ __all__ = ["deliver"]
 
 
 def deliver(
-    files: Sequence[AssembledFile], out_dir: Path, options: ProductionOptions, tags: BookTags
+    files: Sequence[AssembledFile],
+    out_dir: Path,
+    options: ProductionOptions,
+    tags: BookTags,
+    *,
+    unchanged: Collection[int] = (),
+    previous: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write the M4B/MP3 deliverables and check them; returns the manifest's ``delivery``."""
+    """Write the M4B/MP3 deliverables and check them; returns the manifest's ``delivery``.
+
+    ``unchanged`` chapters (indices) whose files are as ``previous`` (the last delivery) made
+    them keep their MP3 and its ACX figures from there instead of being encoded and measured
+    again (a review's delivery after a few changed lines)."""
     chapters = [f for f in files if f.index is not None and f.flac]
     m4b: list[dict[str, Any]] = []
     mp3: list[dict[str, Any]] = []
@@ -44,17 +54,28 @@ def deliver(
             )
             seconds = round(sum(chapters[i].duration_s for i in indices), 3)
             m4b.append({"path": name, "duration_s": seconds, "chapters": marks})
+    measured = {f["path"]: f for f in (previous or {}).get("acx", {}).get("files", [])}
+    kept: set[str] = set()
     if "mp3" in options.formats:
         for track, chapter in enumerate(chapters, 1):
             name = f"mp3/{Path(str(chapter.flac)).stem}.mp3"
-            write_mp3(out_dir / name, out_dir / str(chapter.flac), tags, title=chapter.title,
-                      track=track)  # fmt: skip
+            if chapter.index in unchanged and name in measured and (out_dir / name).is_file():
+                kept.add(name)
+            else:
+                write_mp3(out_dir / name, out_dir / str(chapter.flac), tags,
+                          title=chapter.title, track=track)  # fmt: skip
             mp3.append({"index": chapter.index, "title": chapter.title, "path": name})
     checked = [m["path"] for m in mp3] or [str(f.flac) for f in chapters]
-    results = [check(measure(out_dir / path)) for path in checked]
+    if not mp3:
+        kept = {str(f.flac) for f in chapters if f.index in unchanged} & set(measured)
+    results = [
+        measured[path] if path in kept else {**check(measure(out_dir / path)).as_dict(),
+                                             "path": path}
+        for path in checked
+    ]  # fmt: skip
     acx = {
         "limits": asdict(AcxLimits()),
-        "passed": all(r.passed for r in results),
-        "files": [{**r.as_dict(), "path": path} for r, path in zip(results, checked, strict=True)],
+        "passed": all(r["passed"] for r in results),
+        "files": results,
     }
     return {"m4b": m4b, "mp3": mp3, "acx": acx}

@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.config import DubOptions, RenderConfig
+from verified_tts.options import DubOptions, DurationFitOptions, RenderConfig
 from verified_tts.output.assembly import level_clip
 from verified_tts.output.dub_reasons import cue_notes, cue_reasons
-from verified_tts.pipeline import UtteranceResult
+from verified_tts.results import UtteranceResult
 from verified_tts.store import STORE_DIR
 from verified_tts.text.subtitles import Cue
-from verifiers.duration_fit import DurationFitOptions, speech_bounds
+from verifiers.duration_fit import speech_bounds
 
 __all__ = [
     "DubOptions",
@@ -248,7 +248,7 @@ def duck_and_mix(
     """The original (frames x channels) lowered by ``duck_db`` under each speech interval, with
     ramps before and after, plus the dub on every channel; scaled down only if it would clip.
     Returns (mix at the original's rate, the gain applied against clipping)."""
-    from verifiers.signal import resample
+    from verified_tts.audio import resample
 
     dub_audio = resample(track, track_rate, original_rate)
     length = max(original.shape[0], dub_audio.size)

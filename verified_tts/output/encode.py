@@ -23,6 +23,7 @@ import numpy as np
 import soundfile as sf
 
 from verified_tts.atomic import atomic_path
+from verified_tts.options.output import FORMATS
 
 __all__ = [
     "DELIVERY_RATE",
@@ -36,7 +37,6 @@ __all__ = [
     "write_pcm",
 ]
 
-FORMATS = ("wav", "flac", "m4b", "mp3")
 DELIVERY_RATE = 44_100  # ACX and every audiobook store take 44.1 kHz
 _BLOCK_S = 1.0
 

@@ -8,8 +8,10 @@ held (same keys, same order) and ``from_json()`` reads it back, so no module ind
 hand. Keys a record does not know are kept in its ``extra`` and written back after the known ones,
 so reading and rewriting a manifest from a newer version loses nothing. The manifest's candidate
 keys (``scores``, ``failed_gates``) differ from the store's decision records (``metrics``,
-``failed``, see :mod:`verified_tts.pipeline`): the manifest is the published format, the store an
+``failed``, see :mod:`verified_tts.results`): the manifest is the published format, the store an
 internal one, and both stay as they are. :func:`build_manifest` makes the record of a finished run.
+What a producer decided in ``verified-tts review`` is added as ``review`` (per utterance, and a
+summary at the top); a manifest without a review has neither key.
 """
 
 from __future__ import annotations
@@ -23,13 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 from verified_tts.atomic import write_json_atomic
 from verified_tts.errors import UserError
+from verified_tts.options import to_table
 from verified_tts.selection import round_targets
 from verified_tts.store import STORE_DIR
 
 if TYPE_CHECKING:
-    from verified_tts.config import RenderConfig
+    from verified_tts.options import RenderConfig
     from verified_tts.output.assembly import AssembledFile
-    from verified_tts.pipeline import CandidateResult, Synthesizer, UtteranceResult
+    from verified_tts.pipeline import Synthesizer
+    from verified_tts.results import CandidateResult, UtteranceResult
     from verified_tts.text.production import LoadedBook
 
 __all__ = [
@@ -177,11 +181,13 @@ class UtteranceRecord:
     audio: str | None = None  # the winner's audio, relative to the output folder
     reused: bool = False
     rerendered: RerenderMark | None = None  # absent from JSON unless re-rendered
+    # what a producer decided in `verified-tts review` (absent when nothing was)
+    review: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     _KEYS = ("key", "chapter", "paragraph", "line", "kind", "text", "spoken", "voice", "emotion",
              "lexicon", "phonemes", "audio", "winner", "flagged", "reused", "candidates",
-             "rerendered")  # fmt: skip
+             "rerendered", "review")  # fmt: skip
 
     @property
     def winner_candidate(self) -> CandidateRecord:
@@ -230,6 +236,7 @@ class UtteranceRecord:
             reused=data.get("reused", False),
             candidates=tuple(CandidateRecord.from_json(c) for c in data["candidates"]),
             rerendered=RerenderMark.from_json(mark) if mark else None,
+            review=data.get("review"),
             extra=_extra(data, cls._KEYS),
         )
 
@@ -252,6 +259,7 @@ class UtteranceRecord:
             "reused": self.reused,
             "candidates": [c.to_json() for c in self.candidates],
             **({"rerendered": self.rerendered.to_json()} if self.rerendered else {}),
+            **({"review": dict(self.review)} if self.review else {}),
             **self.extra,
         }
 
@@ -301,9 +309,9 @@ class Manifest:
     """``manifest.json``: the run's settings, its stats, the files it wrote and its utterances.
 
     ``verifiers`` (each verifier's availability and identity), ``selection`` (gates, weights,
-    round targets and stop rule) and ``stats`` (run counters, seconds per stage and the quality
-    summary) are documents owned by the modules that make them and are carried as plain
-    mappings.
+    round targets and stop rule), ``stats`` (run counters, seconds per stage and the quality
+    summary) and ``config`` (the whole configuration's table, which ``rerender`` reads back) are
+    documents owned by the modules that make them and are carried as plain mappings.
     """
 
     utterances: tuple[UtteranceRecord, ...]
@@ -327,11 +335,15 @@ class Manifest:
     chapters: tuple[ChapterRecord, ...] = ()
     book: BookRecord = field(default_factory=BookRecord)
     dub: str | None = None  # a dub's report file (``dub.json``); absent from JSON for a render
+    review: Mapping[str, Any] | None = None  # the review's log and progress (absent: none)
+    # the whole effective configuration as its TOML table (verified_tts.options.to_table, paths
+    # as given); absent from manifests written before it was recorded
+    config: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     _KEYS = ("format", "input", "title", "generator", "model", "sample_rate", "n", "adaptive",
              "seed", "voice", "voice_ref", "keep", "verifiers", "selection", "stats", "production",
-             "delivery", "chapters", "book", "utterances", "dub")  # fmt: skip
+             "delivery", "chapters", "book", "utterances", "dub", "review", "config")  # fmt: skip
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Manifest:
@@ -357,6 +369,8 @@ class Manifest:
             book=BookRecord.from_json(data.get("book") or {}),
             utterances=tuple(UtteranceRecord.from_json(u) for u in data["utterances"]),
             dub=data.get("dub"),
+            review=data.get("review"),
+            config=data.get("config"),
             extra=_extra(data, cls._KEYS),
         )
 
@@ -383,6 +397,8 @@ class Manifest:
             "book": self.book.to_json(),
             "utterances": [u.to_json() for u in self.utterances],
             **({"dub": self.dub} if self.dub is not None else {}),
+            **({"review": dict(self.review)} if self.review else {}),
+            **({"config": dict(self.config)} if self.config is not None else {}),
             **self.extra,
         }
 
@@ -467,12 +483,17 @@ def production_record(config: RenderConfig, loaded: LoadedBook | None) -> dict[s
         "author": options.author,
         "split_hours": options.split_hours,
         "lexicon": options.lexicon,
+        "toc_depth": options.toc_depth,
+        "language_override": options.language_override,
     }
     if loaded is not None:
         record["book_author"] = loaded.book.author
         record["language"] = loaded.book.language
         record["skipped"] = list(loaded.skipped)
-        if loaded.lexicon is not None:
+        # the EPUB TOC depth chapters were cut at (chosen when toc_depth is None), of its depths
+        record["toc_depth_cut"], record["toc_depths"] = loaded.toc_depth, list(loaded.toc_depths)
+        record["warnings"] = list(loaded.warnings)
+        if loaded.lexicon is not None:  # the book's own entries carry their PLS file as source
             record["lexicon_entries"] = [e.as_dict() for e in loaded.lexicon.entries]
     return record
 
@@ -533,4 +554,5 @@ def build_manifest(
         ),
         book=next(BookRecord(f.wav, f.flac, f.duration_s) for f in files if f.index is None),
         utterances=tuple(UtteranceRecord.from_result(r) for r in results),
+        config=to_table(config),
     )

@@ -97,6 +97,16 @@ def _spell(spoken: str, words: tuple[str, ...]) -> str:
     return spoken
 
 
+def _given_phonemes(block: Block, chunk: str) -> tuple[tuple[str, str], ...]:
+    """(words as spoken, IPA) of the block's given phonemes whose text lies in ``chunk``."""
+    pairs = []
+    for written, ipa in block.phonemes:
+        spoken = normalize_text(written).strip(" .,;:!?")
+        if written in chunk and spoken:
+            pairs.append((spoken, ipa))
+    return tuple(dict.fromkeys(pairs))
+
+
 def _block_pieces(block: Block, max_chars: int) -> list[tuple[str, str, int]]:
     """(text, spoken, line) for each speakable chunk of a block, in order."""
     pieces = []
@@ -143,6 +153,7 @@ def book_from_document(document: Document, *, max_chars: int = 250) -> Book:
         segments = []
         for paragraph, (block, pieces) in enumerate(blocks):
             for sentence, (text, spoken, line) in enumerate(pieces):
+                given = _given_phonemes(block, text) if block.phonemes else ()
                 last_in_block = sentence == len(pieces) - 1
                 last_in_chapter = last_in_block and paragraph == len(blocks) - 1
                 segments.append(
@@ -158,6 +169,8 @@ def book_from_document(document: Document, *, max_chars: int = 250) -> Book:
                         emotion=block.emotion,
                         voice=block.voice,
                         pause_before=block.pause_before if sentence == 0 else None,
+                        phonemes=given,
+                        lexicon=tuple(f"ssml:ph {word}" for word, _ in given),
                     )
                 )
         chapters.append(Chapter(len(chapters), section.title, tuple(segments)))

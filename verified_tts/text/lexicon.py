@@ -16,13 +16,15 @@ text alone and ride along as (word as spoken, phonemes) pairs on the segment and
 request, so a phoneme generator can splice them in while others read the word; they enter the
 utterance's content key, so changing an entry re-renders only the sentences that contain the
 word. Phonemes are checked symbol by symbol against the espeak-ng IPA inventory that Piper voices
-are trained on; a bad regex or an unknown phoneme is one :class:`UserError` line.
+are trained on; a bad regex or an unknown phoneme is one :class:`UserError` line. An EPUB's own
+PLS entries (:mod:`verified_tts.text.epub_pls`) carry their file as ``source`` and come after the
+producer's, which override them (:func:`merge_lexicons`).
 """
 
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -32,12 +34,15 @@ from typing import Any
 from verified_tts.errors import UserError
 from verified_tts.text.book import Book, Chapter
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-__all__ = ["PHONEMES", "Lexicon", "LexiconEntry", "apply_lexicon", "load_lexicon"]
+__all__ = [
+    "PHONEMES",
+    "Lexicon",
+    "LexiconEntry",
+    "apply_lexicon",
+    "load_lexicon",
+    "make_entry",
+    "merge_lexicons",
+]
 
 # The symbols of espeak-ng's IPA output as Piper's phoneme maps list them (one id per code point):
 # letters, IPA letters, stress, length and tone marks, diacritics, and clause punctuation.
@@ -59,6 +64,7 @@ class LexiconEntry:
     say: str | None = None
     phonemes: str | None = None
     case: bool = False  # match case exactly (words are case-insensitive by default)
+    source: str | None = None  # where a book's own entry came from (its PLS file); None: --lexicon
 
     def compiled(self) -> re.Pattern[str]:
         flags = 0 if self.case else re.IGNORECASE
@@ -68,7 +74,8 @@ class LexiconEntry:
 
     def as_dict(self) -> dict[str, Any]:
         data = {"match": self.pattern, "regex": self.regex, "say": self.say}
-        return {**data, "phonemes": self.phonemes, "case": self.case}
+        data = {**data, "phonemes": self.phonemes, "case": self.case}
+        return {**data, "source": self.source} if self.source else data
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,12 @@ def _entry(pattern: str, value: Any, *, regex: bool, where: str) -> LexiconEntry
     return entry
 
 
+def make_entry(pattern: str, value: Any, *, regex: bool = False, where: str) -> LexiconEntry:
+    """One entry (a respelling, or a table of say/phonemes/case), checked as a file's entries
+    are; ``where`` names it in the one-line error."""
+    return _entry(pattern, value, regex=regex, where=where)
+
+
 def load_lexicon(path: str | Path) -> Lexicon:
     """Read a lexicon TOML file; every mistake is a one-line error naming the entry."""
     path = Path(path)
@@ -162,6 +175,18 @@ def load_lexicon(path: str | Path) -> Lexicon:
     return Lexicon(tuple(entries), str(path))
 
 
+def merge_lexicons(producer: Lexicon | None, book: tuple[LexiconEntry, ...]) -> Lexicon | None:
+    """The producer's entries, then the book's own that no entry of the producer's matches: a
+    producer's ``--lexicon`` overrides what the book says of the same word."""
+    if not book:
+        return producer
+    if producer is None:
+        return Lexicon(book, None)
+    patterns = producer._compiled  # type: ignore[attr-defined]
+    kept = tuple(e for e in book if not any(p.fullmatch(e.pattern) for p in patterns))
+    return Lexicon(producer.entries + kept, producer.source)
+
+
 def apply_lexicon(book: Book, lexicon: Lexicon | None) -> Book:
     """The book with every segment's spoken text (and phonemes) as the lexicon says."""
     if lexicon is None or not lexicon.entries:
@@ -171,7 +196,9 @@ def apply_lexicon(book: Book, lexicon: Lexicon | None) -> Book:
         segments = []
         for segment in chapter.segments:
             spoken, phonemes, used = lexicon.apply(segment.spoken)
-            if used:
+            if used:  # phonemes the book gave this text (ssml:ph) stay beside the lexicon's
+                phonemes = segment.phonemes + phonemes
+                used = segment.lexicon + used
                 segment = replace(segment, spoken=spoken, phonemes=phonemes, lexicon=used)
             segments.append(segment)
         chapters.append(Chapter(chapter.index, chapter.title, tuple(segments)))

@@ -64,6 +64,8 @@ class Block:
     voice: str | None = None
     spell: tuple[str, ...] = ()  # words spelled letter by letter
     pause_before: float | None = None  # seconds of pause before this block (a pause directive)
+    # (text as written, espeak-ng IPA) a book gives for part of the block (EPUB ssml:ph)
+    phonemes: tuple[tuple[str, str], ...] = ()
 
     def line_at(self, offset: int) -> int:
         """The 1-based source line of the character at ``offset`` in ``text``."""

@@ -1,10 +1,14 @@
 """From an input file to the book a production renders: format, chapter selection, credits, lexicon.
 
-:func:`load_input` reads Markdown or EPUB (by suffix), keeps the chapters a ``--chapters``
-selection names (1-based, as the book lists them; the chapters keep their numbers, so their files
-do too), adds opening and closing credits (title, author, narrator; each line its own utterance,
-each credit its own chapter and so its own file, as ACX asks) and applies the pronunciation
-lexicon to every spoken text, credits included.
+:func:`load_input` reads Markdown or EPUB (by suffix; an EPUB's chapters at ``toc_depth``), keeps
+the chapters a ``--chapters`` selection names (1-based, as the book lists them and as
+:func:`list_chapters` shows them; the chapters keep their numbers, so their files do too), adds
+opening and closing credits (title, author, narrator; each line its own utterance, each credit
+its own chapter and so its own file, as ACX asks) and applies the pronunciation lexicon to every
+spoken text, credits included: the producer's ``--lexicon`` first, then the entries of the
+book's own PLS lexicons that it does not override. :func:`check_language` refuses a book whose
+language the configured voice does not speak, unless ``language_override`` says what to read it
+as.
 """
 
 from __future__ import annotations
@@ -14,12 +18,25 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from verified_tts.config import ProductionOptions
 from verified_tts.errors import UserError
+from verified_tts.options import GeneratorConfig, ProductionOptions
 from verified_tts.text.book import Book, Chapter, Segment, load_book
-from verified_tts.text.lexicon import Lexicon, apply_lexicon, load_lexicon
+from verified_tts.text.lexicon import (
+    Lexicon,
+    LexiconEntry,
+    apply_lexicon,
+    load_lexicon,
+    merge_lexicons,
+)
 
-__all__ = ["LoadedBook", "load_input", "select_chapters"]
+__all__ = [
+    "ChapterSummary",
+    "LoadedBook",
+    "check_language",
+    "list_chapters",
+    "load_input",
+    "select_chapters",
+]
 
 OPENING_CREDITS = "Opening Credits"
 CLOSING_CREDITS = "Closing Credits"
@@ -27,9 +44,81 @@ CLOSING_CREDITS = "Closing Credits"
 
 @dataclass(frozen=True)
 class LoadedBook:
-    book: Book
-    skipped: tuple[str, ...]  # what the EPUB reader left out
-    lexicon: Lexicon | None
+    book: Book  # after chapter selection, credits and lexicon
+    skipped: tuple[str, ...]  # what the EPUB reader left out, element by element
+    lexicon: Lexicon | None  # the producer's entries, then the book's own
+    warnings: tuple[str, ...] = ()  # the book's malformed PLS, unknown IPA symbols
+    toc_depth: int | None = None  # the EPUB TOC depth the chapters were cut at
+    toc_depths: tuple[int, ...] = ()  # the depths its TOC has
+    chapters: tuple[Chapter, ...] = ()  # every chapter of the book, before the selection
+
+
+@dataclass(frozen=True)
+class ChapterSummary:
+    """A chapter as ``verified-tts chapters`` lists it."""
+
+    number: int  # 1-based, as --chapters names it
+    title: str | None
+    words: int
+    utterances: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {"number": self.number, "title": self.title, "words": self.words,
+                "utterances": self.utterances}  # fmt: skip
+
+
+def list_chapters(loaded: LoadedBook) -> tuple[ChapterSummary, ...]:
+    """Number, title, words and utterances of each chapter a render of the book can make."""
+    return tuple(
+        ChapterSummary(
+            number,
+            chapter.title,
+            sum(len(segment.text.split()) for segment in chapter.segments),
+            len(chapter.segments),
+        )
+        for number, chapter in enumerate(loaded.chapters, 1)
+    )
+
+
+def _primary(tag: str) -> str:
+    import langcodes
+
+    try:
+        return langcodes.Language.get(tag.replace("_", "-")).language or tag.lower()
+    except (ValueError, langcodes.LanguageTagError):
+        return tag.lower().replace("_", "-").split("-")[0]
+
+
+def _voices() -> str:
+    from verified_tts.generators import GENERATORS, voice_languages
+
+    listed = []
+    for name in GENERATORS:
+        try:
+            languages = voice_languages(GeneratorConfig(name=name))
+        except UserError:  # the default voice's package is not installed
+            continue
+        listed.append(f"{name} ({', '.join(languages or ('?',))})")
+    return ", ".join(listed)
+
+
+def check_language(book: Book, generator: GeneratorConfig, source: str | os.PathLike) -> None:
+    """Refuse a book in a language the configured voice does not speak: one line that names
+    the language, the voice's languages and the voices there are."""
+    from verified_tts.generators import voice_languages
+
+    if not book.language or _primary(book.language) in ("und", "zxx", "mul"):
+        return
+    speaks = voice_languages(generator)
+    if speaks is None or _primary(book.language) in {_primary(tag) for tag in speaks}:
+        return
+    voice = generator.name + (f" {Path(generator.model).stem}" if generator.model else "")
+    raise UserError(
+        f"{source} is in '{book.language}' (its dc:language), which the {voice} voice does not "
+        f"speak (it speaks {', '.join(speaks)}; the default voices: {_voices()}): choose a voice "
+        f"for '{book.language}' with --generator/--model, or pass --language-override "
+        f"{speaks[0]} to read the book as {speaks[0]} anyway"
+    )
 
 
 def select_chapters(book: Book, spec: str | None) -> Book:
@@ -97,15 +186,27 @@ def load_input(
     """Read, select, credit and respell the book at ``path``; see the module docstring."""
     path = Path(path)
     skipped: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    book_entries: tuple[LexiconEntry, ...] = ()
+    depth, depths = None, ()
     if path.suffix.lower() == ".epub":
         from verified_tts.text.epub import load_epub
 
-        loaded = load_epub(path, max_chars=max_chars, keep_extras=options.keep_extras)
-        book, skipped = loaded.book, loaded.skipped
+        loaded = load_epub(
+            path,
+            max_chars=max_chars,
+            keep_extras=options.keep_extras,
+            toc_depth=options.toc_depth,
+        )
+        book, skipped, warnings = loaded.book, loaded.skipped, loaded.warnings
+        book_entries, depth, depths = loaded.lexicon, loaded.toc_depth, loaded.toc_depths
     else:
         book = load_book(path, max_chars=max_chars)
     if options.author:
         book = replace(book, author=options.author)
+    if options.language_override:
+        book = replace(book, language=_language_tag(options.language_override))
+    chapters = book.chapters
     book = select_chapters(book, options.chapters)
     if options.credits:
         book = add_credits(
@@ -114,5 +215,20 @@ def load_input(
             author=book.author,
             narrator=options.narrator,
         )
-    lexicon = load_lexicon(options.lexicon) if options.lexicon else None
-    return LoadedBook(apply_lexicon(book, lexicon), skipped, lexicon)
+    lexicon = merge_lexicons(
+        load_lexicon(options.lexicon) if options.lexicon else None, book_entries
+    )
+    return LoadedBook(
+        apply_lexicon(book, lexicon), skipped, lexicon, warnings, depth, depths, chapters
+    )
+
+
+def _language_tag(tag: str) -> str:
+    import langcodes
+
+    if not langcodes.tag_is_valid(tag.strip().replace("_", "-")):
+        raise UserError(
+            f"--language-override '{tag}' is not a language tag: write a BCP 47 tag such as en, "
+            "en-GB or fr"
+        )
+    return tag.strip().replace("_", "-")

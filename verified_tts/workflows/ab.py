@@ -9,7 +9,9 @@ and cost, per-utterance winners and scores) and ``ab.html``. Because the verifie
 candidates also grades the winners, a gain it reports can be its own noise being selected;
 ``judge_asr`` names a second ASR model that the verifiers never used (see
 :mod:`verified_tts.workflows.judge`), which re-transcribes every arm's winners once, in batches,
-so each arm gets an independent WER beside the verifier's. Two approximations are documented in
+so each arm gets an independent WER beside the verifier's, and every arm after the first the paired
+bootstrap interval of its judge WER minus the first arm's, per utterance
+(:func:`~verified_tts.workflows.ab_arms.versus_first`). Two approximations are documented in
 the output: an arm's speaker similarity is measured against the N=max run's voice centroid
 (identical when ``--voice-ref`` is given), and its wall time is attributed from the measured
 seconds per audio-second of generation and of verification.
@@ -21,13 +23,13 @@ import json
 import os
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from verified_tts.atomic import write_json_atomic
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.options import RenderConfig, SelectionPolicy
 from verified_tts.output.manifest import (
     CandidateRecord,
     Manifest,
@@ -36,15 +38,11 @@ from verified_tts.output.manifest import (
     as_manifest,
     read_manifest,
 )
-from verified_tts.pipeline import Synthesizer, UtteranceResult
-from verified_tts.selection import SelectionPolicy, choose, judge
-from verified_tts.workflows.judge import (
-    Judge,
-    JudgeOptions,
-    check_independent,
-    judge_clips,
-    load_judge,
-)
+from verified_tts.pipeline import Synthesizer
+from verified_tts.results import UtteranceResult
+from verified_tts.selection import choose, judge
+from verified_tts.workflows.ab_arms import judge_winners, mean, prepare_judge, versus_first
+from verified_tts.workflows.judge import Judge, JudgeOptions
 from verified_tts.workflows.render import render
 
 __all__ = [
@@ -87,6 +85,8 @@ class Arm:
     judge_wer: float | None = None
     judge_wer_median: float | None = None
     judge_share_wer_zero: float | None = None
+    # judge WER minus the first arm's, per utterance: (mean, 95 % paired interval low, high)
+    judge_wer_vs_first: tuple[float, float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -109,10 +109,6 @@ def arm_winners(
     return choose([judge(as_candidate(c).scores, policy) for c in candidates[:k]])
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return round(statistics.fmean(values), 4) if values else None
-
-
 def _median(values: Sequence[float]) -> float | None:
     return round(statistics.median(values), 4) if values else None
 
@@ -122,7 +118,7 @@ def _share_zero(values: Sequence[float]) -> float | None:
 
 
 def _metric_mean(winners: Sequence[CandidateRecord], name: str) -> float | None:
-    return _mean([v for c in winners if (v := c.metric(name)) is not None])
+    return mean([v for c in winners if (v := c.metric(name)) is not None])
 
 
 def _cost_rates(stats: Mapping[str, Any]) -> dict[str, float] | None:
@@ -166,7 +162,18 @@ def build_arms(
             per_arm[k].append(picks[k])
         rows.append(_utterance_row(utterance, picks, judged))
     arms = [_arm(k, per_arm[k], emotion_active, rates, judged) for k in ns]
+    if judged is not None:
+        judge_wers = [_judge_wers(per_arm[k], judged) for k in ns]
+        arms = [
+            replace(arm, judge_wer_vs_first=interval)
+            for arm, interval in zip(arms, versus_first(judge_wers), strict=True)
+        ]
     return arms, rows
+
+
+def _judge_wers(picks: Sequence[_Pick], judged: _Judged) -> list[float]:
+    """The judge's WER of each utterance's winner in this arm, in utterance order."""
+    return [judged[(u.key, w)][0] for u, w, _ in picks if (u.key, w) in judged]
 
 
 def _utterance_row(
@@ -209,11 +216,7 @@ def _arm(
     winners = [u.candidates[w] for u, w, _ in picks]
     wers = [v for c in winners if (v := c.metric("wer")) is not None]
     audio = round(sum(c.duration_s for u, _, _ in picks for c in u.candidates[:k]), 3)
-    judge_wers = (
-        [judged[(u.key, w)][0] for u, w, _ in picks if (u.key, w) in judged]
-        if judged is not None
-        else []
-    )
+    judge_wers = _judge_wers(picks, judged) if judged is not None else []
     wall = None
     if rates is not None:
         wall = round(
@@ -224,7 +227,7 @@ def _arm(
     return Arm(
         n=k,
         utterances=len(picks),
-        wer=_mean(wers),
+        wer=mean(wers),
         wer_median=_median(wers),
         share_wer_zero=_share_zero(wers),
         asr_logprob=_metric_mean(winners, "asr_logprob"),
@@ -236,7 +239,7 @@ def _arm(
         audio_seconds_generated=audio,
         audio_seconds_verified=audio,  # a fixed-N run verifies every candidate it makes
         wall_seconds=wall,
-        judge_wer=_mean(judge_wers) if judged is not None else None,
+        judge_wer=mean(judge_wers) if judged is not None else None,
         judge_wer_median=_median(judge_wers) if judged is not None else None,
         judge_share_wer_zero=_share_zero(judge_wers) if judged is not None else None,
     )
@@ -292,11 +295,8 @@ def ab(
     config = _fixed_n_config(config, n_max)
     if synthesizer is not None:
         synthesizer = synthesizer.variant(config)
-    judge_model: Judge | None = None
-    if judge_asr is not None:
-        # load before the long render, so a bad model name fails in seconds, not after an hour
-        judge_model = judge_asr if isinstance(judge_asr, Judge) else load_judge(judge_asr)
-        check_independent(judge_model, verifier_tables)
+    # loaded before the long render, so a bad model name fails in seconds, not after an hour
+    judge_model = prepare_judge(judge_asr, verifier_tables)
     render(
         book,
         out_dir,
@@ -313,8 +313,7 @@ def ab(
     judge_info = None
     if judge_model is not None:
         wanted = _winners_to_judge(manifest, ns, config.selection)
-        judged, seconds = judge_clips(judge_model, wanted, out)
-        judge_info = {**judge_model.identity(), "clips": len(wanted), "seconds": round(seconds, 3)}
+        judged, judge_info = judge_winners(judge_model, wanted, out)
     arms, rows = build_arms(manifest, ns, config.selection, rates=rates, judged=judged)
     data = _ab_document(
         book, manifest, ns, arms, rows, judge_info, rates, rates_source if rates else None
@@ -383,6 +382,8 @@ def _ab_document(
             f"N={n_max} run (fixed N, the same seeds an N=k render uses)",
             "speaker similarity of every arm is measured against the voice reference of the "
             f"N={n_max} run (identical to an N=k render when a --voice-ref is given)",
+            "judge_wer_vs_first: mean per-utterance judge WER of this arm minus the first "
+            "arm's, with a 95 % paired bootstrap interval (negative = this arm better)",
         ],
         "arms": [asdict(arm) for arm in arms],
         "utterances": rows,

@@ -21,18 +21,18 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from verified_tts.atomic import write_json_atomic
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.options import RenderConfig
 from verified_tts.output.manifest import read_manifest
-from verified_tts.pipeline import Synthesizer, UtteranceResult
+from verified_tts.pipeline import Synthesizer
+from verified_tts.results import UtteranceResult
 from verified_tts.search import parse_arm
-from verified_tts.workflows.judge import Judge, check_independent, judge_clips, load_judge
+from verified_tts.workflows.ab_arms import judge_winners, mean, prepare_judge, versus_first
+from verified_tts.workflows.judge import Judge
 from verified_tts.workflows.render import render
 
-__all__ = ["SearchArm", "SearchABResult", "ab_search", "arm_config", "paired_bootstrap"]
+__all__ = ["SearchABResult", "SearchArm", "ab_search", "arm_config"]
 
 
 @dataclass(frozen=True)
@@ -71,21 +71,6 @@ def arm_config(config: RenderConfig, arm: str, budget_s: float | None) -> Render
     return replace(config.variant(keep="all"), search=search)
 
 
-def paired_bootstrap(
-    a: Sequence[float], b: Sequence[float], *, samples: int = 10_000, seed: int = 0
-) -> tuple[float, float, float]:
-    """Mean of b - a and its 95 % percentile interval over resampled utterances."""
-    diff = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
-    rng = np.random.default_rng(seed)
-    means = diff[rng.integers(0, diff.size, size=(samples, diff.size))].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return round(float(diff.mean()), 4), round(float(low), 4), round(float(high), 4)
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return round(float(np.mean(values)), 4) if values else None
-
-
 def ab_search(
     book: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -103,21 +88,18 @@ def ab_search(
         raise UserError("--arm needs at least two arms, e.g. --arm best-of-n:8 --arm beam:2x4")
     parsed = [parse_arm(a) for a in arms]
     budget = config.search.budget_s
-    judge_model: Judge | None = None
-    if judge_asr is not None:  # before the long renders: a bad name fails in seconds
-        judge_model = judge_asr if isinstance(judge_asr, Judge) else load_judge(judge_asr)
-        check_independent(judge_model, config.verifiers)
+    judge_model = prepare_judge(judge_asr, config.verifiers)
     if synthesizer is None:
         if on_loading:
             on_loading()
         synthesizer = Synthesizer.load(config)
+    backend = synthesizer.prefix_backend()  # every arm shares one budget of codec tokens
     if budget is None:  # best-of-N's largest N at its worst case: every candidate at its cap
         largest = max((n for s, n, _ in parsed if s == "best-of-n"), default=None)
         if largest is not None:
-            search = synthesizer._beam_search()
-            tokens = largest * search.backend.generator.options.max_tokens_max
+            tokens = largest * backend.generator.options.max_tokens_max
             # rounded up to the millisecond, so the seconds never fall short of the tokens
-            budget = math.ceil(tokens * search.backend.seconds_per_token * 1000) / 1000
+            budget = math.ceil(tokens * backend.seconds_per_token * 1000) / 1000
     out = Path(out_dir)
     rows: list[dict[str, Any]] = []
     started_once: list[bool] = []
@@ -140,7 +122,7 @@ def ab_search(
         )
         rows.append({"arm": arm, "wall": time.perf_counter() - started})
     manifests = [read_manifest(out / "arms" / r["arm"].replace(":", "-")) for r in rows]
-    judged: dict[tuple[str, int], tuple[float, str]] = {}
+    judged: dict[tuple[int, int], tuple[float, str]] = {}
     judge_info = None
     if judge_model is not None:
         wanted = {
@@ -152,25 +134,17 @@ def ab_search(
             for u_index, u in enumerate(manifest.utterances)
             if u.audio
         }
-        by_key, seconds = judge_clips(
-            judge_model, {(str(k[0]), k[1]): v for k, v in wanted.items()}, out
-        )
-        judged = {(int(a), b): v for (a, b), v in by_key.items()}
-        judge_info = {**judge_model.identity(), "clips": len(wanted), "seconds": round(seconds, 3)}
+        judged, judge_info = judge_winners(judge_model, wanted, out)
+    judge_wers = [
+        [judged[(m, i)][0] for i in range(len(manifest.utterances)) if (m, i) in judged]
+        for m, manifest in enumerate(manifests)
+    ]
+    intervals = versus_first(judge_wers)
+    tps = backend.layout.tokens_per_second
     results = []
-    first_judge: list[float] | None = None
-    for m_index, (row, manifest) in enumerate(zip(rows, manifests, strict=True)):
+    for row, manifest, wers, interval in zip(rows, manifests, judge_wers, intervals, strict=True):
         winners = [u.winner_candidate for u in manifest.utterances]
-        judge_wers = [
-            judged[(m_index, i)][0] for i in range(len(winners)) if (m_index, i) in judged
-        ]
-        interval = None
-        if first_judge is None:
-            first_judge = judge_wers
-        elif judge_wers and len(judge_wers) == len(first_judge):
-            interval = paired_bootstrap(first_judge, judge_wers)
         tokens = int(manifest.stats.get("tokens_generated", 0))
-        tps = synthesizer._beam_search().backend.layout.tokens_per_second
         results.append(
             SearchArm(
                 arm=row["arm"],
@@ -179,9 +153,9 @@ def ab_search(
                 tokens_generated=tokens,
                 audio_s_generated=round(tokens / tps, 3),
                 wall_seconds=round(row["wall"], 3),
-                wer=_mean([w.scores["wer"] for w in winners if "wer" in w.scores]),
-                speaker=_mean([w.scores["speaker"] for w in winners if "speaker" in w.scores]),
-                judge_wer=_mean(judge_wers),
+                wer=mean([w.scores["wer"] for w in winners if "wer" in w.scores]),
+                speaker=mean([w.scores["speaker"] for w in winners if "speaker" in w.scores]),
+                judge_wer=mean(wers),
                 judge_wer_vs_first=interval,
             )
         )

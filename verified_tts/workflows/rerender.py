@@ -31,8 +31,10 @@ from typing import Any
 import numpy as np
 
 from verified_tts.atomic import remove_interrupted_writes
-from verified_tts.config import RenderConfig
+from verified_tts.config import build_config
 from verified_tts.errors import UserError
+from verified_tts.options import RenderConfig
+from verified_tts.output.lock import output_lock
 from verified_tts.output.manifest import (
     Manifest,
     RerenderMark,
@@ -44,16 +46,24 @@ from verified_tts.output.manifest import (
     write_manifest,
 )
 from verified_tts.output.report import write_render_report
-from verified_tts.pipeline import Synthesizer, Utterance, UtteranceResult
+from verified_tts.pipeline import Synthesizer
+from verified_tts.results import Utterance, UtteranceResult
+from verified_tts.review.hook import ReviewHook
+from verified_tts.scoring import unit_centroid
 from verified_tts.selection import per_clip_policy
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.production import LoadedBook, load_input
 from verified_tts.workflows.render import finish_output, place_winners
+from verifiers import WerVerifier
 
 __all__ = [
     "RerenderResult",
+    "book_reference",
+    "check_same_render",
     "config_from_manifest",
     "find_utterance",
+    "more_candidates",
+    "original_config",
     "rerender",
     "scored_per_clip",
 ]
@@ -90,16 +100,23 @@ def find_utterance(manifest: Manifest | Mapping[str, Any], key: str) -> str:
 
 
 _PRODUCTION_KEYS = {
-    "formats", "chapters", "keep_extras", "credits", "narrator", "author", "split_hours", "lexicon"
+    "formats", "chapters", "keep_extras", "credits", "narrator", "author", "split_hours", "lexicon",
+    "toc_depth", "language_override",
 }  # fmt: skip
 
 
 def config_from_manifest(
-    manifest: Manifest | Mapping[str, Any], **overrides: Any
-) -> dict[str, Any]:
-    """CLI-style overrides that reproduce the render's generator settings, for ``build_config``;
-    explicit ``overrides`` (not None) win."""
+    manifest: Manifest | Mapping[str, Any],
+    table: Mapping[str, Any] | None = None,
+    **overrides: Any,
+) -> RenderConfig:
+    """The render's own configuration, from the table its manifest records; ``table`` (a
+    ``--config`` file) replaces the recorded one, and ``overrides`` (:func:`build_config`'s
+    keywords, None = not given) go on top. A manifest written before the whole configuration
+    was recorded gives its generator, voice, seed and production settings instead."""
     manifest = as_manifest(manifest)
+    if table is None and manifest.config is not None:
+        return build_config(manifest.config, **overrides)
     recorded = {
         "generator": manifest.generator,
         "voice": manifest.voice,
@@ -112,15 +129,8 @@ def config_from_manifest(
             if key in _PRODUCTION_KEYS
         },
     }
-    return {**recorded, **{k: v for k, v in overrides.items() if v is not None}}
-
-
-def _unit_mean(vectors: list[np.ndarray]) -> np.ndarray | None:
-    if not vectors:
-        return None
-    mean = np.mean(vectors, axis=0)
-    norm = float(np.linalg.norm(mean))
-    return mean / norm if norm > 0 else mean
+    given = {k: v for k, v in overrides.items() if v is not None}
+    return build_config(table or {}, **{**recorded, **given})
 
 
 def rerender(
@@ -131,7 +141,20 @@ def rerender(
     config: RenderConfig | None = None,
     synthesizer: Synthesizer | None = None,
 ) -> RerenderResult:
-    """Re-render ``utterance_key`` of the render in ``out_dir`` at N=``n``; see the module doc."""
+    """Re-render ``utterance_key`` of the render in ``out_dir`` at N=``n``; see the module doc.
+    The folder is locked while it runs; a review's decisions on the other lines are kept."""
+    with output_lock(out_dir, "rerender"):
+        return _rerender(out_dir, utterance_key, n, config=config, synthesizer=synthesizer)
+
+
+def _rerender(
+    out_dir: str | os.PathLike,
+    utterance_key: str,
+    n: int,
+    *,
+    config: RenderConfig | None,
+    synthesizer: Synthesizer | None,
+) -> RerenderResult:
     started = time.perf_counter()
     run_began = time.time()  # earlier temporary files are a killed run's
     out = Path(out_dir)
@@ -143,12 +166,13 @@ def rerender(
             f"utterance {key} already has {len(old.candidates)} candidates: ask for more "
             f"(-n {2 * len(old.candidates)})"
         )
-    original = _original_config(manifest, config, synthesizer)
+    original = original_config(manifest, config, synthesizer)
     if synthesizer is None:
         synthesizer = Synthesizer.load(original)
     base = synthesizer.variant(original)
-    _check_same_render(manifest, base)
-    loaded, utterances = _replan(manifest, base, key)
+    check_same_render(manifest, base)
+    review = ReviewHook.load(out)
+    loaded, utterances = _replan(manifest, base, key, review)
     book = loaded.book
     earlier = {u.key: u.rerendered for u in manifest.utterances if u.rerendered}
     # utterances re-rendered earlier keep their larger N; this one gets n
@@ -162,6 +186,11 @@ def rerender(
             if r.utterance.key in replaced
             else r
             for r in results
+        ]
+        # the review's choices stand, except on the line asked for now: it gets its new winner
+        results = [
+            r if r.utterance.key == key else reviewed
+            for r, reviewed in zip(results, review.results(results), strict=True)
         ]
         placed = place_winners(results, book, store)
     files, delivery = finish_output(out, placed, book, original, base.generator.sample_rate)
@@ -179,30 +208,29 @@ def rerender(
         delivery=delivery,
     )
     updated = _mark_rerendered(updated, key, RerenderMark(n, old.winner, old.flagged), earlier)
+    updated = review.manifest(updated)
     write_manifest(out, updated)
     write_render_report(out, updated)
     remove_interrupted_writes(output_folders(out), older_than=run_began)
     return _summary(out, key, n, old, replaced[key], runs[-1])
 
 
-def _original_config(
-    manifest: Manifest, config: RenderConfig | None, synthesizer: Synthesizer | None
+def original_config(
+    manifest: Manifest, config: RenderConfig | None = None, synthesizer: Synthesizer | None = None
 ) -> RenderConfig:
     """The render's own policy (its N and adaptivity), which the stored decisions of the other
     utterances are keyed by, on top of the given (or recorded) settings."""
     if config is None:
-        if synthesizer is None:
-            from verified_tts.config import build_config
-
-            config = build_config({}, **config_from_manifest(manifest))
-        else:
-            config = synthesizer.config
+        config = synthesizer.config if synthesizer is not None else config_from_manifest(manifest)
     adaptive = bool(config.selection.adaptive if manifest.adaptive is None else manifest.adaptive)
     return config.variant(candidates=int(manifest.n), adaptive=adaptive)
 
 
-def _replan(manifest: Manifest, base: Synthesizer, key: str) -> tuple[LoadedBook, list[Utterance]]:
-    """Read the render's book again and plan it; the utterance ``key`` must still be in it."""
+def _replan(
+    manifest: Manifest, base: Synthesizer, key: str, review: ReviewHook
+) -> tuple[LoadedBook, list[Utterance]]:
+    """Read the render's book again and plan it (with a review's edits); the utterance ``key``
+    must still be in it."""
     source = manifest.input
     if not Path(source).is_file():
         raise UserError(
@@ -210,7 +238,7 @@ def _replan(manifest: Manifest, base: Synthesizer, key: str) -> tuple[LoadedBook
             "it back at that path"
         )
     loaded = load_input(source, base.config.production, max_chars=base.config.utterance_chars())
-    utterances = base.plan(loaded.book.segments)
+    utterances = review.plan(base, loaded.book.segments)
     if not any(u.key == key for u in utterances):
         raise UserError(
             f"utterance {key} is not in {source} under these settings: the book was edited since "
@@ -236,34 +264,58 @@ def _rerun_targets(
     for target_key, target_n in wanted.items():
         if target_key not in planned:
             continue  # the book no longer has it: nothing to keep
-        reference = synthesizer.voice_reference
-        if reference is None:
-            reference = _unit_mean(
-                [
-                    np.asarray(r.embedding, dtype=np.float32)
-                    for r in results
-                    if r.utterance.key != target_key and r.embedding is not None
-                ]
-            )
-        fixed = original.variant(candidates=target_n, adaptive=False)
-        one = scored_per_clip(synthesizer.variant(fixed, voice_reference=reference))
-        (replaced[target_key],) = one.run([planned[target_key]], store, n=target_n)
+        reference = book_reference(
+            synthesizer, [r.embedding for r in results if r.utterance.key != target_key]
+        )
+        replaced[target_key], one = more_candidates(
+            synthesizer, original, planned[target_key], target_n, store, reference=reference
+        )
         runs.append(one)
     return replaced, runs
 
 
+def book_reference(
+    synthesizer: Synthesizer, embeddings: list[tuple[float, ...] | None]
+) -> np.ndarray | None:
+    """The speaker reference for one line re-rendered alone: the ``--voice-ref`` when one was
+    given, else the centroid of ``embeddings`` (the book's other winners)."""
+    if synthesizer.voice_reference is not None:
+        return synthesizer.voice_reference
+    return unit_centroid([np.asarray(e, dtype=np.float32) for e in embeddings if e is not None])
+
+
+def more_candidates(
+    synthesizer: Synthesizer,
+    original: RenderConfig,
+    utterance: Utterance,
+    n: int,
+    store: Store,
+    *,
+    reference: np.ndarray | None,
+) -> tuple[UtteranceResult, Synthesizer]:
+    """``utterance`` at fixed N=``n`` under the render's policy, scored per clip against
+    ``reference``: stored candidates are reused and only the missing indices generated, with the
+    seeds candidate k always has. Returns the result and the run that made it (its stats)."""
+    fixed = original.variant(candidates=n, adaptive=False)
+    one = scored_per_clip(synthesizer.variant(fixed, voice_reference=reference))
+    (result,) = one.run([utterance], store, n=n)
+    return result, one
+
+
 def scored_per_clip(synthesizer: Synthesizer) -> Synthesizer:
     """With packed Whisper scoring, the variant that scores every clip alone, under the per-clip
-    gates. A packed score depends on the sentences that share the window: the render scored the
-    old candidates beside up to 7 other sentences, which primes the decoder (a candidate scores
-    0.19 higher on average than alone in a window, benchmarks/results/verify_speed_piper.json
-    "scored_alone"), and a rerender has one sentence to score, so new candidates would lose to
-    old ones for where they were heard. Per clip, old and new are scored alike (the old ones are
-    scored again; the render's packed scores stay in the store)."""
+    profile's gates and stop settings. A packed score depends on the sentences that share the
+    window: the render scored the old candidates beside up to 7 other sentences, which primes
+    the decoder (benchmarks/verify_speed.py measures how much: "scored_alone"), and a rerender
+    has one sentence to score, so new candidates would lose to old ones for where they were
+    heard. Per clip, old and new are scored alike (the old ones are scored again; the render's
+    packed scores stay in the store)."""
     wer = synthesizer.verifiers.get("wer")
-    if wer is None or not getattr(wer.options, "packing", False):
+    if not isinstance(wer, WerVerifier) or not wer.options.packing:
         return synthesizer
-    config = replace(synthesizer.config, selection=per_clip_policy(synthesizer.config.selection))
+    profile = synthesizer.config.verifiers.wer.profile_name
+    policy = per_clip_policy(synthesizer.config.selection, source=profile)
+    config = replace(synthesizer.config, selection=policy)
     verifiers = synthesizer.verifiers.with_verifier(wer.with_options(packing=False))
     return synthesizer.variant(config, verifiers=verifiers)
 
@@ -295,7 +347,7 @@ def _summary(
     )
 
 
-def _check_same_render(manifest: Manifest, synthesizer: Synthesizer) -> None:
+def check_same_render(manifest: Manifest, synthesizer: Synthesizer) -> None:
     """Refuse to mix verifiers or a policy that differ from the render's: the other utterances'
     decisions would not be found and the whole book would be rendered again."""
     status = {

@@ -172,7 +172,7 @@ class BiCodec:
         """A reference clip -> (32 global codes, its semantic codes), as Spark-TTS tokenises it."""
         import torch
 
-        from verified_tts.generators.codec_lm import resample
+        from verified_tts.audio import resample
 
         wav = resample(np.asarray(audio, dtype=np.float32), int(sample_rate), SAMPLE_RATE)
         if self.config.get("volume_normalize", True):

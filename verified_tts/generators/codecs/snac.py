@@ -233,12 +233,9 @@ class SnacCodec:
         if wav.ndim == 2:  # (samples, channels) as soundfile reads it
             wav = wav.mean(axis=1)
         if sample_rate != self.sample_rate:
-            from math import gcd
+            from verified_tts.audio import resample
 
-            from scipy.signal import resample_poly
-
-            g = gcd(int(sample_rate), self.sample_rate)
-            wav = resample_poly(wav, self.sample_rate // g, int(sample_rate) // g)
+            wav = resample(wav, int(sample_rate), self.sample_rate)
         tensor = torch.from_numpy(np.ascontiguousarray(wav, dtype=np.float32))
         with torch.inference_mode():
             levels = self.model.encode(tensor.view(1, 1, -1).to(self.device))

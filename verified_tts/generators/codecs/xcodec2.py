@@ -120,7 +120,7 @@ class Xcodec2Codec:
         """Mono audio at any rate -> (n,) int64 codes (resampled to 16 kHz first)."""
         import torch
 
-        from verified_tts.generators.codec_lm import resample
+        from verified_tts.audio import resample
 
         wav = resample(np.asarray(audio, dtype=np.float32), int(sample_rate), SAMPLE_RATE)
         # As the extractor does: one zero sample, then zeros up to a whole number of codes.

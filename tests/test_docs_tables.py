@@ -1,0 +1,185 @@
+"""The docs' figures come from their result files, and the config reference from the options types.
+
+Every generated block of README.md and docs/*.md must equal what benchmarks/make_tables.py renders
+from benchmarks/results/*.json today, every number it shows must be a value of those files, and
+a figure written in a paragraph that cites a result file must be in that file. The configuration
+reference must list every key of every options type, each with a description.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import doc_blocks  # noqa: E402
+import judgement_replays  # noqa: E402
+import make_tables  # noqa: E402
+import options_reference  # noqa: E402
+
+
+def test_every_generated_block_matches_its_files() -> None:
+    assert make_tables.check() == []
+
+
+def test_a_figure_edited_by_hand_fails() -> None:
+    path = ROOT / "README.md"
+    text = path.read_text(encoding="utf-8")
+    assert "<!-- figure: demo -->" in text
+    edited = re.sub(r"(<!-- figure: demo -->)(\d+)", lambda m: m[1] + str(int(m[2]) + 1), text)
+    assert edited != text
+    problems = make_tables.block_problems(path, edited)
+    assert any("'demo' differs" in p for p in problems)
+    assert any("which is not in render_benchmark" in p for p in problems)
+
+
+def _measured_memory_ratio() -> str:
+    path = ROOT / "benchmarks" / "results" / "reliability.json"
+    measured = json.loads(path.read_text(encoding="utf-8"))
+    return f"{measured['memory']['peak_rss_ratio_1000_vs_100']:.2f}"
+
+
+def test_a_figure_written_into_the_generator_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    hand_written = doc_blocks.Generated(("reliability",), lambda: "peak memory 1.36x", labels=0)
+    monkeypatch.setitem(make_tables.REGISTRY, "memory-by-hand", hand_written)
+    text = "<!-- figure: memory-by-hand -->peak memory 1.36x<!-- /figure -->"
+    problems = make_tables.block_problems(ROOT / "docs" / "x.md", text)
+    assert problems == ["docs/x.md: 'memory-by-hand' shows 1.36, which is not in reliability"]
+    ratio = _measured_memory_ratio()
+    from_the_file = doc_blocks.Generated(
+        ("reliability",), lambda: f"peak memory {ratio}x", labels=0
+    )
+    monkeypatch.setitem(make_tables.REGISTRY, "memory-by-hand", from_the_file)
+    text = f"<!-- figure: memory-by-hand -->peak memory {ratio}x<!-- /figure -->"
+    assert make_tables.block_problems(ROOT / "docs" / "x.md", text) == []
+
+
+def test_a_table_cell_not_in_its_file_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    body = doc_blocks.md_table(("N", "judge WER"), [("N=8", "0.048"), ("N=1", "0.065")])
+    spec = doc_blocks.Generated(("ab_benchmark",), lambda: body)
+    monkeypatch.setitem(make_tables.REGISTRY, "ab-by-hand", spec)
+    text = f"<!-- table: ab-by-hand -->\n{body}\n<!-- /table -->"
+    problems = make_tables.block_problems(ROOT / "docs" / "x.md", text)
+    assert problems == ["docs/x.md: 'ab-by-hand' shows 0.065, which is not in ab_benchmark"]
+
+
+def test_a_prose_figure_must_be_in_the_file_it_cites() -> None:
+    path = ROOT / "docs" / "x.md"
+    wrong = "Peak memory grew 1.36x (`benchmarks/results/reliability.json`).\n"
+    assert make_tables.prose_problems(path, wrong) == [
+        "docs/x.md: '1.36' is not in reliability.json"
+    ]
+    ratio = _measured_memory_ratio()
+    right = f"Peak memory grew {ratio}x (benchmarks/results/reliability.json).\n"
+    assert make_tables.prose_problems(path, right) == []
+    shares = "AAC overshoots by 0.87 dB; 64% of clips pass (demo_acx.json, ab_benchmark.json)."
+    assert [p.split(": ")[1] for p in make_tables.prose_problems(path, shares)] == [
+        "'0.87' is not in demo_acx, ab_benchmark.json"
+    ]
+    uncited = "AAC overshoots by 0.87 dB.\n\nSee `demo_acx.json`.\n"
+    assert make_tables.prose_problems(path, uncited) == []  # only paragraphs that cite a file
+
+
+def test_an_unknown_block_fails() -> None:
+    text = "<!-- table: no-such-table -->\n| a |\n<!-- /table -->"
+    assert make_tables.block_problems(ROOT / "README.md", text) == [
+        "README.md: no generated block named 'no-such-table'"
+    ]
+
+
+def test_the_replayed_judgements_are_todays() -> None:
+    """judgement_replays.json (the speaker-term and held-out figures) is what today's selection
+    code gives on the committed candidate scores."""
+    committed = json.loads((doc_blocks.RESULTS / "judgement_replays.json").read_text())
+    inputs = [doc_blocks.RESULTS / name for name in judgement_replays.INPUTS]
+    assert committed["speaker_term"] == [judgement_replays.speaker_term(p) for p in inputs]
+    assert committed["per_clip_default_on_101_300"] == json.loads(
+        json.dumps(judgement_replays.per_clip_default_on_101_300())
+    )
+    rejected = judgement_replays.all_rejected(doc_blocks.RESULTS / "candidate_judgements.json")
+    assert committed["all_rejected"] == rejected
+
+
+def _options_types() -> dict[str, type]:
+    from verified_tts.generators.espeak import EspeakOptions
+    from verified_tts.generators.llasa import LlasaOptions
+    from verified_tts.generators.orpheus import OrpheusOptions
+    from verified_tts.generators.piper import PiperOptions
+    from verified_tts.generators.spark import SparkOptions
+    from verified_tts.options import AssemblyOptions, DubOptions, ProductionOptions, RayOptions
+    from verified_tts.search import SearchOptions
+    from verifiers import VERIFIERS
+
+    return {
+        "assembly": AssemblyOptions,
+        "production": ProductionOptions,
+        "ray": RayOptions,
+        "dub": DubOptions,
+        "search": SearchOptions,
+        "generator.piper": PiperOptions,
+        "generator.espeak": EspeakOptions,
+        "generator.orpheus": OrpheusOptions,
+        "generator.llasa": LlasaOptions,
+        "generator.spark": SparkOptions,
+        **{f"verifiers.{name}": kind.options for name, kind in VERIFIERS.items()},
+    }
+
+
+def test_the_config_reference_lists_every_key_with_a_description() -> None:
+    rows = options_reference.option_rows()
+    keys = {(row.table, row.key) for row in rows}
+    for table, cls in _options_types().items():
+        for field in dataclasses.fields(cls):
+            assert (table, field.name) in keys, f"[{table}] {field.name} is not in the reference"
+    for key in ("candidates", "seed", "adaptive", "keep", "max_chars", "window", "prefetch"):
+        assert ("", key) in keys
+    undocumented = [f"[{row.table}] {row.key}" for row in rows if not row.doc.strip()]
+    assert undocumented == []
+    reference = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    for table in ("[production]", "[assembly]", "[search]", "[ray]", "[dub]", "[selection]"):
+        assert f"**`{table}`**" in reference
+    assert "| `max_chars` |" in reference and "| `split_hours` |" in reference
+
+
+def test_the_reference_renders_any_rows() -> None:
+    rows = [
+        options_reference.OptionRow("t", "a", "int", "1", "the a"),
+        options_reference.OptionRow("t", "b", "str", '"x|y"', "the b"),
+    ]
+    assert options_reference.reference_markdown(rows) == (
+        "**`[t]`**\n\n| key | type | default | what it does |\n| --- | --- | --- | --- |\n"
+        '| `a` | int | `1` | the a |\n| `b` | str | `"x\\|y"` | the b |'
+    )
+
+
+def test_the_readme_stays_short() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
+    assert 100 < lines < 250
+
+
+@pytest.mark.slow
+def test_the_readme_python_example_runs(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"## From Python\n\n```python\n(.*?)```", readme, re.S)
+    assert example, "README has a Python example"
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "book.md").write_bytes((ROOT / "examples" / "book.md").read_bytes())
+    done = subprocess.run(
+        [sys.executable, "-c", example.group(1)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert re.match(r"\d+ utterances, \d+ flagged\n", done.stdout)
+    assert len(done.stdout.splitlines()) == 4
+    assert (tmp_path / "out" / "api" / "manifest.json").is_file()

@@ -1,0 +1,106 @@
+"""Best-of-N in rounds: the default strategy (``--search best-of-n``).
+
+Every undecided utterance of a window gets the candidates its round needs (the selection policy's
+round targets: all N at once, or adaptive rounds that stop where a candidate passed), sampled for
+the whole window in one batch and scored in one call per verifier; an utterance the policy lets
+stop is decided, the others go on to the next round. With a budget (``--budget``, seconds of audio
+generated per utterance) an utterance gets only as many candidates as fit if each ran its whole
+token allowance, so the budget is never passed (a budget that holds not one is an error). The first
+round of the next window is what :meth:`BestOfN.prefetch` samples ahead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from verified_tts.errors import UserError
+from verified_tts.results import CandidateResult, Utterance, UtteranceResult
+from verified_tts.selection import round_targets, should_stop
+from verified_tts.strategy import RenderContext
+
+if TYPE_CHECKING:
+    from verified_tts.generators.codec_lm_search import PrefixBackend
+
+__all__ = ["BestOfN"]
+
+
+class BestOfN:
+    """Best-of-N rounds under the run's selection policy, optionally within a token budget."""
+
+    name = "best-of-n"
+    bootstraps_reference = True
+
+    def __init__(self, backend: PrefixBackend | None = None, budget_s: float | None = None) -> None:
+        """``backend`` (a codec LM's) tells each utterance's token allowance; it is needed only
+        with ``budget_s``."""
+        if budget_s is not None and backend is None:
+            raise ValueError("a budget needs the generator's prefix backend")
+        self.backend = backend
+        self.budget = None if budget_s is None or backend is None else backend.tokens_in(budget_s)
+
+    def limits(self, pending: Sequence[Utterance], n: int) -> dict[str, int]:
+        """Candidates per utterance: N, or with a budget as many as fit if each ran its whole
+        token allowance, so the budget is never passed; a budget that holds not one of them is
+        one error line (a beam search can stop a beam at the budget; a candidate cannot)."""
+        if self.budget is None or self.backend is None:
+            return {u.key: n for u in pending}
+        limits = {}
+        for u in pending:
+            cap = self.backend.max_tokens(u.request(0))
+            fits = self.budget // cap
+            if fits < 1:
+                need = math.ceil(cap * self.backend.seconds_per_token * 100) / 100
+                raise UserError(
+                    f"--budget {self.budget * self.backend.seconds_per_token:g} s cannot hold one "
+                    f"best-of-N candidate of {u.segment.text[:40]!r}, which may run to {need:g} "
+                    f"s: raise --budget to at least {need:g}, or use --search beam, which stops "
+                    "its beams at the budget"
+                )
+            limits[u.key] = min(n, fits)
+        return limits
+
+    def check(self, utterances: Sequence[Utterance], n: int) -> None:
+        """A budget too small for one candidate fails before any work."""
+        self.limits(utterances, n)
+
+    def prefetch(self, window: Sequence[Utterance], context: RenderContext) -> None:
+        """Sample the first round of the window's undecided utterances. Only candidates the
+        window will ask for anyway are made, so the winners do not change."""
+        first_round = round_targets(context.n, context.policy)[0]
+        undecided = {
+            u.key: u for u in window if context.store.get_decision(u.key, context.policy_id) is None
+        }.values()
+        context.sample([(u, k) for u in undecided for k in range(first_round)])
+
+    def render_window(
+        self, pending: Sequence[Utterance], context: RenderContext
+    ) -> Iterator[UtteranceResult]:
+        n, policy = context.n, context.policy
+        limit = self.limits(pending, n)
+        have: dict[str, list[CandidateResult]] = {u.key: [] for u in pending}
+        embeddings: dict[str, list[tuple[float, ...] | None]] = {u.key: [] for u in pending}
+        active = list(pending)
+        for target in round_targets(n, policy):
+            if not active:
+                break
+            wanted = [
+                (u, k) for u in active for k in range(len(have[u.key]), min(target, limit[u.key]))
+            ]
+            scored = context.verify(wanted, context.sample(wanted))
+            for (utterance, _), (result, embedding) in zip(wanted, scored, strict=True):
+                have[utterance.key].append(result)
+                embeddings[utterance.key].append(embedding)
+            still_active = []
+            for utterance in active:
+                judgements = [c.judgement(policy) for c in have[utterance.key]]
+                if target < limit[utterance.key] and not should_stop(
+                    judgements, limit[utterance.key], policy
+                ):
+                    still_active.append(utterance)
+                    continue
+                yield context.decide(
+                    utterance, have[utterance.key], embeddings[utterance.key], judgements
+                )
+            active = still_active

@@ -1,0 +1,105 @@
+"""``[assembly]``, ``[production]`` and ``[dub]``: how winners become the deliverable."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from verified_tts.errors import UserError
+from verified_tts.options.schema import option
+
+__all__ = ["FORMATS", "AssemblyOptions", "DubOptions", "ProductionOptions"]
+
+FORMATS = ("wav", "flac", "m4b", "mp3")  # what a render can deliver
+
+
+@dataclass(frozen=True)
+class AssemblyOptions:
+    """``[assembly]``: pauses (seconds) between segments and the levels of every chapter."""
+
+    sentence_pause: float = option(0.35, "Seconds between sentences")
+    paragraph_pause: float = option(0.8, "Seconds between paragraphs")
+    chapter_pause: float = option(2.0, "Seconds between chapters in the book file")
+    lead_in: float = option(0.75, "Room tone at a chapter's head (ACX asks for 0.5-1 s)")
+    tail: float = option(2.0, "Room tone at a chapter's tail (ACX asks for 1-5 s)")
+    loudness_lufs: float = option(-20.0, "Each clip's loudness before the chapter is mastered")
+    peak_dbfs: float = option(-3.0, "Each clip's peak ceiling, dBFS")
+    master: bool = option(True, "Master every chapter to ACX levels (RMS, peak, room tone)")
+    rms_db: float = option(-20.0, "Chapter RMS, dB: the middle of ACX's -23..-18 dB")
+    room_tone_db: float | None = option(
+        -75.0, 'Low noise instead of digital silence, dB; "off": digital silence', none="off"
+    )
+
+
+def _comma_list(value: Any) -> Any:
+    """``"m4b,mp3"`` (the CLI's --format, or a string in the file) as a list."""
+    return value.split(",") if isinstance(value, str) else value
+
+
+@dataclass(frozen=True)
+class ProductionOptions:
+    """``[production]``: what is read from the input and what is delivered."""
+
+    formats: tuple[str, ...] = option(
+        ("wav", "flac"), "Any of wav, flac, m4b, mp3 (a list, or comma-separated)",
+        parse=_comma_list,
+    )  # fmt: skip
+    chapters: str | None = option(None, 'Chapters to render, 1-based: "3-7" or "1,4-5"')
+    keep_extras: bool = option(False, "EPUB: also read front matter and notes")
+    lexicon: str | None = option(None, "Pronunciation lexicon (TOML)", path=True)
+    credits: bool = option(False, "Opening and closing credits as their own chapters")
+    narrator: str | None = option(None, "Narrator's name (tags, credits)")
+    author: str | None = option(None, "Author (tags, credits); overrides the EPUB's")
+    split_hours: float | None = option(None, "M4B parts of at most this many hours")
+    toc_depth: int | None = option(
+        None, "EPUB: chapters at this table-of-contents depth; default: the chapter-sized level"
+    )
+    language_override: str | None = option(
+        None, "Read the book as this language (BCP 47), whatever its dc:language says"
+    )
+
+    def __post_init__(self) -> None:
+        formats = tuple(f.strip().lower() for f in self.formats if f.strip())
+        object.__setattr__(self, "formats", formats)
+        unknown = [f for f in formats if f not in FORMATS]
+        if unknown or not formats:
+            raise UserError(
+                f"unknown output format '{','.join(unknown)}': choose from {', '.join(FORMATS)} "
+                "(comma-separated, e.g. --format m4b,mp3)"
+            )
+        if self.split_hours is not None and not self.split_hours > 0:
+            raise UserError(f"--split-hours must be positive (got {self.split_hours})")
+        if self.toc_depth is not None and (type(self.toc_depth) is not int or self.toc_depth < 1):
+            raise UserError(f"--toc-depth must be a whole number from 1 (got {self.toc_depth!r})")
+
+
+@dataclass(frozen=True)
+class DubOptions:
+    """``[dub]``: timing, stretch and mixing of a dub (its CLI flags override them)."""
+
+    speed_limit: float = option(1.25, "The most a winner is sped up (1.25 = 25% faster)")
+    max_extend_s: float = option(1.0, "How far a slot may reach into the silence after its cue")
+    min_gap_s: float = option(0.1, "Silence always kept before the next cue starts")
+    tail_s: float = option(1.0, "Silence after the last cue's end (without duration)")
+    duration: float | None = option(None, "The track's length in seconds; default: last end + tail")
+    duck_db: float = option(12.0, "How far the original is lowered under speech in the mix")
+    voices: Mapping[str, str] = option(factory=dict, doc="[dub.voices] speaker NAME = voice")
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.speed_limit) and 1.0 <= self.speed_limit <= 4.0):
+            raise UserError(
+                f"--speed-limit must be between 1.0 (never stretch) and 4.0 "
+                f"(got {self.speed_limit})"
+            )
+        for name in ("max_extend_s", "min_gap_s", "tail_s", "duck_db"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise UserError(f"[dub] {name} must be a number >= 0 (got {value})")
+        if self.duration is not None and not (math.isfinite(self.duration) and self.duration > 0):
+            raise UserError(
+                f"--duration must be a positive number of seconds (got {self.duration})"
+            )
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.voices.items()):
+            raise UserError('[dub.voices] maps speaker names to voices: NAME = "voice"')

@@ -1,0 +1,275 @@
+"""What a producer can do in a review: choose, approve, more takes, edit, add a lexicon entry, undo,
+deliver. Each is recorded in the decision log before anything else happens.
+
+Choosing a kept take, approving and undoing are decisions only (nothing is generated; the
+chapter files change at the next delivery). More takes, an edit of a line's spoken text and a
+lexicon entry are requests: recorded at once, then run on the work queue through the same
+pipeline the render used (the render's generator, verifiers and policy, rebuilt from the
+manifest by :func:`~verified_tts.workflows.rerender.original_config`; models are loaded once, on
+the first request): more takes is :func:`~verified_tts.workflows.rerender.more_candidates` at
+N + k with the seeds continuing after the last; an edit renders only that line; a lexicon entry
+renders only the lines whose spoken text it changes. Each request's ``result`` row holds the
+line's record before and after, so a restart shows it without running it again, and a request
+the app was killed before answering runs again when the review reopens. Delivery is
+:func:`~verified_tts.review.deliver.deliver_review` (for a dub, the dub workflow again, which
+reuses every stored decision and lays the chosen takes).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+from dataclasses import replace
+from typing import Any
+
+from verified_tts.errors import UserError
+from verified_tts.output.manifest import RerenderMark, UtteranceRecord
+from verified_tts.review.decisions import Entry
+from verified_tts.review.hook import edited_segment, live_changes, review_summary
+from verified_tts.review.jobs import Job, Worker
+from verified_tts.review.models import Models
+from verified_tts.review.session import ReviewSession, describe
+from verified_tts.review.state import where
+
+__all__ = ["Reviewer"]
+
+MAX_MORE = 32  # takes one "more takes" may ask for
+
+
+class Reviewer:
+    """The actions on one :class:`ReviewSession`, recorded as decisions by ``by``."""
+
+    def __init__(
+        self, session: ReviewSession, *, by: str | None = None, synthesizer: Any = None
+    ) -> None:
+        self.session = session
+        self.by = by or getpass.getuser()
+        self.worker = Worker()
+        self.models = Models(session, synthesizer)  # loaded on the first request if not given
+
+    def resume(self) -> int:
+        """Queue again the requests a killed review recorded but did not finish."""
+        pending = list(self.session.review.pending)
+        for entry in pending:
+            self._queue(entry)
+        return len(pending)
+
+    def close(self) -> None:
+        self.worker.stop()
+        self.session.close()
+
+    # decisions --------------------------------------------------------------------------------
+    def choose(self, position: int, candidate: int) -> Entry:
+        with self.session.lock:
+            return self._choose(position, candidate)
+
+    def _choose(self, position: int, candidate: int) -> Entry:
+        state = self.session.state(position)
+        record = state.record
+        if not 0 <= candidate < len(record.candidates):
+            raise UserError(f"this line has takes 1-{len(record.candidates)}, not {candidate + 1}")
+        if not record.candidates[candidate].audio:
+            raise UserError(f"take {candidate + 1} was not kept (--keep winners): choose another")
+        data = {"key": record.key, "candidate": candidate, "selected": record.winner,
+                "text": record.text, "where": where(record)}  # fmt: skip
+        return self.session.record("choose", by=self.by, line=state.line, data=data)
+
+    def approve(self, position: int) -> Entry:
+        with self.session.lock:
+            return self._approve(position)
+
+    def _approve(self, position: int) -> Entry:
+        state = self.session.state(position)
+        record = state.record
+        data = {"key": record.key, "candidate": state.winner, "text": record.text,
+                "where": where(record)}  # fmt: skip
+        return self.session.record("approve", by=self.by, line=state.line, data=data)
+
+    def undo(self, seq: int | None = None) -> Entry:
+        with self.session.lock:  # two quick undos take back two decisions, not one twice
+            return self._undo(seq)
+
+    def _undo(self, seq: int | None) -> Entry:
+        review = self.session.review
+        target = review.undoable() if seq is None else next(
+            (e for e in review.entries if e.seq == seq), None
+        )
+        undone = {e.of for e in review.entries if e.kind == "undo"}
+        if target is None or target.kind not in ("choose", "approve", "more", "edit", "lexicon"):
+            raise UserError("there is nothing to undo")
+        if target.seq in undone:
+            raise UserError(f"decision {target.seq} was already undone")
+        return self.session.record("undo", by=self.by, line=target.line, of=target.seq,
+                                   data={"what": describe(target)})  # fmt: skip
+
+    # requests ---------------------------------------------------------------------------------
+    def more(self, position: int, k: int = 4) -> Entry:
+        if not 1 <= k <= MAX_MORE:
+            raise UserError(f"ask for 1 to {MAX_MORE} more takes at a time (not {k})")
+        self._can_render()
+        with self.session.lock:
+            state = self.session.state(position)
+            record = state.record
+            data = {"key": record.key, "k": k, "n": len(record.candidates) + k,
+                    "text": record.text, "where": where(record)}  # fmt: skip
+            entry = self.session.record("more", by=self.by, line=state.line, data=data)
+        return self._queue(entry)
+
+    def edit(self, position: int, typed: str) -> Entry:
+        typed = " ".join(str(typed).split())
+        if not any(ch.isalnum() for ch in typed):
+            raise UserError("the new spoken text has nothing to say: type the words to read")
+        if len(typed) > 2000:
+            raise UserError("the new spoken text is longer than 2000 characters: split the line")
+        self._can_render()
+        spoken, phonemes, used = typed, (), ()
+        lexicon = self.models.lexicon()
+        if lexicon is not None:
+            spoken, phonemes, used = lexicon.apply(typed)
+        with self.session.lock:
+            state = self.session.state(position)
+            record = state.record
+            if spoken == record.spoken:
+                raise UserError("the line already says that: change the text, or approve it")
+            data = {"key": record.key, "typed": typed, "spoken": spoken,
+                    "phonemes": [list(p) for p in phonemes], "lexicon": list(used),
+                    "text": record.text, "where": where(record)}  # fmt: skip
+            entry = self.session.record("edit", by=self.by, line=state.line, data=data)
+        return self._queue(entry)
+
+    def lexicon_lines(self, word: str, say: str | None, phonemes: str | None) -> dict[str, Any]:
+        """The entry for ``word`` and the lines it would render again (without recording it)."""
+        from verified_tts.text.lexicon import Lexicon, make_entry
+
+        value = {k: v for k, v in {"say": say or None, "phonemes": phonemes or None}.items() if v}
+        entry = make_entry(" ".join(str(word).split()), value, where="the new lexicon entry")
+        lexicon = Lexicon((entry,))
+        lines = []
+        for state in {s.line: s for s in self.session.review.lines}.values():
+            spoken, _, used = lexicon.apply(state.record.spoken or state.record.text)
+            if used and (spoken != state.record.spoken or entry.phonemes):
+                lines.append(state)
+        return {"entry": entry.as_dict(), "lines": [s.line for s in lines],
+                "texts": [s.record.text for s in lines[:20]]}  # fmt: skip
+
+    def lexicon(self, word: str, say: str | None = None, phonemes: str | None = None) -> Entry:
+        found = self.lexicon_lines(word, say, phonemes)
+        if not found["lines"]:
+            raise UserError(
+                f"no line says \u201c{word}\u201d as it is spoken (numbers and abbreviations are "
+                "spelled out first): check the word, or edit the line instead"
+            )
+        self._can_render()
+        data = {"entry": found["entry"], "lines": found["lines"]}
+        return self._queue(self.session.record("lexicon", by=self.by, data=data))
+
+    def deliver(self) -> Job:
+        return self.worker.submit("deliver", "deliver", self._run_deliver)
+
+    def _can_render(self) -> None:
+        if self.session.manifest.keep == "winners":
+            raise UserError(
+                "this render kept only its winners (--keep winners): more takes and edits need "
+                "the store of a render with --keep all"
+            )
+
+    # the work ---------------------------------------------------------------------------------
+    def _queue(self, entry: Entry) -> Entry:
+        runs = {"more": self._run_more, "edit": self._run_edit, "lexicon": self._run_lexicon}
+        title = describe(entry)
+        self.worker.submit(entry.kind, title, lambda job: runs[entry.kind](entry, job),
+                           cancelled=lambda: self._undone(entry))  # fmt: skip
+        return entry
+
+    def _undone(self, entry: Entry) -> bool:
+        return any(e.kind == "undo" and e.of == entry.seq for e in self.session.entries)
+
+    def _answer(self, entry: Entry, records: list[dict[str, Any]]) -> dict[str, Any]:
+        self.session.record("result", by=self.by, line=entry.line, of=entry.seq,
+                            data={"records": records})  # fmt: skip
+        return {"lines": len(records)}
+
+    def _failed(self, entry: Entry, error: UserError) -> None:
+        self.session.record("failed", by=self.by, line=entry.line, of=entry.seq,
+                            data={"error": str(error)})  # fmt: skip
+
+    def _guarded(self, entry: Entry, work: Any) -> Any:
+        try:
+            return work()
+        except UserError as error:
+            self._failed(entry, error)
+            raise
+
+    def _run_more(self, entry: Entry, job: Job) -> dict[str, Any]:
+        def work() -> dict[str, Any]:
+            found = self.session.line(str(entry.line))
+            if found is None:
+                raise UserError("this line is not in the render any more")
+            position, state = found
+            record = state.record
+            n = len(record.candidates) + int(entry.data["k"])
+            job.say("loading the models" if not self.models.loaded else f"rendering {n} takes")
+            utterance = self.models.utterance(position, record)
+            job.say(f"rendering takes {len(record.candidates) + 1}-{n}")
+            result = self.models.more(utterance, n, record.key)
+            after = replace(_record(result, record),
+                            rerendered=RerenderMark(n, record.winner, record.flagged))  # fmt: skip
+            return self._answer(entry, [_item(entry.line, record, after)])
+
+        return self._guarded(entry, work)
+
+    def _run_edit(self, entry: Entry, job: Job) -> dict[str, Any]:
+        return self._guarded(entry, lambda: self._render_lines(entry, [str(entry.line)], job))
+
+    def _run_lexicon(self, entry: Entry, job: Job) -> dict[str, Any]:
+        return self._guarded(entry, lambda: self._render_lines(entry, entry.data["lines"], job))
+
+    def _render_lines(self, entry: Entry, lines: list[str], job: Job) -> dict[str, Any]:
+        """Render ``lines`` as the review's changes up to ``entry`` say them."""
+        changes = [e for e in live_changes(self.session.entries) if e.seq <= entry.seq]
+        wanted = []
+        for line in lines:
+            found = self.session.line(line)
+            if found is None:
+                continue
+            segment = edited_segment(self.models.segment(self.session.base_record(line)), line,
+                                     changes)  # fmt: skip
+            wanted.append((line, found, segment))
+        if not wanted:
+            raise UserError("none of these lines is in the render any more")
+        job.say("loading the models" if not self.models.loaded else "rendering")
+        utterances = [self.models.utterance(position, state.record, segment)
+                      for _, (position, state), segment in wanted]  # fmt: skip
+        job.say(f"rendering {len(wanted)} line{'s' if len(wanted) != 1 else ''}")
+        results = self.models.render(utterances)
+        return self._answer(entry, [
+            _item(line, state.record, _record(result, state.record))
+            for (line, (_, state), _), result in zip(wanted, results, strict=True)
+        ])  # fmt: skip
+
+    def _run_deliver(self, job: Job) -> dict[str, Any]:
+        session = self.session
+        review = session.review
+        summary = review_summary(review, session.entries)
+        if session.manifest.dub:
+            job.say("loading the models to lay the track")
+            manifest, done = self.models.deliver_dub(job.say)
+        else:
+            manifest, done = self.models.deliver_book(review.records(), summary, job.say)
+        session.load_manifest(manifest)
+        session.record("deliver", by=self.by, data=done)
+        return done
+
+
+def _record(result: Any, like: UtteranceRecord) -> UtteranceRecord:
+    """The record of a result, placed where ``like`` is in the book."""
+    record = UtteranceRecord.from_result(result)
+    return replace(record, chapter=like.chapter, paragraph=like.paragraph, line=like.line,
+                   kind=like.kind)  # fmt: skip
+
+
+def _item(line: Any, before: UtteranceRecord, after: UtteranceRecord) -> dict[str, Any]:
+    # JSON round trip: the log keeps plain JSON, exactly as the manifest would
+    return json.loads(json.dumps({"line": line, "before": before.to_json(),
+                                  "after": after.to_json()}))  # fmt: skip
+

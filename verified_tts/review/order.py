@@ -1,0 +1,179 @@
+"""Worst first: the order a producer hears the lines in, and the list rows the page shows.
+
+Flagged lines come first (no take passed the gates), then the lines the verifiers doubt most, then
+the rest in book order. A line's doubt is the sum of three parts, each between 0 and 1, of the take
+the book holds: how near it came to a gate (one margin, or for a gate without one a quarter of its
+bound, or more inside every gate counts nothing),
+how unlikely the reference text is under the ASR model (one less the geometric mean token
+probability, from ``asr_logprob``) and how much its candidates disagree (the share of the other
+takes that failed a gate or were heard as other words). Ties keep book order. :func:`rows`
+filters (flagged, chapter, reviewed or not, text) and pages that order; the figures of a row are
+computed once per take and reused, so a 10,000-line book re-sorts in a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from verified_tts.output.manifest import UtteranceRecord
+from verified_tts.review.explain import doubtful_word, gate_scale, line_reasons, mark
+from verified_tts.review.state import LineState
+
+__all__ = ["FILTERS", "Ranked", "Ranking", "doubt"]
+
+FILTERS = ("all", "flagged", "unreviewed", "reviewed", "changed")
+
+
+def _heard(text: Any) -> str:
+    return re.sub(r"[^\w\s']", "", str(text or "").lower()).strip()
+
+
+def _gate_bounds(gates: Sequence[Mapping[str, Any]]) -> list[tuple[str, float, float]]:
+    """(metric, bound, signed scale) per side of every gate: slack = (value - bound) / scale."""
+    bounds = []
+    for gate in gates:
+        for side, sign in (("min", 1.0), ("max", -1.0)):
+            bound = gate.get(side)
+            if bound is not None:
+                bounds.append((str(gate["metric"]), float(bound), sign * gate_scale(gate, bound)))
+    return bounds
+
+
+def doubt(
+    record: UtteranceRecord,
+    gates: Sequence[Mapping[str, Any]],
+    *,
+    bounds: list[tuple[str, float, float]] | None = None,
+) -> float:
+    """How much the verifiers doubt the record's winner (0 to 3; see the module docstring)."""
+    winner = record.winner_candidate
+    scores = winner.scores
+    slack = min(
+        ((value - bound) / scale
+         for metric, bound, scale in (bounds if bounds is not None else _gate_bounds(gates))
+         if (value := scores.get(metric)) is not None and value == value),
+        default=None,
+    )  # fmt: skip
+    near = 0.0 if slack is None else min(1.0, max(0.0, 1.0 - slack))
+    logprob = scores.get("asr_logprob")
+    unlikely = 0.0 if logprob is None or logprob != logprob else 1.0 - math.exp(min(0.0, logprob))
+    others = [c for c in record.candidates if c.index != winner.index]
+    if not others:
+        return near + unlikely
+    heard = _heard(winner.detail.get("transcript"))
+    differ = sum((not c.passed) or _heard(c.detail.get("transcript")) != heard for c in others)
+    return near + unlikely + differ / len(others)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """What the list shows of one line, and where it sorts."""
+
+    doubt: float
+    reason: str | None
+    word: str | None
+    marked: tuple[int, int] | None
+
+
+class Ranking:
+    """Rows of a review in worst-first order, with the figures of each take cached."""
+
+    def __init__(self, gates: Sequence[Mapping[str, Any]]) -> None:
+        self.gates = list(gates)
+        self._bounds = _gate_bounds(self.gates)
+        self._doubts: dict[tuple[Any, ...], float] = {}
+        self._cache: dict[tuple[Any, ...], Ranked] = {}
+
+    @staticmethod
+    def _key(record: UtteranceRecord) -> tuple[Any, ...]:
+        return (record.key, record.winner, len(record.candidates), record.flagged)
+
+    def doubt(self, record: UtteranceRecord) -> float:
+        key = self._key(record)
+        found = self._doubts.get(key)
+        if found is None:
+            found = self._doubts[key] = round(doubt(record, self.gates, bounds=self._bounds), 4)
+        return found
+
+    def ranked(self, record: UtteranceRecord) -> Ranked:
+        """The line's figures with its reason in words (for the rows a page shows)."""
+        key = self._key(record)
+        found = self._cache.get(key)
+        if found is None:
+            reasons = line_reasons(record, self.gates)
+            word = doubtful_word(reasons)
+            found = Ranked(
+                doubt=self.doubt(record),
+                reason=reasons[0]["text"] if reasons else None,
+                word=word,
+                marked=mark(record.text, word),
+            )
+            self._cache[key] = found
+        return found
+
+    def order(self, lines: Sequence[LineState]) -> list[int]:
+        """Positions in the order a producer hears them: flagged, most doubtful, book order."""
+        doubts = [
+            self.doubt(state.effective() if state.choice else state.record) for state in lines
+        ]
+        return sorted(
+            range(len(lines)), key=lambda p: (not lines[p].record.flagged, -doubts[p], p)
+        )
+
+    def rows(
+        self,
+        lines: Sequence[LineState],
+        order: Sequence[int],
+        *,
+        show: str = "all",
+        chapter: int | None = None,
+        query: str = "",
+        offset: int = 0,
+        limit: int = 100,
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """(how many match, the rows ``offset`` .. ``offset + limit`` of them)."""
+        needle = query.strip().lower()
+        keep = {
+            "all": lambda s: True,
+            "flagged": lambda s: s.record.flagged,
+            "unreviewed": lambda s: not s.reviewed,
+            "reviewed": lambda s: s.reviewed,
+            "changed": lambda s: bool(s.changes or s.pending),
+        }[show if show in FILTERS else "all"]
+        matching = [
+            p
+            for p in order
+            if keep(lines[p])
+            and (chapter is None or lines[p].record.chapter == chapter)
+            and (
+                not needle
+                or needle in lines[p].record.text.lower()
+                or needle in (lines[p].record.spoken or "").lower()
+            )
+        ]
+        return len(matching), [
+            self.row(p, lines[p]) for p in matching[max(0, offset) : max(0, offset) + limit]
+        ]
+
+    def row(self, position: int, state: LineState) -> dict[str, Any]:
+        record = state.effective()
+        figures = self.ranked(record)
+        return {
+            "pos": position,
+            "chapter": record.chapter,
+            "text": record.text,
+            "flagged": record.flagged,
+            "decision": "chosen" if state.choice else "approved" if state.approval else None,
+            "changed": bool(state.changes),
+            "pending": bool(state.pending),
+            "stale": bool(state.stale),
+            "doubt": figures.doubt,
+            "reason": figures.reason,
+            "marked": list(figures.marked) if figures.marked else None,
+            "winner": record.winner,
+            "candidates": len(record.candidates),
+        }

@@ -1,0 +1,386 @@
+// The review page: a worst-first list of lines, one line's takes, and keyboard actions.
+// Plain DOM, no framework; text from the book is only ever set as textContent.
+"use strict";
+
+const TOKEN = document.querySelector('meta[name="review-token"]').content;
+const PAGE = 100;
+const state = {
+  rows: [], total: 0, current: -1, detail: null, summary: null,
+  jobs: [], polling: null, lastJobs: "", query: { show: "all", chapter: "", q: "" },
+};
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function toast(text, error) {
+  const box = $("toast");
+  box.textContent = text;
+  box.className = "show" + (error ? " error" : "");
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { box.className = ""; }, error ? 6000 : 2500);
+}
+
+async function api(path, body) {
+  const options = { headers: { "X-Review-Token": TOKEN }, credentials: "same-origin" };
+  if (body !== undefined) {
+    options.method = "POST";
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, options);
+  const data = await response.json().catch(() => ({ error: response.statusText }));
+  if (!response.ok) throw new Error(data.error || response.statusText);
+  return data;
+}
+
+async function act(path, body, done) {
+  try {
+    const data = await api(path, body);
+    if (data.summary) showSummary(data.summary);
+    if (done) toast(done);
+    await refreshLine();
+    pollJobs();
+    return data;
+  } catch (error) {
+    toast(error.message, true);
+    return null;
+  }
+}
+
+// ---- summary, jobs ---------------------------------------------------------------------------
+function showSummary(summary) {
+  state.summary = summary;
+  const p = $("progress");
+  p.replaceChildren(
+    el("b", {}, summary.reviewed), ` of ${summary.lines} reviewed · `,
+    el("b", {}, summary.left), " left · ",
+    el("b", { id: "flagged-left" }, summary.flagged_left), " flagged left",
+    summary.orphans ? ` · ${summary.orphans} decisions for lines no longer here` : "",
+  );
+  $("undo").disabled = !summary.undo;
+  $("undo").title = summary.undo ? `Undo: ${summary.undo.text} (u)` : "nothing to undo";
+  const chapter = $("chapter");
+  if (chapter.options.length === 1 && summary.chapters.length > 1) {
+    for (const c of summary.chapters) {
+      chapter.append(el("option", { value: c.index }, `${c.index + 1}. ${c.title || "chapter"}`));
+    }
+  }
+}
+
+function jobLine(job) {
+  if (job.state === "failed") return el("span", { class: "failed" }, `${job.title}: ${job.error}`);
+  if (job.state === "done" && job.kind === "deliver" && job.result) {
+    const r = job.result;
+    const acx = r.acx_passed === true ? "ACX check passed" : r.acx_passed === false ? "ACX check FAILED" : "";
+    return el("span", { id: "delivered" },
+      `delivered: ${r.rebuilt.length} chapter(s) rebuilt, ${r.kept.length} kept` + (acx ? `; ${acx}` : ""));
+  }
+  if (job.state === "done") return `done: ${job.title}`;
+  return `${job.state === "queued" ? "queued" : "working"}: ${job.title}${job.progress ? " · " + job.progress : ""}`;
+}
+
+async function pollJobs() {
+  let data;
+  try { data = await api("/api/jobs"); } catch (error) { return; }
+  const jobs = data.jobs;
+  const active = jobs.filter((j) => j.state === "queued" || j.state === "running");
+  const last = active[0] || jobs[jobs.length - 1];
+  $("jobs").replaceChildren(last ? jobLine(last) : "");
+  $("jobs").dataset.state = last ? last.state : "";
+  $("jobs").dataset.kind = last ? last.kind : "";
+  const signature = JSON.stringify(jobs.map((j) => [j.id, j.state]));
+  if (signature !== state.lastJobs) {
+    const finished = state.lastJobs !== "";
+    state.lastJobs = signature;
+    if (finished) {
+      showSummary(await api("/api/summary"));
+      await reloadList(true);
+    }
+  }
+  clearTimeout(state.polling);
+  if (active.length) state.polling = setTimeout(pollJobs, 700);
+}
+
+// ---- the list --------------------------------------------------------------------------------
+function rowNode(row, index) {
+  const badges = [];
+  if (row.flagged) badges.push(el("span", { class: "badge flag", title: "no take passed the checks" }, "flag"));
+  if (row.decision) badges.push(el("span", { class: "badge done" }, row.decision));
+  if (row.pending) badges.push(el("span", { class: "badge work" }, "working"));
+  else if (row.changed) badges.push(el("span", { class: "badge" }, "changed"));
+  if (row.stale) badges.push(el("span", { class: "badge stale" }, "text changed"));
+  return el("li", {
+    class: index === state.current ? "current" : "", "data-pos": row.pos,
+    onclick: () => select(index),
+  }, el("span", { class: "badge", title: "chapter" }, row.chapter + 1),
+  el("span", { class: "text" }, row.text, row.reason ? el("span", { class: "why" }, row.reason) : null),
+  badges);
+}
+
+function drawList() {
+  const list = $("list");
+  list.replaceChildren(...state.rows.map(rowNode));
+  $("count").textContent = `${state.total} line${state.total === 1 ? "" : "s"}`;
+  $("more-rows").hidden = state.rows.length >= state.total;
+}
+
+function listQuery(offset) {
+  const q = state.query;
+  const params = new URLSearchParams({ show: q.show, q: q.q, offset, limit: PAGE });
+  if (q.chapter !== "") params.set("chapter", q.chapter);
+  return "/api/lines?" + params.toString();
+}
+
+async function reloadList(keep) {
+  const pos = keep && state.detail ? state.detail.pos : null;
+  const wanted = Math.max(PAGE, keep ? state.rows.length : 0);
+  const data = await api(listQuery(0).replace(`limit=${PAGE}`, `limit=${Math.min(wanted, 500)}`));
+  state.rows = data.rows;
+  state.total = data.total;
+  let index = pos === null ? 0 : state.rows.findIndex((r) => r.pos === pos);
+  if (index < 0) index = Math.min(state.current, state.rows.length - 1);
+  state.current = -1;
+  drawList();
+  if (state.rows.length) await select(Math.max(0, index), keep && pos !== null);
+  else $("detail").replaceChildren(el("p", { class: "muted" }, "no line matches"));
+}
+
+async function moreRows() {
+  if (state.rows.length >= state.total) return;
+  const data = await api(listQuery(state.rows.length));
+  state.rows.push(...data.rows);
+  state.total = data.total;
+  drawList();
+}
+
+async function select(index, quiet) {
+  if (index < 0 || index >= state.rows.length) return;
+  const previous = $("list").querySelector("li.current");
+  if (previous) previous.classList.remove("current");
+  state.current = index;
+  const item = $("list").children[index];
+  if (item) { item.classList.add("current"); if (!quiet) item.scrollIntoView({ block: "nearest" }); }
+  if (index > state.rows.length - 10) moreRows();
+  await showLine(state.rows[index].pos);
+}
+
+async function refreshLine() {
+  if (!state.detail) return;
+  const pos = state.detail.pos;
+  await showLine(pos);
+  const index = state.rows.findIndex((r) => r.pos === pos);
+  if (index >= 0 && state.detail) {
+    const d = state.detail;
+    Object.assign(state.rows[index], { decision: d.decision, pending: d.pending.length > 0, stale: !!d.stale, winner: d.winner });
+    $("list").children[index].replaceWith(rowNode(state.rows[index], index));
+  }
+}
+
+// ---- one line --------------------------------------------------------------------------------
+function textWithMark(text, marked) {
+  // each word is a span (a click opens a lexicon entry for it); the doubtful word is marked,
+  // and so is a doubtful punctuation mark between words
+  const node = el("p", { id: "line-text" });
+  const between = (a, b) => {
+    if (marked && marked[0] >= a && marked[1] <= b && marked[1] > marked[0]) {
+      return [text.slice(a, marked[0]), el("mark", {}, text.slice(marked[0], marked[1])), text.slice(marked[1], b)];
+    }
+    return [text.slice(a, b)];
+  };
+  let at = 0;
+  for (const match of text.matchAll(/[\p{L}\p{N}'’-]+/gu)) {
+    const start = match.index, end = start + match[0].length;
+    if (start > at) node.append(...between(at, start));
+    const word = el("span", { class: "word", title: "add a lexicon entry for this word",
+      onclick: () => openLexicon(match[0]) }, match[0]);
+    node.append(marked && start < marked[1] && end > marked[0] ? el("mark", {}, word) : word);
+    at = end;
+  }
+  if (at < text.length) node.append(...between(at, text.length));
+  return node;
+}
+
+function reasonList(reasons) {
+  if (!reasons.length) return el("ul", { class: "reasons" }, el("li", { class: "ok" }, "passed every check"));
+  return el("ul", { class: "reasons" }, reasons.map((r) => el("li", { "data-kind": r.kind }, r.text)));
+}
+
+function player(src, id) {
+  return src ? el("audio", { controls: true, preload: "none", src, id }) : el("span", { class: "muted" }, "not kept");
+}
+
+function showLine(pos) {
+  return api(`/api/line/${pos}`).then(drawLine).catch((error) => toast(error.message, true));
+}
+
+function drawLine(d) {
+  state.detail = d;
+  const takes = d.candidates;
+  const inBook = takes[d.winner];
+  const where = `chapter ${d.chapter + 1}${d.chapter_title ? " · " + d.chapter_title : ""} · line ${d.place} of ${d.chapter_lines}`;
+  const rows = takes.map((c) => el("tr", { class: c.index === d.winner ? "chosen" : "", "data-take": c.index },
+    el("td", {}, el("kbd", {}, c.index < 9 ? c.index + 1 : "")),
+    el("td", {}, player(c.audio, `take-${c.index}`)),
+    el("td", { class: c.passed ? "pass" : "fail" }, c.passed ? "passed" : "failed"),
+    el("td", {}, c.reasons.length ? c.reasons.map((r) => r.text).join("; ") : "—",
+      c.index === d.selected ? el("span", { class: "muted" }, " (the verifiers' pick)") : ""),
+    el("td", { class: "heard" }, c.heard ? el("q", {}, c.heard) : "—"),
+    el("td", { class: "num" }, c.duration_s != null ? `${c.duration_s.toFixed(2)} s` : ""),
+    el("td", {}, c.index === d.winner ? el("b", {}, "in the book")
+      : el("button", { onclick: () => choose(c.index), disabled: !c.audio }, "choose")),
+  ));
+  const dub = d.dub ? el("div", { class: "card", id: "cue" },
+    `cue ${d.dub.start.toFixed(2)}–${d.dub.end.toFixed(2)} s (room to ${d.dub.slot_end.toFixed(2)} s); ` +
+    `the take sits at ${d.dub.placed_start.toFixed(2)}–${d.dub.placed_end.toFixed(2)} s` +
+    (d.dub.stretch && d.dub.stretch !== 1 ? `, sped up ${d.dub.stretch.toFixed(2)}x` : "") +
+    (d.dub.flag_reasons && d.dub.flag_reasons.length ? ` (${d.dub.flag_reasons.join("; ")})` : "")) : null;
+  const notes = [];
+  if (d.stale) notes.push(el("div", { class: "note", id: "stale" }, d.stale));
+  if (d.pending.length) notes.push(el("div", { class: "note" }, `working on it: ${d.pending.join(", ")}`));
+  if (d.repeats > 1) notes.push(el("div", { class: "note" }, `this sentence occurs ${d.repeats} times: a decision applies to each`));
+  const parts = [
+    el("div", { class: "where" }, where, d.flagged ? el("span", { class: "badge flag" }, "flagged") : "",
+      d.decision ? el("span", { class: "badge done", id: "decision" }, d.decision) : ""),
+    textWithMark(d.text, d.marked),
+    d.spoken && d.spoken !== d.text ? el("div", { class: "muted" }, "spoken as: ", el("span", { id: "spoken" }, d.spoken)) : null,
+    reasonList(d.reasons),
+    el("div", { class: "heard" }, "the ASR model heard: ", d.heard ? el("q", {}, d.heard) : "—"),
+    notes, dub,
+    el("div", { class: "card inbook" }, el("b", {}, `in the book: take ${d.winner + 1}`),
+      player(inBook.audio, "winner-audio"),
+      el("button", { id: "approve", onclick: approve }, "approve ", el("kbd", {}, "a"))),
+    el("table", { class: "takes" }, el("thead", {}, el("tr", {}, ["", "take", "checks", "why", "heard", "length", ""].map((h) => el("th", {}, h)))),
+      el("tbody", {}, rows)),
+    el("div", { class: "card actions" },
+      el("button", { id: "more", onclick: more }, "more takes ", el("kbd", {}, "m")),
+      el("label", {}, "how many ", el("input", { type: "number", id: "more-k", min: 1, max: 32, value: 4 })),
+      el("button", { id: "edit", onclick: openEdit }, "edit the spoken text ", el("kbd", {}, "e")),
+      el("button", { id: "lexicon", onclick: () => openLexicon(d.word) }, "lexicon entry ", el("kbd", {}, "l"))),
+    el("div", { id: "forms" }),
+    d.history.length ? el("div", { class: "history" }, el("b", {}, "decisions"),
+      el("ul", {}, d.history.map((h) => el("li", {}, `${h.text} — ${h.by}, ${h.at.replace("T", " ").slice(0, 19)}`)))) : null,
+  ];
+  $("detail").replaceChildren(...parts.flat().filter((part) => part !== null && part !== false));
+}
+
+// ---- actions ---------------------------------------------------------------------------------
+const choose = (index) => state.detail && act("/api/choose", { pos: state.detail.pos, candidate: index }, `take ${index + 1} chosen`);
+const approve = () => state.detail && act("/api/approve", { pos: state.detail.pos }, "approved");
+const undo = () => act("/api/undo", {}, "undone").then(() => reloadList(true));
+function more() {
+  if (!state.detail) return;
+  const k = parseInt(($("more-k") || {}).value || "4", 10);
+  act("/api/more", { pos: state.detail.pos, k }, `${k} more takes queued`);
+}
+async function deliver() {
+  try { await api("/api/deliver", {}); toast("delivering…"); } catch (error) { toast(error.message, true); }
+  pollJobs();
+}
+
+function openEdit() {
+  const d = state.detail;
+  if (!d) return;
+  const area = el("textarea", { id: "edit-text", "aria-label": "spoken text" });
+  area.value = d.spoken || d.text;
+  const save = () => act("/api/edit", { pos: d.pos, spoken: area.value }, "edit queued: rendering the line");
+  const form = el("form", { class: "panel", id: "edit-form", onsubmit: (e) => { e.preventDefault(); save(); } },
+    el("div", {}, "Say this line as (only this line is rendered again; the book file is not changed):"),
+    area, el("div", {}, el("button", { type: "submit", class: "primary" }, "render it ", el("kbd", {}, "Ctrl+Enter")),
+      el("button", { type: "button", onclick: closeForms }, "cancel ", el("kbd", {}, "Esc"))));
+  area.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); save(); } });
+  $("forms").replaceChildren(form);
+  area.focus();
+}
+
+function openLexicon(word) {
+  if (!state.detail) return;
+  if (word && !/[\p{L}\p{N}]/u.test(word)) word = "";  // a doubtful comma is no lexicon word
+  const w = el("input", { type: "text", id: "lex-word", value: word || "" });
+  const say = el("input", { type: "text", id: "lex-say", placeholder: "e.g. her-my-oh-nee" });
+  const ipa = el("input", { type: "text", id: "lex-phonemes", placeholder: "IPA (Piper), optional" });
+  const count = el("span", { class: "muted", id: "lex-count" });
+  const body = () => ({ word: w.value, say: say.value || null, phonemes: ipa.value || null });
+  const preview = async () => {
+    if (!w.value || (!say.value && !ipa.value)) { count.textContent = ""; return; }
+    try {
+      const found = await api("/api/lexicon/preview", body());
+      count.textContent = `renders ${found.lines.length} line${found.lines.length === 1 ? "" : "s"} again`;
+    } catch (error) { count.textContent = error.message; }
+  };
+  for (const input of [w, say, ipa]) input.addEventListener("input", () => { clearTimeout(preview.t); preview.t = setTimeout(preview, 250); });
+  const form = el("form", { class: "panel", id: "lex-form", onsubmit: (e) => { e.preventDefault(); act("/api/lexicon", body(), "lexicon entry queued"); } },
+    el("div", {}, "Say a word differently everywhere (only the lines with it are rendered again):"),
+    el("label", {}, "word ", w), el("label", {}, "say as ", say), el("label", {}, "or phonemes ", ipa), count,
+    el("div", {}, el("button", { type: "submit", class: "primary" }, "add the entry"),
+      el("button", { type: "button", onclick: closeForms }, "cancel ", el("kbd", {}, "Esc"))));
+  $("forms").replaceChildren(form);
+  (word ? say : w).focus();
+}
+
+function closeForms() { const f = $("forms"); if (f) f.replaceChildren(); }
+
+function playTake(index) {
+  const audio = index === null ? $("winner-audio") : $(`take-${index}`);
+  if (!audio) return;
+  for (const other of document.querySelectorAll("audio")) if (other !== audio) other.pause();
+  if (audio.paused) audio.play().catch((error) => toast(error.message, true)); else audio.pause();
+}
+
+// ---- keyboard --------------------------------------------------------------------------------
+document.addEventListener("keydown", (event) => {
+  const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
+  if (event.key === "Escape") { closeForms(); $("help").hidden = true; document.activeElement.blur(); return; }
+  if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+  const digit = /^Digit([1-9])$/.exec(event.code);
+  if (digit) {
+    event.preventDefault();
+    const index = Number(digit[1]) - 1;
+    if (event.shiftKey) playTake(index); else choose(index);
+    return;
+  }
+  const keys = {
+    j: () => select(state.current + 1), ArrowDown: () => select(state.current + 1),
+    k: () => select(state.current - 1), ArrowUp: () => select(state.current - 1),
+    " ": () => playTake(null), p: () => playTake(null),
+    a: approve, m: more, e: openEdit, l: () => openLexicon(state.detail && state.detail.word),
+    u: undo, D: deliver, "/": () => $("search").focus(), "?": () => { $("help").hidden = !$("help").hidden; },
+  };
+  const run = keys[event.key];
+  if (run) { event.preventDefault(); run(); }
+});
+
+// ---- start -----------------------------------------------------------------------------------
+$("undo").addEventListener("click", undo);
+$("deliver").addEventListener("click", deliver);
+$("more-rows").addEventListener("click", moreRows);
+$("help-button").addEventListener("click", () => { $("help").hidden = !$("help").hidden; });
+$("help-close").addEventListener("click", () => { $("help").hidden = true; });
+$("show").addEventListener("change", (e) => { state.query.show = e.target.value; reloadList(false); e.target.blur(); });
+$("chapter").addEventListener("change", (e) => { state.query.chapter = e.target.value; reloadList(false); e.target.blur(); });
+$("search").addEventListener("input", (e) => { clearTimeout(state.searching); state.searching = setTimeout(() => { state.query.q = e.target.value; reloadList(false); }, 200); });
+$("search").addEventListener("keydown", (e) => { if (e.key === "Enter") e.target.blur(); });
+
+(async () => {
+  try {
+    showSummary(await api("/api/summary"));
+    await reloadList(false);
+    await pollJobs();
+    document.body.dataset.ready = "1";
+  } catch (error) {
+    $("detail").replaceChildren(el("p", { class: "fail" }, error.message));
+  }
+})();

@@ -1,0 +1,278 @@
+"""The seam between the render loop and the ways of choosing a winner: one protocol, one context.
+
+The pipeline (:class:`~verified_tts.pipeline.Synthesizer`) walks the book window by window, takes
+what the store already decided, and hands the rest of each window to a :class:`Strategy`:
+best-of-N (:mod:`verified_tts.best_of_n`) or beam search (:mod:`verified_tts.beam_search`). A
+strategy works only through the :class:`RenderContext` of the run: :meth:`~RenderContext.sample`
+(stored candidates, the missing ones generated in one batch), :meth:`~RenderContext.verify`
+(scores from the store or from every verifier in one call each, committed together),
+:meth:`~RenderContext.decide` (the selection policy's pick, committed as the decision), the run's
+:class:`~verified_tts.results.RunStats` and each voice's speaker reference for the window. So the
+store's keys, the scores and the decisions are the same whichever strategy asked for them.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from verified_tts.generators import Generator, SynthesisRequest
+from verified_tts.keys import candidate_key, score_context, stable_hash
+from verified_tts.results import CandidateResult, RunStats, Utterance, UtteranceResult
+from verified_tts.scoring import score_clips
+from verified_tts.selection import Judgement, SelectionPolicy, choose, judge
+from verified_tts.store import Store, StoredCandidate
+from verified_tts.verification import LoadedVerifiers
+from verifiers import Clip
+
+__all__ = ["ChecksFirst", "RenderContext", "Scored", "Strategy"]
+
+# a scored candidate and its speaker embedding (None without a speaker verifier)
+Scored = tuple[CandidateResult, tuple[float, ...] | None]
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """Chooses the winners of a window's undecided utterances through a :class:`RenderContext`.
+
+    ``bootstraps_reference``: whether, without a user's reference, the first window's speaker
+    reference is the centroid of its utterances' candidate 0 (best-of-N samples those anyway).
+    ``prefetch`` samples ahead what the next window will ask for first (or nothing), on the
+    pipeline's prefetch thread, so the engine is busy while this window is being verified.
+    """
+
+    name: str
+    bootstraps_reference: bool
+
+    def prefetch(self, window: Sequence[Utterance], context: RenderContext) -> None: ...
+
+    def render_window(
+        self, pending: Sequence[Utterance], context: RenderContext
+    ) -> Iterator[UtteranceResult]: ...
+
+
+@runtime_checkable
+class ChecksFirst(Protocol):
+    """A strategy that can refuse a run before any work (one error line, nothing sampled)."""
+
+    def check(self, utterances: Sequence[Utterance], n: int) -> None: ...
+
+
+@dataclass(frozen=True, eq=False)
+class RenderContext:
+    """One run's models, store and policy, as a strategy may use them (see the module doc).
+
+    ``n`` is the run's candidates per utterance, ``policy_id`` the key its decisions are stored
+    under, ``references`` each voice's speaker reference for the current window (a voice not in
+    it falls back to ``voice_reference``, the user's).
+    """
+
+    generator: Generator
+    verifiers: LoadedVerifiers
+    policy: SelectionPolicy
+    store: Store
+    stats: RunStats
+    n: int
+    policy_id: str
+    keep: str = "all"  # "all" candidates' audio, or "winners" only
+    voice_reference: np.ndarray | None = None
+    references: Mapping[str | None, np.ndarray | None] = field(default_factory=dict)
+    # each voice's centroid of short takes, for clips too short for ``references``
+    short_references: Mapping[str | None, np.ndarray | None] = field(default_factory=dict)
+    # the prefetch thread samples the next window while the main thread verifies this one, and
+    # a generator engine takes one batch at a time
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def with_references(
+        self,
+        references: Mapping[str | None, np.ndarray | None],
+        short_references: Mapping[str | None, np.ndarray | None] | None = None,
+    ) -> RenderContext:
+        """The same run, with the speaker references of the next window (sharing the lock)."""
+        short = self.short_references if short_references is None else short_references
+        return replace(self, references=dict(references), short_references=dict(short))
+
+    def reference(self, utterance: Utterance) -> np.ndarray | None:
+        """The speaker reference ``utterance`` is scored against in this window."""
+        return self.references.get(utterance.voice, self.voice_reference)
+
+    def short_reference(self, utterance: Utterance) -> np.ndarray | None:
+        """The short-take reference of ``utterance``'s voice in this window (None: not yet)."""
+        return self.short_references.get(utterance.voice)
+
+    @cached_property
+    def verifier_id(self) -> str:
+        return stable_hash(self.verifiers.identity())
+
+    # ------------------------------------------------------------------------------------------
+    def sample(self, wanted: Sequence[tuple[Utterance, int]]) -> list[StoredCandidate]:
+        """Stored candidates for ``wanted`` (utterance, candidate index), generating the ones not
+        yet stored in one batch."""
+        with self.lock:
+            return self._sample_locked(wanted)
+
+    def _sample_locked(self, wanted: Sequence[tuple[Utterance, int]]) -> list[StoredCandidate]:
+        found: dict[int, StoredCandidate] = {}
+        requests: list[tuple[int, SynthesisRequest]] = []
+        with self.stats.timer("store"):
+            for position, (utterance, index) in enumerate(wanted):
+                stored = self.store.get_candidate(candidate_key(utterance.key, index))
+                if stored is not None:
+                    found[position] = stored
+                    self.count_reused([stored.key])
+                    continue
+                requests.append((position, utterance.request(index)))
+        if requests:
+            with self.stats.timer("generate"):
+                candidates = self.generator.sample([request for _, request in requests])
+            with self.stats.timer("store"):
+                for (position, request), candidate in zip(requests, candidates, strict=True):
+                    found[position] = self.store.put_candidate(
+                        candidate_key(request.utterance_key, request.index),
+                        utterance=request.utterance_key,
+                        index=request.index,
+                        seed=request.seed,
+                        audio=candidate.audio,
+                        sample_rate=candidate.sample_rate,
+                        info=candidate.info,
+                    )
+                    self.stats.counted.add(found[position].key)
+                    self.count_generated(
+                        candidate.duration_s, int(candidate.info.get("tokens", 0) or 0)
+                    )
+        return [found[position] for position in range(len(wanted))]
+
+    def count_reused(self, keys: Sequence[str]) -> None:
+        """Count stored candidates this run used that it had not counted yet."""
+        fresh = set(keys) - self.stats.counted
+        self.stats.candidates_reused += len(fresh)
+        self.stats.counted |= fresh
+
+    def count_generated(self, seconds: float, tokens: int = 0) -> None:
+        """Count one candidate generated by this run: its audio seconds and codec tokens."""
+        self.stats.candidates_generated += 1
+        self.stats.audio_seconds_generated += seconds
+        self.stats.tokens_generated += tokens
+
+    # ------------------------------------------------------------------------------------------
+    def verify(
+        self, wanted: Sequence[tuple[Utterance, int]], stored: Sequence[StoredCandidate]
+    ) -> list[Scored]:
+        """Score one round's candidates: from the store where an earlier run already scored them
+        under the same context, else with every verifier (in one call each), committing the new
+        scores in one transaction so a resumed run sees the whole round or none of it."""
+        speaker_references = [self.reference(utterance) for utterance, _ in wanted]
+        short = [self.short_reference(utterance) for utterance, _ in wanted]
+        contexts = [
+            score_context(
+                self.verifier_id,
+                reference,
+                text=utterance.segment.text,
+                spoken=utterance.segment.spoken,
+                emotion=utterance.segment.emotion,
+                target_duration_s=utterance.target_duration_s,
+                short_reference=short_reference,
+            )
+            for (utterance, _), reference, short_reference in zip(
+                wanted, speaker_references, short, strict=True
+            )
+        ]
+        with self.stats.timer("store"):
+            records = [
+                self.store.get_scores(candidate.key, context)
+                for candidate, context in zip(stored, contexts, strict=True)
+            ]
+        missing = [position for position, record in enumerate(records) if record is None]
+        if missing:
+            fresh = self._score(
+                [wanted[p][0] for p in missing],
+                [stored[p] for p in missing],
+                [speaker_references[p] for p in missing],
+                [short[p] for p in missing],
+            )
+            for position, record in zip(missing, fresh, strict=True):
+                records[position] = record
+            with self.stats.timer("store"):
+                self.store.put_scores((stored[p].key, contexts[p], records[p]) for p in missing)
+        results: list[Scored] = []
+        for candidate, record in zip(stored, records, strict=True):
+            assert record is not None
+            judgement = judge(record["metrics"], self.policy)
+            result = CandidateResult(
+                index=candidate.index,
+                seed=candidate.seed,
+                key=candidate.key,
+                duration_s=round(candidate.duration_s, 3),
+                metrics=record["metrics"],
+                detail=record["detail"],
+                passed=judgement.passed,
+                failed=judgement.failed,
+                score=judgement.score,
+                audio=candidate.audio,
+                info=candidate.info,
+            )
+            embedding = None if record["embedding"] is None else tuple(record["embedding"])
+            results.append((result, embedding))
+        return results
+
+    def _score(
+        self,
+        utterances: Sequence[Utterance],
+        stored: Sequence[StoredCandidate],
+        references: Sequence[np.ndarray | None],
+        short_references: Sequence[np.ndarray | None],
+    ) -> list[dict[str, object]]:
+        """Every active verifier on these candidates; one record per candidate in the shape the
+        store keeps, so a fresh score and a stored one are the same values."""
+        with self.stats.timer("store"):
+            clips = [
+                Clip(
+                    audio=self.store.load_audio(candidate),
+                    sample_rate=candidate.sample_rate,
+                    text=utterance.segment.text,
+                    spoken=utterance.segment.spoken,
+                    emotion=utterance.segment.emotion,
+                    speaker_reference=reference,
+                    short_reference=short_reference,
+                    target_duration_s=utterance.target_duration_s,
+                    info=candidate.info,
+                )
+                for utterance, candidate, reference, short_reference in zip(
+                    utterances, stored, references, short_references, strict=True
+                )
+            ]
+        scores = score_clips(
+            self.verifiers.active, clips, timer=lambda name: self.stats.timer(f"verify:{name}")
+        )
+        self.stats.audio_seconds_verified += sum(clip.duration_s for clip in clips)
+        return [json.loads(json.dumps(score.record())) for score in scores]
+
+    # ------------------------------------------------------------------------------------------
+    def decide(
+        self,
+        utterance: Utterance,
+        candidates: Sequence[CandidateResult],
+        embeddings: Sequence[tuple[float, ...] | None],
+        judgements: Sequence[Judgement] | None = None,
+    ) -> UtteranceResult:
+        """The policy's winner among ``candidates`` (judged again unless ``judgements`` are
+        given), committed to the store as this run's decision."""
+        if judgements is None:
+            judgements = [judge(c.metrics, self.policy) for c in candidates]
+        winner, flagged = choose(list(judgements))
+        kept = list(candidates)
+        if self.keep == "winners":
+            self.store.drop_audio(c.key for c in kept if c.index != winner)
+            kept = [c if c.index == winner else c.without_audio() for c in kept]
+        result = UtteranceResult(
+            utterance, tuple(kept), winner, flagged, reused=False, embedding=embeddings[winner]
+        )
+        with self.stats.timer("store"):
+            self.store.put_decision(result.decision(self.policy_id))
+        return result
