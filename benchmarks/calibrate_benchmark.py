@@ -7,9 +7,16 @@ fault kind under the current and the recommended gates (and held out), the per-m
 (AUC, bound at the target, recall there and at the current gate), the faulted-winner-vs-N curve,
 both gate sets and the goals. Writes benchmarks/results/calibrate_<generator>.json.
 
+``--real-prose dev`` (or ``held_out``) calibrates on sentences of the real-prose books' development
+(or held-out) chapters instead (benchmarks/real_prose.py: the sample written as a .txt book, the
+sentences spread over it), labelled ``real_prose_<part>``. With ``--from``, ``--reanalyse`` redoes
+the analysis under today's shipped gates, and with ``--real-prose`` first recomputes each case's
+``pace_ratio`` from its kept length under today's pace constants (the clip is what the metric
+measures; only its expectation changed), without generating or scoring anything again.
+
 Usage: python benchmarks/calibrate_benchmark.py [BOOK_OR_SUBTITLES] [--generator NAME]
        [--config FILE] [--sentences K] [--candidates N] [--faults KINDS] [--label NAME]
-       [--from OUT_DIR] [--out KEEP_DIR]
+       [--real-prose dev|held_out] [--from OUT_DIR [--reanalyse]] [--out KEEP_DIR]
 (--from reads the calibrate.json of a run already made with those options instead of running
 again; its wall time is then the run's own total.)
 """
@@ -42,6 +49,8 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=None)
     parser.add_argument("--faults", default=None)
     parser.add_argument("--label", default=None, help="results file suffix")
+    parser.add_argument("--real-prose", choices=("dev", "held_out"), default=None)
+    parser.add_argument("--reanalyse", action="store_true", help="with --from: today's gates")
     parser.add_argument("--from", dest="source", default=None, help="existing output folder")
     parser.add_argument("--out", default=None, help="keep the run's output folder here")
     args = parser.parse_args()
@@ -51,9 +60,44 @@ def main() -> None:
         data = json.loads((Path(args.source) / "calibrate.json").read_text(encoding="utf-8"))
         gates_toml = (Path(args.source) / "gates.toml").read_text(encoding="utf-8")
         wall = float(data["seconds"]["total"])
+        if args.reanalyse:
+            from verified_tts.calibration.gates import gates_toml as recommended_toml
+
+            data = reanalysed(data, args.real_prose)
+            gates_toml = recommended_toml(data)
     else:
         data, gates_toml, wall = run(args)
     write_results(args, data, gates_toml, wall, load_before)
+
+
+def reanalysed(data: dict, part: str | None) -> dict:
+    """``data`` analysed again under today's shipped gates (and, for a real-prose sample, with
+    each case's pace_ratio recomputed from its length under today's pace constants)."""
+    from verified_tts.config import build_config
+    from verified_tts.workflows.calibrate import CalibrateOptions, _segments, reanalyse
+    from verifiers.signal import expected_reading_s
+
+    if part:
+        from real_prose import write_sample  # benchmarks/ is on sys.path when run
+
+        with tempfile.TemporaryDirectory() as work:
+            book = Path(work) / f"{part}.txt"
+            write_sample(book, part)
+            segments = _segments(book, int(data["utterances"]), 250)
+        for case in data["cases"]:
+            seconds = case["metrics"]["duration_s"]
+            case["metrics"]["pace_ratio"] = seconds / expected_reading_s(
+                segments[case["utterance"]].spoken
+            )
+    options = CalibrateOptions(
+        kinds=tuple(f["kind"] for f in data["faults"]),
+        candidates=int(data["candidates_per_utterance"]),
+        false_alarm=float(data["false_alarm_target"]),
+    )
+    again = reanalyse(data, build_config({}).selection, options)
+    keep = ("generator", "utterances", "candidates_per_utterance", "seconds", "input", "cases",
+            "skipped_faults", "examples", "verifiers", "options")  # fmt: skip
+    return {**again, **{k: data[k] for k in keep if k in data}, "reanalysed": True}
 
 
 # The hand-set gates shipped before calibration existed, to say what calibration changed.
@@ -96,6 +140,12 @@ def run(args: argparse.Namespace) -> tuple[dict, str, float]:
         command = [sys.executable, "-m", "verified_tts", "calibrate", "--out", str(out)]
         if args.input:
             command.insert(4, args.input)
+        elif args.real_prose:
+            from real_prose import write_sample  # benchmarks/ is on sys.path when run
+
+            book = Path(work) / f"{args.real_prose}.txt"
+            write_sample(book, args.real_prose)
+            command.insert(4, str(book))
         if args.generator:
             command += ["--generator", args.generator]
         if args.config:
@@ -127,7 +177,8 @@ def write_results(
         + (f" --config {args.config}" if args.config else "")
         + (f" --sentences {args.sentences}" if args.sentences else "")
         + (f" --candidates {args.candidates}" if args.candidates else "")
-        + (f" --faults {args.faults}" if args.faults else ""),
+        + (f" --faults {args.faults}" if args.faults else "")
+        + (f" REAL_PROSE_{args.real_prose.upper()}.txt" if args.real_prose else ""),
         "machine": {
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
@@ -172,16 +223,17 @@ def write_results(
         },
         "metrics": data["metrics"],
         "selection": data["selection"],
+        "input": data.get("input"),
         "gates": data["gates"],
         "gates_toml": gates_toml,
         "goals": data["goals"],
         "skipped_faults": data.get("skipped_faults", {}),
-        "input": data.get("input"),
         "short_lines": data.get("short_lines"),
         "duration_model": data.get("duration_model"),
         "hand_set_gates_on_the_same_cases": hand_set_figures(data),
+        "reanalysed_under_todays_gates": bool(data.get("reanalysed")),
     }
-    name = args.label or generator
+    name = args.label or (f"real_prose_{args.real_prose}" if args.real_prose else generator)
     path = ROOT / "benchmarks" / "results" / f"calibrate_{name}.json"
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {path} ({wall:.0f} s)")

@@ -69,7 +69,8 @@ _CITED = re.compile(r"(?:benchmarks/results/)?([\w.-]+?)\.json")
 _FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 _CODE = re.compile(r"`[^`]*`")
 _FIGURE_OR_TABLE = re.compile(r"<!-- (table|figure): [\w.-]+ -->.*?<!-- /\1 -->", re.S)
-_PROSE_FIGURE = re.compile(r"(?<![\w.])-?(\d+\.\d+(?![A-WYZa-wyz_\d]|\.\d)|\d+(?:\.\d+)?\s?%)")
+# a percentage first: "2.8 %" is 2.8 of a hundred, not the decimal 2.8
+_PROSE_FIGURE = re.compile(r"(?<![\w.])-?(\d+(?:\.\d+)?\s?%|\d+\.\d+(?![A-WYZa-wyz_\d]|\.\d))")
 _METHOD = re.compile(r"95% (?:bootstrap )?interval|bootstrap 95%")  # how, not what, was measured
 
 

@@ -42,7 +42,10 @@ __all__ = [
 
 COMMANDS = ("render", "dub")
 # option values that are files to carry; a model or codec may be a folder or hub id instead
-FILE_OPTIONS = ("--config", "--voice-ref", "--mix", "--lexicon", "--model", "--codec")
+FILE_OPTIONS = (
+    "--config", "--voice-ref", "--mix", "--video", "--background", "--lexicon", "--model",
+    "--codec",
+)  # fmt: skip
 MAYBE_FILES = ("--model", "--codec")  # carried when they name a file, passed on as given else
 RESERVED_OPTIONS = ("--ray", "--out", "-o")  # set by the queue, not by the job's options
 SPEC_FILE = "spec.json"

@@ -134,3 +134,32 @@ def test_calibrate_on_subtitles_fits_dub_gates_and_says_what_short_lines_cannot_
     config = build_config(read_config_file(out / "gates.toml"))
     assert config.verifiers.signal.expected_intercept_s == model["expected_intercept_s"]
     assert any(g.metric == "stretch" for g in config.selection.gates)
+
+
+PLAIN = """CHAPTER I.
+
+The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.
+
+CHAPTER II.
+
+"It's easy to tell the depth of a well," she said: "these days a chicken leg is a rare dish."
+
+Rice is often served in round bowls. The juice of lemons makes fine punch.
+"""
+
+
+def test_calibrate_takes_a_plain_text_book_and_its_chapters(tmp_path):
+    book = tmp_path / "book.txt"
+    book.write_text(PLAIN, encoding="utf-8")
+    assert_clean_error(run_cli("calibrate", str(book), "--chapters", "3"), "chapters 1-2")
+    out = tmp_path / "cal"
+    result = run_cli(
+        "calibrate", str(book), "--chapters", "2", "--generator", "espeak", "--sentences", "2",
+        "-n", "2", "--faults", "skip,silence", "--out", str(out), timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    data = json.loads((out / "calibrate.json").read_text())
+    assert data["input"] == str(book) and data["utterances"] == 2
+    assert data["options"]["chapters"] == "2"
+    # every case carries the takes-compared worst token, and a lone clean take's is its own
+    assert all("asr_min_take_logprob" in case["metrics"] for case in data["cases"])

@@ -15,7 +15,8 @@ import srt
 
 from verified_tts.config import build_config
 from verified_tts.errors import UserError
-from verified_tts.output.dub_track import DubOptions, compute_slots, duck_and_mix, time_stretch
+from verified_tts.output.dub_track import DubOptions, compute_slots, time_stretch
+from verified_tts.output.mix import duck_gain
 from verified_tts.pipeline import Synthesizer
 from verified_tts.text.subtitles import Cue
 from verified_tts.verification import LoadedVerifiers
@@ -102,8 +103,9 @@ def tight(tmp_path_factory, synthesizer):
 
 
 def check_timeline(out: Path, report: dict) -> None:
-    """Every cue starts at its cue, ends inside its slot (or, flagged, before the next cue),
-    stays within the speed limit, and nothing sounds anywhere else on the track."""
+    """Every cue starts at its cue, ends inside its slot (or, flagged, before the next cue, or
+    flagged with the seconds it runs over the next line: a line is never cut), stays within the
+    speed limit, and nothing sounds anywhere else on the track."""
     track, rate = sf.read(out / "track.wav", dtype="float32")
     assert rate == report["sample_rate"] and abs(len(track) / rate - report["duration_s"]) < 1e-3
     cues = report["cues"]
@@ -118,10 +120,13 @@ def check_timeline(out: Path, report: dict) -> None:
             assert cue["slot_end"] <= following  # a slot never reaches into the next cue
             # an overrun may use the silence before the next cue, less the gap kept before it
             limit = max(cue["end"], following - report["options"]["min_gap_s"])
-            assert cue["placed_end"] <= limit + 1e-3
+            assert cue["placed_end"] <= limit + cue["overlap_next_seconds"] + 1e-3
+            if cue["overlap_next_seconds"] > 0:
+                assert cue["flagged"] and cue["placed_end"] > limit
+                assert any("over the next line" in r for r in cue["flag_reasons"])
         if not cue["flagged"]:
             assert cue["placed_end"] <= cue["slot_end"] + 1e-3
-            assert cue["overlap_seconds"] == 0 and cue["cut_seconds"] == 0
+            assert cue["overlap_seconds"] == 0 and cue["overlap_next_seconds"] == 0
         else:
             assert cue["flag_reasons"]
         first, last = round(cue["placed_start"] * rate), round(cue["placed_end"] * rate)
@@ -217,11 +222,23 @@ def test_tight_slots_stretch_within_the_limit_and_flag_what_cannot_fit(tight):
     assert sorted(cues) == [1, 2, 3, 4]  # cue 5 has nothing to say
     assert report["skipped"][0]["index"] == 5 and "nothing to say" in report["warnings"][0]
     check_timeline(out, report)
-    # cue 2 has no silence before cue 3: at the speed limit it is still too long, so it is cut
-    assert cues[2]["stretch"] == SPEED_LIMIT and cues[2]["cut_seconds"] > 0
-    assert cues[2]["placed_end"] == pytest.approx(3.3, abs=1e-3)
-    # cue 3 runs on into the silence before cue 4 and is cut only at the gap before it
-    assert cues[3]["overlap_seconds"] > 0 and cues[3]["placed_end"] == pytest.approx(5.9, abs=1e-3)
+    # cue 2 has no silence before cue 3: at the speed limit it is still too long, so it runs on
+    # over cue 3's start, whole (never cut), flagged with how far
+    assert cues[2]["stretch"] == SPEED_LIMIT and cues[2]["overlap_next_seconds"] > 0
+    assert cues[2]["placed_end"] == pytest.approx(3.3 + cues[2]["overlap_next_seconds"], abs=1e-3)
+    assert cues[2]["placed_end"] - cues[2]["placed_start"] == pytest.approx(
+        cues[2]["speech_seconds"] / SPEED_LIMIT, abs=2e-3
+    )
+    # cue 3 runs on into the silence before cue 4, as far as it needs
+    assert cues[3]["overlap_seconds"] > 0
+    assert cues[3]["placed_end"] - cues[3]["placed_start"] == pytest.approx(
+        cues[3]["speech_seconds"] / SPEED_LIMIT, abs=2e-3
+    )
+    # the report lists the overruns first, longest first
+    listed = [o["index"] for o in report["overruns"]]
+    assert set(listed) >= {2, 3}
+    lengths = [o["overlap_seconds"] + o["overlap_next_seconds"] for o in report["overruns"]]
+    assert lengths == sorted(lengths, reverse=True)
     assert cues[2]["flagged"] and cues[3]["flagged"]
     assert any("ran" in r and "past its slot" in r for r in cues[3]["flag_reasons"])
     assert not cues[4]["flagged"] and cues[4]["stretch"] == 1.0
@@ -286,16 +303,24 @@ def test_time_stretch_keeps_pitch_and_hits_the_length():
     assert np.array_equal(time_stretch(audio, rate, 1.0), audio)
 
 
-def test_duck_and_mix_lowers_the_original_only_under_speech():
+def test_ducking_lowers_the_original_only_under_speech():
     rate = 1000
     original = np.full((5 * rate, 2), 0.5, dtype=np.float32)
-    track = np.zeros(5 * rate, dtype=np.float32)
-    mix, gain = duck_and_mix(original, rate, track, rate, [(2.0, 3.0)], 12.0)
-    assert gain == 1.0 and mix.shape == original.shape
+    gain = duck_gain(original.shape[0], rate, [(2.0, 3.0, 12.0)], 0.15, 0.3)
+    mix = original * gain[:, None]
+    assert mix.shape == original.shape
     assert mix[500, 0] == pytest.approx(0.5)  # before the attack
     assert mix[2500, 0] == pytest.approx(0.5 * 10 ** (-12 / 20), rel=1e-3)  # under speech
     assert mix[4000, 1] == pytest.approx(0.5)  # after the release
     assert 0.126 < mix[1900, 0] < 0.5  # the ramp down starts before the speech
+
+
+def test_ducking_holds_late_in_a_long_film():
+    rate = 48_000  # 400 s in: sample positions past float32's exact integers
+    gain = duck_gain(420 * rate, rate, [(400.0, 401.0, 12.0)], 0.15, 0.3)
+    assert gain[round(400.5 * rate)] == pytest.approx(10 ** (-12 / 20), rel=1e-5)
+    assert gain[round(399.0 * rate)] == 1.0 and gain[round(402.0 * rate)] == 1.0
+    assert 10 ** (-12 / 20) < gain[round(399.9 * rate)] < 1.0  # the attack ramp
 
 
 def test_settings_from_the_config_table_and_bad_values():

@@ -188,3 +188,22 @@ def test_malformed_directive_names_its_line(body: str) -> None:
 def test_nothing_readable_gives_no_sections() -> None:
     source = "```\ncode\n```\n\n![img](x.png)\n\n<!-- note -->\n"
     assert parse_markdown(source).sections == ()
+
+
+def test_chapter_heading_with_a_bare_number_is_read_as_a_chapter() -> None:
+    from verified_tts.text.book import parse_book
+
+    book = parse_book(
+        "# Fables\n\n## II. The Fox and the Grapes\n\nA fox.\n\n### I. A note\n\nSour.\n\n"
+        "## 3. Rain\n\nIt rained.\n\n## The Last\n\nEnd.\n"
+    )
+    headings = [(s.text, s.spoken) for s in book.segments if s.kind == "heading"]
+    assert headings == [
+        ("Fables", "Fables"),
+        ("Chapter II. The Fox and the Grapes", "Chapter two. The Fox and the Grapes"),
+        ("I. A note", "one. A note"),
+        ("Chapter 3. Rain", "Chapter three. Rain"),
+        ("The Last", "The Last"),
+    ]
+    # the chapter keeps its title as written (chapter markers, file names)
+    assert [c.title for c in book.chapters][1] == "II. The Fox and the Grapes"

@@ -270,3 +270,119 @@ def test_flagged_utterances_come_first():
     assert text.index("Bad one.") < text.index("Fine one.")
     assert "verified-tts rerender out/x --utterance bbb -n 16" in text
     assert "heard &lt;b&gt;this&lt;/b&gt;" in text  # transcripts are escaped
+
+
+def _flagged_manifest() -> dict:
+    """A render whose flagged line has a long text, a long transcript and eight takes."""
+    text = (
+        '"Sirrah," said the Wolf to the Lamb, with a long and winding sentence that goes on and '
+        "on past the end of any reasonable line, supercalifragilisticexpialidociously, about "
+        "Thorneycroft's landing-stage by the Ponte Vecchio."
+    )
+    tokens = [" S", "irr", "ah", ",", " said", " the", " Wolf"]
+    candidates = []
+    for index in range(8):
+        candidates.append(
+            {
+                "index": index,
+                "seed": index,
+                "duration_s": 9.5,
+                "scores": {
+                    "wer": 0.3,
+                    "asr_logprob": -0.8,
+                    "asr_min_logprob": -9.4,
+                    "asr_min_take_logprob": -9.0 + index * 0.01,
+                    "speaker": 0.9,
+                    "duration_ratio": 1.4,
+                    "clipping": 0.0,
+                    "max_internal_silence_s": 1.8,
+                    "leading_silence_s": 0.1,
+                    "trailing_silence_s": 0.1,
+                },  # fmt: skip
+                "passed": False,
+                "failed_gates": ["asr_min_take_logprob", "duration_ratio"],
+                "score": -1.0,
+                "audio": f"store/audio/k-{index:03d}.flac",
+                "detail": {
+                    "transcript": "Sarah said the wolf "
+                    + "and on " * 30
+                    + "averyveryverylongword" * 6,
+                    "reference": text,
+                    "tokens": tokens,
+                    "token_logprobs": [-9.4, -0.1, -0.1, -0.5, -0.1, -0.1, -0.1],
+                    "worst_token_index": 0,
+                },
+            }
+        )
+    from verified_tts.reasons import utterance_reasons
+
+    reasons = utterance_reasons(
+        [(c["scores"], c["detail"], c["failed_gates"]) for c in candidates], 0, True, text=text
+    )
+    return {
+        "input": "book.txt",
+        "n": 8,
+        "selection": {"gates": [{"metric": "duration_ratio", "max": 1.239}]},
+        "utterances": [
+            {
+                "key": "k" * 64,
+                "chapter": 0,
+                "line": 12,
+                "text": text,
+                "winner": 0,
+                "flagged": True,
+                "candidates": candidates,
+                "reasons": [r.as_dict() for r in reasons],
+            },
+        ],  # fmt: skip
+        "chapters": [],
+        "book": {"flac": "book.flac", "duration_s": 2.0},
+    }
+
+
+def test_report_says_why_in_words_and_marks_the_word():
+    text = render_report_html(_flagged_manifest(), "out/x")
+    assert "the word &#x27;Sirrah&#x27; is unclear (heard &#x27;Sarah&#x27;)" in text
+    assert "reads 40% longer than expected" in text
+    assert "<mark>Sirrah</mark>" in text
+    assert "asr_min_take_logprob" not in text.split("<details>")[0]  # no metric names up front
+
+
+# How far the page's content reaches past the page: anything outside a scrolling box beyond the
+# right edge of <main>, and any scrolling box (other than a take's table of scores, a click
+# away) whose content is wider than the box, so that the reader would have to scroll sideways.
+MEASURE = """
+<script>
+window.addEventListener("load", function () {
+  document.querySelectorAll("details").forEach(function (d) { d.open = true; });
+  var edge = document.querySelector("main").getBoundingClientRect().right;
+  var worst = -1e9;
+  document.querySelectorAll("main *").forEach(function (e) {
+    if (!e.closest(".wide")) { worst = Math.max(worst, e.getBoundingClientRect().right - edge); }
+  });
+  document.querySelectorAll(".wide").forEach(function (box) {
+    if (!box.querySelector("table.scores")) {
+      worst = Math.max(worst, box.scrollWidth - box.clientWidth);
+    }
+  });
+  document.body.setAttribute("data-overflow", String(Math.round(worst)));
+});
+</script>
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 820])
+def test_report_tables_keep_to_the_page_width_in_chromium(tmp_path, width):
+    page_path = tmp_path / "report.html"
+    page_path.write_text(
+        render_report_html(_flagged_manifest(), "out/x").replace("</body>", MEASURE + "</body>"),
+        encoding="utf-8",
+    )
+    run = _chromium(
+        tmp_path, f"--window-size={width},1000", "--virtual-time-budget=3000", "--dump-dom",
+        page_path.as_uri(),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    overflow = re.search(r'data-overflow="(-?\d+)"', run.stdout)
+    assert overflow is not None, run.stdout[:500]
+    assert int(overflow.group(1)) <= 0, f"the page is {overflow.group(1)} px wider than the window"

@@ -119,8 +119,8 @@ def test_with_packing_the_rerendered_utterance_is_scored_per_clip(synthesizer, t
         assert all(("packed" in c["detail"]) != alone for c in utterance["candidates"])
     assert after["utterances"][1]["candidates"][0]["scores"] != old[0]["scores"]
     gates = {g.metric: g.min for g in scored_per_clip(packed).policy.gates}
-    assert gates["asr_min_logprob"] == -8.212  # the per-clip bound, not the packed one
-    assert {g.metric: g.min for g in packed.policy.gates}["asr_min_logprob"] == -7.011
+    assert gates["asr_min_take_logprob"] == -8.212  # the per-clip bound, not the packed one
+    assert {g.metric: g.min for g in packed.policy.gates}["asr_min_take_logprob"] == -7.011
 
 
 def test_a_second_rerender_keeps_the_first(rendered, first, synthesizer):

@@ -93,9 +93,9 @@ def test_packed_whisper_scoring_gets_its_own_min_logprob_gate():
     packed_config = build_config({})  # packed scoring is the default
     packed = {g.metric: g for g in packed_config.selection.gates}
     # a left-out word costs less log-prob after the preceding clips' texts: a tighter bound
-    assert packed["asr_min_logprob"].min > per_clip["asr_min_logprob"].min
-    assert {m: g for m, g in packed.items() if m != "asr_min_logprob"} == {
-        m: g for m, g in per_clip.items() if m != "asr_min_logprob"
+    assert packed["asr_min_take_logprob"].min > per_clip["asr_min_take_logprob"].min
+    assert {m: g for m, g in packed.items() if m != "asr_min_take_logprob"} == {
+        m: g for m, g in per_clip.items() if m != "asr_min_take_logprob"
     }
     assert packed_config.selection.identity() != per_clip_config.selection.identity()
     assert (

@@ -157,3 +157,26 @@ def test_text_model_fitted_on_short_lines_and_punctuation():
     assert 8 < few.chars_per_s < 20 and few.seconds("Scales!") > TextDurationModel().seconds(
         "Scales!"
     )
+
+
+def test_pace_ratio_expects_the_pauses_the_punctuation_asks_for():
+    from verifiers.signal import (
+        CLAUSE_PAUSE_S,
+        FINAL_PAUSE_S,
+        LETTER_S,
+        SENTENCE_PAUSE_S,
+        expected_reading_s,
+    )
+
+    assert expected_reading_s("So!") == pytest.approx(2 * LETTER_S + FINAL_PAUSE_S)
+    two = expected_reading_s("Chapter two. The Fox, sour; he said")
+    letters = sum(ch.isalnum() for ch in "Chapter two. The Fox, sour; he said")
+    assert two == pytest.approx(letters * LETTER_S + 2 * CLAUSE_PAUSE_S + SENTENCE_PAUSE_S)
+    # a dash or a bracket is no pause of its own (the voice reads through it)
+    assert expected_reading_s("a--b (c)") == pytest.approx(3 * LETTER_S)
+    # a short exclamation read at the voice's pace is on time, where 13 letters a second says
+    # it runs three times too long
+    seconds = 2 * LETTER_S + FINAL_PAUSE_S
+    metrics = SignalVerifier().score([Clip(tone(seconds), RATE, "So!")])[0].metrics
+    assert metrics["pace_ratio"] == pytest.approx(1.0, abs=0.02)
+    assert metrics["duration_ratio"] > 2.5

@@ -54,3 +54,15 @@ def test_word_error_counts_separate_insertions_from_deletions():
     assert skipped == {"insertions": 0, "deletions": 1, "substitutions": 0}
     assert word_error_counts(text, "")["deletions"] == 8
     assert word_error_counts("", "hello there")["insertions"] == 2
+
+
+def test_compounds_are_heard_alike_with_or_without_their_space_or_hyphen():
+    from verifiers.textnorm import word_error_counts, word_error_rate
+
+    none = {"insertions": 0, "deletions": 0, "substitutions": 0}
+    assert word_error_counts("But the show-places of it", "But the showplaces of it") == none
+    assert word_error_counts("a gaminlike grin", "a gamin like grin") == none
+    assert word_error_counts("to-day we go", "today we go") == none
+    # a real extra word is still one
+    assert word_error_counts("the cat sat", "the cat sat sat")["insertions"] == 1
+    assert word_error_rate("a black bird", "a blackbird") == 0.0

@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from verified_tts.consensus import judge_all
 from verified_tts.errors import UserError
 from verified_tts.results import CandidateResult, Utterance, UtteranceResult
 from verified_tts.selection import round_targets, should_stop
@@ -94,7 +95,7 @@ class BestOfN:
                 embeddings[utterance.key].append(embedding)
             still_active = []
             for utterance in active:
-                judgements = [c.judgement(policy) for c in have[utterance.key]]
+                judgements = judge_all([(c.metrics, c.detail) for c in have[utterance.key]], policy)
                 if target < limit[utterance.key] and not should_stop(
                     judgements, limit[utterance.key], policy
                 ):

@@ -5,8 +5,10 @@ subtitle's timing, not the sentences a book is made of, so its gates are calibra
 (``verified-tts calibrate subs.srt``). The shipped set is one file in the ``gates.toml`` format
 that calibrate writes, ``calibration/data/dub_gates.toml``, whose header names the benchmark
 result it came from. :func:`dub_policy` gives the policy a dub runs under: every gate the config
-left at the shipped book default is replaced by the dub gate of its metric (a gate the user set
-in ``[selection.gates]`` stays as set, a metric the user switched off stays off), and the
+left at the shipped book default is replaced by the dub gate of its metric, and the dub's gates on
+metrics the book does not gate are added (a gate the user set in ``[selection.gates]`` stays as
+set, and once the user has changed the book gates their set is theirs: no gate is added to it,
+so a metric the user switched off stays off), and the
 stretch gate holds each winner to the speed limit. The Whisper gates of the file were fitted
 under one scorer (``packing`` in the file); under the other scorer they keep that scorer's own
 book defaults.
@@ -26,7 +28,10 @@ __all__ = ["DUB_GATES_FILE", "DUB_SPEED_LIMIT", "dub_gates", "dub_policy", "stre
 
 DUB_GATES_FILE = "data/dub_gates.toml"  # in verified_tts.calibration
 DUB_SPEED_LIMIT = 1.25  # the default --speed-limit
-_WHISPER_METRICS = ("wer", "asr_logprob", "asr_min_logprob", "asr_insertions", "asr_deletions")
+_WHISPER_METRICS = (
+    "wer", "asr_logprob", "asr_min_logprob", "asr_min_take_logprob", "asr_insertions",
+    "asr_deletions",
+)  # fmt: skip
 
 
 @cache
@@ -72,9 +77,17 @@ def dub_policy(
         else:
             gates.append(gate)
     present = {gate.metric for gate in policy.gates}
+    # A policy's gates do not say which metric a user switched off (``duration_ratio = {}``)
+    # and which the book never gated: a user who changed the book gates keeps their own set,
+    # with only the gates left at the book's defaults replaced by the dub's.
+    customised = set(policy.gates) != set(book.values())
     gates.extend(
         gate
         for metric, gate in dub.items()
-        if gate is not None and metric not in present and metric not in book and metric != "stretch"
+        if gate is not None
+        and metric not in present
+        and metric not in book
+        and metric != "stretch"
+        and not customised
     )
     return replace(policy, gates=(*gates, stretch_gate(speed_limit)))

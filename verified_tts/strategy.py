@@ -22,6 +22,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from verified_tts.consensus import judge_all, with_take_metrics
 from verified_tts.generators import Generator, SynthesisRequest
 from verified_tts.keys import candidate_key, score_context, stable_hash
 from verified_tts.results import CandidateResult, RunStats, Utterance, UtteranceResult
@@ -264,9 +265,16 @@ class RenderContext:
         """The policy's winner among ``candidates`` (judged again unless ``judgements`` are
         given), committed to the store as this run's decision."""
         if judgements is None:
-            judgements = [judge(c.metrics, self.policy) for c in candidates]
+            judgements = judge_all([(c.metrics, c.detail) for c in candidates], self.policy)
         winner, flagged = choose(list(judgements))
-        kept = list(candidates)
+        # the metrics and verdicts of the takes compared with each other (verified_tts.consensus)
+        compared = with_take_metrics(
+            [c.metrics for c in candidates], [c.detail for c in candidates]
+        )
+        kept = [
+            replace(c, metrics=m, passed=j.passed, failed=j.failed, score=j.score)
+            for c, m, j in zip(candidates, compared, judgements, strict=True)
+        ]
         if self.keep == "winners":
             self.store.drop_audio(c.key for c in kept if c.index != winner)
             kept = [c if c.index == winner else c.without_audio() for c in kept]

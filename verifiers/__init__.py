@@ -38,6 +38,7 @@ from verifiers.signal import (
     SignalOptions,
     SignalVerifier,
     expected_duration_s,
+    expected_reading_s,
     load_signal_verifier,
 )
 from verifiers.speaker import SpeakerOptions, SpeakerVerifier, load_speaker_verifier
@@ -69,6 +70,7 @@ __all__ = [
     "WerOptions",
     "WerVerifier",
     "expected_duration_s",
+    "expected_reading_s",
     "load_duration_fit_verifier",
     "load_emotion_verifier",
     "load_signal_verifier",

@@ -31,7 +31,7 @@ from verifiers.signal import load_signal_verifier
 from verifiers.speaker import load_speaker_verifier
 from verifiers.wer import load_wer_verifier
 
-__all__ = ["DEFAULT_VERIFIERS", "VERIFIERS", "VerifierKind", "known_metrics"]
+__all__ = ["DEFAULT_VERIFIERS", "TAKE_METRICS", "VERIFIERS", "VerifierKind", "known_metrics"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,13 @@ VERIFIERS: Mapping[str, VerifierKind] = {
 DEFAULT_VERIFIERS: tuple[str, ...] = tuple(n for n, kind in VERIFIERS.items() if kind.default)
 
 
+# metrics made from a sentence's takes together rather than by one verifier
+# (verified_tts.consensus.TAKE_METRIC)
+TAKE_METRICS: tuple[str, ...] = ("asr_min_take_logprob",)
+
+
 def known_metrics() -> frozenset[str]:
-    """Every metric some verifier reports: what a gate or a ranking weight may name."""
-    return frozenset(name for kind in VERIFIERS.values() for name in kind.metrics)
+    """Every metric some verifier reports, and those made from a sentence's takes: what a gate
+    or a ranking weight may name."""
+    reported = {name for kind in VERIFIERS.values() for name in kind.metrics}
+    return frozenset(reported | set(TAKE_METRICS))

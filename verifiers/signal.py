@@ -16,11 +16,18 @@ read, so "1999" counts as "nineteen ninety-nine") or on ``clip.text`` when that 
 whatever the options' text model adds for short lines and punctuation
 (:mod:`verifiers.duration_model`, fitted by ``verified-tts calibrate``). The score's detail says
 which (``expected_from``: "voice" or "text").
-``speech_ratio`` is the same ratio for the speech alone (first to last voiced frame, against the
-voice's predicted span from its first word to its last where it gives one), which edge silences
-do not blur: a repeated phrase or appended babble lengthens it, a cut ending shortens it.
-Silence is framewise RMS below a dBFS threshold. Everything here is vectorised numpy per clip;
-the selection policy, not this module, decides which values are acceptable.
+``pace_ratio`` compares the clip with a reading that also pauses where the text's punctuation
+asks (:func:`expected_reading_s`: :data:`LETTER_S` per letter or digit, :data:`CLAUSE_PAUSE_S` per
+comma, colon or semicolon, :data:`SENTENCE_PAUSE_S` per sentence end inside the text and
+:data:`FINAL_PAUSE_S` for the one that closes it): on real prose, where punctuation is dense,
+headings hold two sentences and lines as short as "So!" are common, a letters-only expectation
+flagged clean readings as too long or too short, and this one follows the voice's pace
+(docs/real-prose.md). ``speech_ratio`` is the duration ratio for the speech alone (first to last
+voiced frame, against the voice's predicted span from its first word to its last where it gives
+one), which edge silences do not blur: a repeated phrase or appended babble lengthens it, a cut
+ending shortens it. Silence is framewise RMS below a dBFS threshold. Everything here is
+vectorised numpy per clip; the selection policy, not this module, decides which values are
+acceptable.
 """
 
 from __future__ import annotations
@@ -32,16 +39,28 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.options.verifiers import READING_RATE_CHARS_PER_S, SignalOptions
+from verified_tts.options.verifiers import (
+    CLAUSE_PAUSE_S,
+    FINAL_PAUSE_S,
+    LETTER_S,
+    READING_RATE_CHARS_PER_S,
+    SENTENCE_PAUSE_S,
+    SignalOptions,
+)
 from verifiers.base import Clip, Score
 from verifiers.duration_model import TextDurationModel
 
 __all__ = [
+    "CLAUSE_PAUSE_S",
+    "FINAL_PAUSE_S",
+    "LETTER_S",
     "METRICS",
     "READING_RATE_CHARS_PER_S",
+    "SENTENCE_PAUSE_S",
     "SignalOptions",
     "SignalVerifier",
     "expected_duration_s",
+    "expected_reading_s",
     "load_signal_verifier",
     "scoring_options",
     "text_model",
@@ -50,10 +69,14 @@ __all__ = [
 
 # what score() reports (target_duration_ratio only for a clip with a slot to fill)
 METRICS = (
-    "duration_s", "duration_ratio", "speech_ratio", "clipping", "peak_dbfs", "leading_silence_s",
-    "trailing_silence_s", "max_internal_silence_s", "dropped_frames", "target_duration_ratio",
+    "duration_s", "duration_ratio", "pace_ratio", "speech_ratio", "clipping", "peak_dbfs",
+    "leading_silence_s", "trailing_silence_s", "max_internal_silence_s", "dropped_frames",
+    "target_duration_ratio",
 )  # fmt: skip
 _SPOKEN_CHARS = re.compile(r"[^\W_]", re.UNICODE)  # letters and digits, any script
+_CLAUSE_MARKS = re.compile(r"[,;:]")
+_INNER_ENDS = re.compile(r"[.!?…]+(?=[\"'”’)\]]*\s+\S)")
+_FINAL_END = re.compile(r"[.!?…][\"'”’)\]]*\s*$")
 _FLOOR_DBFS = -120.0  # what an all-zero clip reports instead of -inf (JSON has no -inf)
 
 
@@ -89,6 +112,24 @@ def voice_predicted_s(info: Mapping[str, Any], key: str = "predicted_s") -> floa
     return float(predicted) if isinstance(predicted, (int, float)) and predicted > 0 else None
 
 
+def expected_reading_s(
+    text: str,
+    letter_s: float = LETTER_S,
+    clause_pause_s: float = CLAUSE_PAUSE_S,
+    sentence_pause_s: float = SENTENCE_PAUSE_S,
+    final_pause_s: float = FINAL_PAUSE_S,
+) -> float:
+    """Seconds a narrator takes to read ``text`` with the pauses its punctuation asks for: per
+    letter or digit, per comma, colon or semicolon, per sentence end inside the text and for the
+    one that closes it."""
+    return (
+        len(_SPOKEN_CHARS.findall(text)) * letter_s
+        + len(_CLAUSE_MARKS.findall(text)) * clause_pause_s
+        + len(_INNER_ENDS.findall(text)) * sentence_pause_s
+        + (final_pause_s if _FINAL_END.search(text) else 0.0)
+    )
+
+
 class SignalVerifier:
     """Duration, level and silence metrics for a batch of clips; see the module docstring."""
 
@@ -98,8 +139,8 @@ class SignalVerifier:
         self.options = options or SignalOptions()
 
     def identity(self) -> Mapping[str, Any]:
-        # 2: speech_ratio; 3: the voice's own predicted length where the generator gives one
-        return {"verifier": self.name, "version": 3, "options": scoring_options(self.options)}
+        # 2: speech_ratio; 3: pace_ratio; 4: the voice's own predicted length where it gives one
+        return {"verifier": self.name, "version": 4, "options": scoring_options(self.options)}
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
         return [self._score_one(clip) for clip in clips]
@@ -112,13 +153,21 @@ class SignalVerifier:
         magnitude = np.abs(audio)
         peak = float(magnitude.max()) if audio.size else 0.0
 
+        said = clip.spoken or clip.text
         predicted = voice_predicted_s(clip.info)
         if predicted is not None:
             expected, source = predicted, "voice"
         else:
-            expected, source = text_model(options).seconds(clip.spoken or clip.text), "text"
+            expected, source = text_model(options).seconds(said), "text"
         # the speech alone against the speech the voice means, where it says (its words' span)
         expected_speech = voice_predicted_s(clip.info, "predicted_speech_s") or expected
+        reading = expected_reading_s(
+            said,
+            options.letter_s,
+            options.clause_pause_s,
+            options.sentence_pause_s,
+            options.final_pause_s,
+        )
         # A text with nothing to read (punctuation only) expects no audio; report the ratio
         # against one frame so it stays finite and large for any real length.
         frame = max(1, round(rate * options.frame_ms / 1000.0))
@@ -127,6 +176,7 @@ class SignalVerifier:
         silent = self._silent_frames(audio, frame)
         frame_s = frame / rate
         voiced = np.flatnonzero(~silent)
+        gap_start = None
         if voiced.size == 0:  # all silence: every second of it is both leading and trailing
             leading = trailing = duration
             internal = speech = 0.0
@@ -137,12 +187,15 @@ class SignalVerifier:
             trailing = max(0.0, duration - (last + 1) * frame_s)
             gaps = np.diff(voiced) - 1  # silent frames between consecutive voiced frames
             internal = float(gaps.max()) * frame_s if gaps.size else 0.0
+            if internal > 0:  # where the longest gap starts: reasons name the word before it
+                gap_start = (int(voiced[int(np.argmax(gaps))]) + 1) * frame_s
             speech = (last + 1 - first) * frame_s
 
         metrics = {
             "duration_s": float(duration),
             "duration_ratio": float(ratio),
             "speech_ratio": float(speech / max(expected_speech, frame / rate)),
+            "pace_ratio": float(duration / max(reading, frame / rate)),
             "clipping": float(np.mean(magnitude >= options.clip_level)) if audio.size else 0.0,
             "peak_dbfs": float(20.0 * np.log10(peak)) if peak > 0 else _FLOOR_DBFS,
             "leading_silence_s": float(leading),
@@ -153,14 +206,14 @@ class SignalVerifier:
         target = getattr(clip, "target_duration_s", None)
         if target:  # a dubbing cue's slot: how well the clip fits it (1.0 = exactly)
             metrics["target_duration_ratio"] = float(duration / target)
-        return Score(
-            metrics=metrics,
-            detail={
-                "expected_duration_s": round(expected, 3),
-                "expected_from": source,
-                "speech_s": round(speech, 3),
-            },
-        )
+        detail: dict[str, Any] = {
+            "expected_duration_s": round(expected, 3),
+            "expected_from": source,
+            "speech_s": round(speech, 3),
+        }
+        if gap_start is not None:
+            detail["longest_silence_start_s"] = round(gap_start, 3)
+        return Score(metrics=metrics, detail=detail)
 
     def _silent_frames(self, audio: np.ndarray, frame: int) -> np.ndarray:
         """Boolean per frame (the last one zero-padded): RMS below the silence threshold."""

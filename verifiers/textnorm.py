@@ -54,6 +54,30 @@ def normalize(text: str) -> str:
     return " ".join(word for word in text.split() if any(c.isalnum() for c in word))
 
 
+def _joined(words: list[str], other: set[str]) -> list[str]:
+    """``words`` with each pair of neighbours that the other side writes as one word joined:
+    a compound is heard the same with or without its space or hyphen ("show-places",
+    "showplaces"; "gaminlike", "gamin like")."""
+    out: list[str] = []
+    index = 0
+    while index < len(words):
+        if index + 1 < len(words) and words[index] + words[index + 1] in other:
+            out.append(words[index] + words[index + 1])
+            index += 2
+        else:
+            out.append(words[index])
+            index += 1
+    return out
+
+
+def _pair(reference: str, hypothesis: str) -> tuple[str, str]:
+    """Both texts normalised, compounds written alike on both sides."""
+    ref, hyp = normalize(reference).split(), normalize(hypothesis).split()
+    ref = _joined(ref, set(hyp))
+    hyp = _joined(hyp, set(ref))
+    return " ".join(ref), " ".join(hyp)
+
+
 def word_error_rate(reference: str, hypothesis: str) -> float:
     """WER of ``hypothesis`` against ``reference``, both normalised with :func:`normalize`.
 
@@ -62,8 +86,7 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
     error or an unbounded insertion count. The rate is otherwise not capped: a hypothesis with
     many insertions (a model babbling on) can score above 1.0.
     """
-    ref = normalize(reference)
-    hyp = normalize(hypothesis)
+    ref, hyp = _pair(reference, hypothesis)
     if not ref:
         return 0.0 if not hyp else 1.0
     if not hyp:
@@ -75,8 +98,7 @@ def word_error_counts(reference: str, hypothesis: str) -> dict[str, int]:
     """Inserted, deleted and substituted words of the alignment of ``hypothesis`` to
     ``reference`` (both normalised). Insertions say the audio holds words the text does not (a
     repeat, babble); deletions say words are missing (a skip, a cut ending)."""
-    ref = normalize(reference)
-    hyp = normalize(hypothesis)
+    ref, hyp = _pair(reference, hypothesis)
     if not ref or not hyp:
         return {"insertions": len(hyp.split()), "deletions": len(ref.split()), "substitutions": 0}
     out = jiwer.process_words(ref, hyp)

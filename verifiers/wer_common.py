@@ -3,10 +3,14 @@
 Whisper hears 16 kHz audio in 30 s windows of 3000 mel frames (hop 160, FFT 400) and its decoder
 has 448 positions; both scorers (:mod:`verifiers.wer` one clip per window, :mod:`verifiers.
 wer_packed` several clips per window) frame audio and floor probabilities the same way, and
-report the same transcript metrics, from here.
+report the same transcript and forced-decoding metrics, from here.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
 
 from verifiers.textnorm import word_error_counts, word_error_rate
 
@@ -20,6 +24,7 @@ __all__ = [
     "SAMPLE_RATE",
     "WINDOW_FRAMES",
     "WINDOW_SAMPLES",
+    "token_metrics",
     "transcript_metrics",
 ]
 
@@ -42,3 +47,21 @@ def transcript_metrics(text: str, transcript: str) -> dict[str, float]:
         "asr_insertions": float(counts["insertions"]),
         "asr_deletions": float(counts["deletions"]),
     }
+
+
+def token_metrics(
+    tokenizer: Any, tokens: list[int], probs: np.ndarray, detail: dict[str, Any]
+) -> dict[str, float]:
+    """``asr_logprob`` and ``asr_min_logprob`` of a forced decoding; ``detail`` gets the worst
+    token and every reference token with its log-probability (what the sentence's takes are
+    compared on, verified_tts.consensus). Nothing without reference tokens (an empty text)."""
+    if not probs.size:
+        return {}
+    logprobs = np.log(np.maximum(probs, MIN_PROB))
+    worst = int(np.argmin(logprobs))
+    detail["reference_tokens"] = int(probs.size)
+    detail["worst_token"] = tokenizer.decode([tokens[worst]])
+    detail["worst_token_index"] = worst
+    detail["tokens"] = [tokenizer.decode([t]) for t in tokens[: probs.size]]
+    detail["token_logprobs"] = [round(float(x), 3) for x in logprobs]
+    return {"asr_logprob": float(logprobs.mean()), "asr_min_logprob": float(logprobs[worst])}

@@ -22,10 +22,10 @@ from verifiers.base import Clip, Score
 from verifiers.wer_common import (
     HOP,
     MAX_DECODER_TOKENS,
-    MIN_PROB,
     PACKED_CPU_BATCH,
     SAMPLE_RATE,
     WINDOW_FRAMES,
+    token_metrics,
     transcript_metrics,
 )
 from verifiers.wer_packing import (
@@ -52,7 +52,8 @@ def score_packed(verifier: WerVerifier, clips: Sequence[Clip]) -> list[Score]:
         resample(np.asarray(clip.audio).reshape(-1), clip.sample_rate, SAMPLE_RATE)
         for clip in clips
     ]
-    references = [verifier._tokenizer.encode(" " + c.text) if c.text.strip() else [] for c in clips]
+    texts = [verifier.reference_text(c.text) for c in clips]
+    references = [verifier._tokenizer.encode(" " + t) if t.strip() else [] for t in texts]
     windows, alone = plan_windows(
         [clip.text for clip in clips],
         [a.size for a in audio],
@@ -181,21 +182,17 @@ def _score(
     generated: Any,
     packed: int,
 ) -> Score:
-    metrics = transcript_metrics(clip.text, transcript)
+    reference = verifier.reference_text(clip.text)
+    metrics = transcript_metrics(reference, transcript)
     detail: dict[str, Any] = {
         "transcript": transcript,
+        "reference": reference,
         # the window's, shared by the clips packed in it
         "transcript_logprob": round(float(generated.scores[0]), 4) if generated.scores else 0.0,
         "no_speech_prob": round(float(generated.no_speech_prob), 4),
         "packed": packed,
     }
-    if probs.size:
-        logprobs = np.log(np.maximum(probs, MIN_PROB))
-        worst = int(np.argmin(logprobs))
-        metrics["asr_logprob"] = float(logprobs.mean())
-        metrics["asr_min_logprob"] = float(logprobs[worst])
-        detail["reference_tokens"] = int(probs.size)
-        detail["worst_token"] = verifier._tokenizer.decode([tokens[worst]])
+    metrics.update(token_metrics(verifier._tokenizer, tokens, probs, detail))
     return Score(metrics=metrics, detail=detail)
 
 

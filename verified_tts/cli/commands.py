@@ -221,7 +221,11 @@ def _add_run_rows(table: Table, summary: Any) -> None:  # a RenderSummary or a D
 @app.command()
 def render(
     book: Annotated[
-        Path, typer.Argument(help="Markdown (.md) or EPUB (.epub) book.", show_default=False)
+        Path,
+        typer.Argument(
+            help="Markdown (.md), plain-text (.txt, Project Gutenberg style) or EPUB (.epub) book.",
+            show_default=False,
+        ),
     ],
     candidates: CandidatesOption = None,
     out: OutOption = None,
@@ -265,7 +269,10 @@ def render(
     author: Annotated[str | None, typer.Option("--author", help="Author (tags, credits).")] = None,
     keep_extras: Annotated[
         bool | None,
-        typer.Option("--keep-extras/--skip-extras", help="EPUB: read front matter and notes."),
+        typer.Option(
+            "--keep-extras/--skip-extras",
+            help="EPUB and .txt: read front matter, notes and what follows THE END.",
+        ),
     ] = None,
     split_hours: Annotated[
         float | None, typer.Option("--split-hours", help="M4B parts of at most H hours.")
@@ -287,7 +294,7 @@ def render(
         ),
     ] = None,
 ) -> None:
-    """Render a Markdown or EPUB book to chapter audio by best-of-N verifier-guided synthesis."""
+    """Render a Markdown, plain-text or EPUB book to chapter audio by best-of-N synthesis."""
     from verified_tts.workflows.render import render as render_book
 
     settings = _config(
@@ -390,6 +397,44 @@ def dub(
         float | None,
         typer.Option("--duck-db", help="Lower the original by this under speech (default 12)."),
     ] = None,
+    video: Annotated[
+        Path | None,
+        typer.Option(
+            "--video",
+            help="Film to dub (MP4, MKV, ...): writes FILM.dub.mp4 with the picture copied, the "
+            "mix as the default track in --language, the original audio kept, and subtitles.",
+        ),
+    ] = None,
+    background: Annotated[
+        Path | None,
+        typer.Option("--background", help="Music-and-effects stem (WAV/FLAC) to mix the dub over."),
+    ] = None,
+    language: Annotated[
+        str | None,
+        typer.Option("--language", help="The dub's language tag, e.g. es (default: the voice's)."),
+    ] = None,
+    loudness: Annotated[
+        float | None,
+        typer.Option(
+            "--loudness", help="Integrated loudness of the mix in LUFS (default -23, EBU R128)."
+        ),
+    ] = None,
+    true_peak: Annotated[
+        float | None,
+        typer.Option("--true-peak", help="True-peak ceiling of the mix in dBTP (default -1)."),
+    ] = None,
+    dialogue_ratio: Annotated[
+        float | None,
+        typer.Option(
+            "--dialogue-ratio", help="Dialogue above the background under each line, dB (10)."
+        ),
+    ] = None,
+    attack: Annotated[
+        float | None, typer.Option("--attack", help="Seconds the bed ramps down before a line.")
+    ] = None,
+    release: Annotated[
+        float | None, typer.Option("--release", help="Seconds the bed ramps up after a line.")
+    ] = None,
     voice_map: Annotated[
         list[str] | None,
         typer.Option(
@@ -428,6 +473,12 @@ def dub(
             "duration": duration,
             "duck_db": duck_db,
             "voices": _voice_map(voice_map) or None,  # on top of the file's [dub.voices]
+            "language": language,
+            "loudness_lufs": loudness,
+            "true_peak_dbtp": true_peak,
+            "dialogue_ratio_db": dialogue_ratio,
+            "attack_s": attack,
+            "release_s": release,
         },
     )
     out = out or Path("out") / subtitles.stem
@@ -442,6 +493,8 @@ def dub(
             out,
             settings,
             mix=mix,
+            video=video,
+            background=background,
             synthesizer=_ray_synthesizer(settings, ray),
             on_warning=on_warning,
             on_loading=reporter.on_loading,
@@ -452,6 +505,14 @@ def dub(
     console.print(f"track: {summary.track}")
     if summary.mix is not None:
         console.print(f"mix: {summary.mix}")
+    if summary.loudness is not None:
+        console.print(
+            f"mix loudness: {summary.loudness['integrated_lufs']:.1f} LUFS integrated, "
+            f"range {summary.loudness['loudness_range_lu']:.1f} LU, true peak "
+            f"{summary.loudness['true_peak_dbtp']:.1f} dBTP"
+        )
+    if summary.video is not None:
+        console.print(f"film: {summary.video}")
     console.print(f"report: {summary.out_dir / 'dub.json'}")
 
 
@@ -647,8 +708,8 @@ def calibrate_command(
     book: Annotated[
         Path | None,
         typer.Argument(
-            help="Book (Markdown, text) or subtitles (SRT, WebVTT: the dub's gates) to calibrate "
-            "on (default: built-in sentences).",
+            help="Book (.md, .txt or .epub) or subtitles (SRT, WebVTT: the dub's gates) to "
+            "calibrate on (default: built-in sentences).",
             show_default=False,
         ),
     ] = None,
@@ -672,6 +733,10 @@ def calibrate_command(
     false_alarm: Annotated[
         float, typer.Option("--false-alarm", help="Target share of clean candidates rejected.")
     ] = 0.05,
+    chapters: Annotated[
+        str | None,
+        typer.Option("--chapters", help="Take the sentences from these chapters, e.g. 1-14."),
+    ] = None,
     generator: GeneratorOption = None,
     model: ModelOption = None,
     codec: CodecOption = None,
@@ -690,6 +755,7 @@ def calibrate_command(
         candidates=candidates,
         kinds=faults if faults is not None else FAULT_KINDS,
         false_alarm=false_alarm,
+        chapters=chapters,
     )
     settings = _config(
         config, generator=generator, model=model, codec=codec, voice=voice,

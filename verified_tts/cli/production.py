@@ -68,7 +68,9 @@ def register_production_commands(app: typer.Typer, console: Console) -> None:
 
     @app.command("words")
     def words_command(
-        book: Annotated[Path, typer.Argument(help="Markdown or EPUB book.", show_default=False)],
+        book: Annotated[
+            Path, typer.Argument(help="Markdown, plain-text or EPUB book.", show_default=False)
+        ],
         lexicon: Annotated[
             Path | None, typer.Option("--lexicon", help="Mark words a lexicon already covers.")
         ] = None,

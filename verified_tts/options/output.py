@@ -84,8 +84,16 @@ class DubOptions:
     min_gap_s: float = option(0.1, "Silence always kept before the next cue starts")
     tail_s: float = option(1.0, "Silence after the last cue's end (without duration)")
     duration: float | None = option(None, "The track's length in seconds; default: last end + tail")
-    duck_db: float = option(12.0, "How far the original is lowered under speech in the mix")
+    duck_db: float = option(12.0, "How far the original mix goes down under speech, at least")
     voices: Mapping[str, str] = option(factory=dict, doc="[dub.voices] speaker NAME = voice")
+    attack_s: float = option(0.15, "The bed's ramp down before a line, seconds")
+    release_s: float = option(0.3, "The bed's ramp back up after a line, seconds")
+    dialogue_ratio_db: float = option(
+        10.0, "Dialogue above the bed under every line, at least (dB)"
+    )
+    loudness_lufs: float = option(-23.0, "Integrated loudness of the mix (EBU R128; -16 streaming)")
+    true_peak_dbtp: float = option(-1.0, "Ceiling of the mix's true peak, dBTP")
+    language: str | None = option(None, "The dub's language tag; default: the voice's language")
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.speed_limit) and 1.0 <= self.speed_limit <= 4.0):
@@ -93,10 +101,24 @@ class DubOptions:
                 f"--speed-limit must be between 1.0 (never stretch) and 4.0 "
                 f"(got {self.speed_limit})"
             )
-        for name in ("max_extend_s", "min_gap_s", "tail_s", "duck_db"):
+        for name in ("max_extend_s", "min_gap_s", "tail_s", "duck_db", "attack_s", "release_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise UserError(f"[dub] {name} must be a number >= 0 (got {value})")
+        if not (math.isfinite(self.loudness_lufs) and -70.0 < self.loudness_lufs < 0.0):
+            raise UserError(
+                f"--loudness must be an integrated loudness in LUFS between -70 and 0, e.g. -23 "
+                f"(EBU R128) or -16 (streaming) (got {self.loudness_lufs})"
+            )
+        if not (math.isfinite(self.true_peak_dbtp) and -20.0 <= self.true_peak_dbtp <= 0.0):
+            raise UserError(
+                f"--true-peak must be a ceiling in dBTP between -20 and 0, e.g. -1 "
+                f"(got {self.true_peak_dbtp})"
+            )
+        if not math.isfinite(self.dialogue_ratio_db):
+            raise UserError(
+                f"--dialogue-ratio must be a number of dB (got {self.dialogue_ratio_db})"
+            )
         if self.duration is not None and not (math.isfinite(self.duration) and self.duration > 0):
             raise UserError(
                 f"--duration must be a positive number of seconds (got {self.duration})"

@@ -160,6 +160,9 @@ class CalibrateOptions:
     ns: tuple[int, ...] = option((1, 2, 4, 8), "N the selection is simulated at")
     trials: int = option(200, "Simulated selections per utterance and (rate, N)")
     examples: int = option(1, "Caught and missed cases per kind with players in the HTML")
+    chapters: str | None = option(
+        None, 'A book\'s chapters to take sentences from, 1-based: "1-14"'
+    )
 
     def __post_init__(self) -> None:
         if not 0.0 < self.false_alarm < 1.0:

@@ -64,6 +64,11 @@ _KINDS = {"gates": "table of { min, max, margin }", "weights": "table of float",
 _SCHEDULE = ("first_round", "step", "rounds", "stop", "stop_gain", "prior_spread", "prior_weight")
 
 
+# A metric computed from a sentence's takes together (verified_tts.consensus) is, for a take judged
+# alone, the take's own metric: a gate on it applies to a lone take through that one.
+_STANDS_IN = {"asr_min_take_logprob": "asr_min_logprob"}
+
+
 @dataclass(frozen=True)
 class Gate:
     """A bound on one metric. ``margin`` tightens it for the adaptive early stop."""
@@ -75,7 +80,7 @@ class Gate:
 
     def check(self, metrics: Mapping[str, float]) -> tuple[bool, bool] | None:
         """(passed, passed with margin), or None when the metric was not reported."""
-        value = metrics.get(self.metric)
+        value = metrics.get(self.metric, metrics.get(_STANDS_IN.get(self.metric, "")))
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return None
         passed = (self.min is None or value >= self.min) and (self.max is None or value <= self.max)

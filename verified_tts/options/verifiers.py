@@ -16,7 +16,11 @@ from verified_tts.options.schema import option
 from verified_tts.options.selection import profile_names
 
 __all__ = [
+    "CLAUSE_PAUSE_S",
+    "FINAL_PAUSE_S",
+    "LETTER_S",
     "READING_RATE_CHARS_PER_S",
+    "SENTENCE_PAUSE_S",
     "DurationFitOptions",
     "EmotionOptions",
     "SignalOptions",
@@ -27,6 +31,12 @@ __all__ = [
 ]
 
 READING_RATE_CHARS_PER_S = 13.0  # letters and digits a second of a narrator's reading
+# A narrator's pace with its pauses (verifiers.signal.expected_reading_s); fitted to Piper
+# joe-medium on the development chapters of the real-prose books (benchmarks/pace_fit.py).
+LETTER_S = 0.057
+CLAUSE_PAUSE_S = 0.33  # a comma, colon or semicolon (dashes and brackets: no measurable pause)
+SENTENCE_PAUSE_S = 0.65  # between two sentences of one utterance ("Chapter two. The Fox")
+FINAL_PAUSE_S = 0.32  # the sentence end that closes the utterance
 
 _ENABLED = "false switches this verifier off"
 
@@ -40,6 +50,14 @@ class SignalOptions:
     reading_rate_chars_per_s: float = option(
         READING_RATE_CHARS_PER_S, "Letters and digits a second the expected duration assumes"
     )
+    letter_s: float = option(LETTER_S, "pace_ratio: seconds per letter or digit")
+    clause_pause_s: float = option(
+        CLAUSE_PAUSE_S, "pace_ratio: seconds per comma, colon, semicolon"
+    )
+    sentence_pause_s: float = option(
+        SENTENCE_PAUSE_S, "pace_ratio: seconds per sentence end inside the text"
+    )
+    final_pause_s: float = option(FINAL_PAUSE_S, "pace_ratio: seconds for the closing sentence end")
     clip_level: float = option(0.999, "|sample| at or above this counts as clipped")
     # the rest of the text's duration model (verifiers.duration_model), fitted by calibrate on
     # voices that give no length of their own; the defaults are letters alone
@@ -89,6 +107,11 @@ class WerOptions:
     pack_clips: int = option(8, "Packing: clips per window at most")
     profile: str | None = option(
         None, "Selection profile of gates and stop settings; None: packed or per_clip"
+    )
+    reference: str = option(
+        "heard",
+        "heard: score the words a listener hears (no quotes, brackets, dashes or colons; heading "
+        "numerals as digits); written: the text as written",
     )
     enabled: bool = option(True, _ENABLED)
 

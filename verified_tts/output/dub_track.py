@@ -5,17 +5,18 @@ next cue by at most ``max_extend_s`` (never closer than ``min_gap_s`` to the nex
 :func:`fit_to_slot` fixes only what selection left: the winner, trimmed of edge silence exactly as
 the ``duration_fit`` verifier measured it and levelled, is sped up (WSOLA, pitch-preserving,
 :func:`time_stretch`) by just the factor it needs, at most the speed limit; if it is still too
-long it runs on into the silence before the next cue (flagged, with the seconds past its slot)
-and, where there is no silence left, it is cut with a short fade so two lines never play at once
-(flagged). :func:`duck_and_mix` lowers an original soundtrack under the placed speech and adds the
-dub; :func:`voiced_srt` and :func:`track_stats` describe where every line landed.
+long it runs on into the silence before the next cue, and where even that is not enough it runs
+on over the next line's start rather than lose a word: it is flagged with the seconds it ran past
+its slot and over the next line, so the producer can shorten the line (``dub.json`` lists these
+first). :func:`voiced_srt` and :func:`track_stats` describe where every line landed; the mix over
+a background is :mod:`verified_tts.output.mix`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -34,15 +35,14 @@ __all__ = [
     "PlacedCue",
     "Slot",
     "compute_slots",
-    "duck_and_mix",
     "fit_to_slot",
-    "place_on_track",
+    "lay_on_track",
     "time_stretch",
     "track_stats",
     "voiced_srt",
 ]
 
-_FADE_S = 0.03  # fade-out where a line that cannot fit is cut, so the cut does not click
+_FADE_S = 0.03  # the fade where the end of the track stops a line, so it does not click
 
 
 @dataclass(frozen=True)
@@ -115,8 +115,9 @@ class PlacedCue:
     placed_start: float
     placed_end: float
     overlap_seconds: float  # seconds it sounds past its slot (into the silence before the next)
-    cut_seconds: float  # seconds cut off because even the silence was not enough
+    overlap_next_seconds: float  # seconds it sounds over the next line (even the silence was short)
     flag_reasons: tuple[str, ...]
+    past_end_seconds: float = 0.0  # seconds lost at the end of the track (the film's end)
 
     @property
     def flagged(self) -> bool:
@@ -141,7 +142,10 @@ class PlacedCue:
             "placed_start": round(self.placed_start, 3),
             "placed_end": round(self.placed_end, 3),
             "overlap_seconds": round(self.overlap_seconds, 3),
-            "cut_seconds": round(self.cut_seconds, 3),
+            "overlap_next_seconds": round(self.overlap_next_seconds, 3),
+            "past_end_seconds": round(self.past_end_seconds, 3),
+            # only the track's end cuts a line (kept under its old name for readers of dub.json)
+            "cut_seconds": round(self.past_end_seconds, 3),
             "flagged": self.flagged,
             "flag_reasons": list(self.flag_reasons),
             "failed_gates": list(winner.failed) if self.result.flagged else [],
@@ -180,21 +184,20 @@ def fit_to_slot(
         winner = result.winner_candidate
         heard = cue_reasons(winner.failed, winner.metrics, winner.detail, config.selection.gates)
         reasons.append(f"no candidate passed the gates: {'; '.join(heard or ['none'])}")
-    available = round((slot.limit - slot.start) * sample_rate)
-    cut = max(0, speech.size - available)
-    if cut:
-        fade = min(round(_FADE_S * sample_rate), available)
-        speech = speech[:available].copy()
-        if fade:
-            speech[-fade:] *= np.linspace(1.0, 0.0, fade, dtype=np.float32)
     placed_end = slot.start + speech.size / sample_rate
     overlap = max(0.0, placed_end - slot.end)
     if overlap > 1e-3:
         reasons.append(f"too long at the speed limit: ran {overlap:.2f} s past its slot")
     else:
         overlap = 0.0
-    if cut:
-        reasons.append(f"no silence left before the next cue: last {cut / sample_rate:.2f} s cut")
+    over_next = max(0.0, placed_end - slot.limit)
+    if over_next > 1e-3:
+        reasons.append(
+            f"no silence left before the next cue: it runs {over_next:.2f} s over the next line; "
+            "shorten the line"
+        )
+    else:
+        over_next = 0.0
     placed = PlacedCue(
         cue=cue,
         slot=slot,
@@ -206,78 +209,40 @@ def fit_to_slot(
         placed_start=slot.start,
         placed_end=placed_end,
         overlap_seconds=overlap,
-        cut_seconds=cut / sample_rate,
+        overlap_next_seconds=over_next,
         flag_reasons=tuple(reasons),
     )
     return placed, speech
 
 
-def place_on_track(
-    track: np.ndarray,
-    audio: np.ndarray,
-    sample_rate: int,
-    cue: Cue,
-    slot: Slot,
-    result: UtteranceResult,
-    voice: str | None,
-    config: RenderConfig,
-    speed_limit: float,
-    trim: DurationFitOptions,
-) -> PlacedCue:
-    """Fit one winner to its slot (see :func:`fit_to_slot`) and add it to ``track`` at the slot."""
-    item, speech = fit_to_slot(
-        audio, sample_rate, cue, slot, result, voice, config, speed_limit, trim
-    )
-    first = round(slot.start * sample_rate)
-    span = track[first : first + speech.size]
-    span += speech[: span.size]
-    return item
+def lay_on_track(
+    fitted: Sequence[tuple[PlacedCue, np.ndarray]], sample_rate: int, track_end: float
+) -> tuple[np.ndarray, list[PlacedCue]]:
+    """One track of ``track_end`` seconds with every fitted line added at its slot's start.
 
-
-def duck_and_mix(
-    original: np.ndarray,
-    original_rate: int,
-    track: np.ndarray,
-    track_rate: int,
-    speech: Sequence[tuple[float, float]],
-    duck_db: float,
-    *,
-    attack_s: float = 0.15,
-    release_s: float = 0.3,
-) -> tuple[np.ndarray, float]:
-    """The original (frames x channels) lowered by ``duck_db`` under each speech interval, with
-    ramps before and after, plus the dub on every channel; scaled down only if it would clip.
-    Returns (mix at the original's rate, the gain applied against clipping)."""
-    from verified_tts.audio import resample
-
-    dub_audio = resample(track, track_rate, original_rate)
-    length = max(original.shape[0], dub_audio.size)
-    channels = original.shape[1]
-    base = np.zeros((length, channels), dtype=np.float32)
-    base[: original.shape[0]] = original
-    duck = np.zeros(length, dtype=np.float32)  # 0 = full level, 1 = fully ducked
-    attack = max(1, round(attack_s * original_rate))
-    release = max(1, round(release_s * original_rate))
-    for begin, end in speech:
-        first, last = round(begin * original_rate), round(end * original_rate)
-        shape = np.concatenate(
-            [
-                np.linspace(0.0, 1.0, attack, endpoint=False, dtype=np.float32),
-                np.ones(max(0, last - first), dtype=np.float32),
-                np.linspace(1.0, 0.0, release, dtype=np.float32),
-            ]
-        )
-        lo = first - attack
-        a, b = max(0, lo), min(length, lo + shape.size)
-        if b > a:
-            duck[a:b] = np.maximum(duck[a:b], shape[a - lo : b - lo])
-    floor = np.float32(10 ** (-duck_db / 20))
-    gain = 1.0 - duck * (1.0 - floor)
-    mix = base * gain[:, None]
-    mix[: dub_audio.size] += dub_audio[:, None]
-    peak = float(np.max(np.abs(mix))) if mix.size else 0.0
-    scale = 0.99 / peak if peak > 0.99 else 1.0
-    return (mix * np.float32(scale)).astype(np.float32), scale
+    Lines run on whole past their slot and over the next line (flagged by :func:`fit_to_slot`);
+    only the end of the track (the end of the film) stops one, with a short fade, and the line
+    says so. Returns the track and the placed lines as they ended up."""
+    track = np.zeros(round(track_end * sample_rate), dtype=np.float32)
+    fade = round(_FADE_S * sample_rate)
+    placed = []
+    for item, speech in fitted:
+        first = round(item.slot.start * sample_rate)
+        room = max(0, track.size - first)
+        if speech.size > room:
+            past = (speech.size - room) / sample_rate
+            speech = speech[:room].copy()
+            speech[-min(fade, room) :] *= np.linspace(1.0, 0.0, min(fade, room), dtype=np.float32)
+            reason = f"runs {past:.2f} s past the end of the track; shorten the line"
+            item = replace(
+                item,
+                placed_end=item.slot.start + room / sample_rate,
+                past_end_seconds=past,
+                flag_reasons=(*item.flag_reasons, reason),
+            )
+        track[first : first + speech.size] += speech
+        placed.append(item)
+    return track, placed
 
 
 def voiced_srt(placed: Sequence[PlacedCue]) -> str:
@@ -312,6 +277,7 @@ def track_stats(placed: Sequence[PlacedCue], skipped: int) -> dict[str, Any]:
         "max_stretch": round(max(stretches), 4) if placed else 1.0,
         "mean_needed_stretch": round(float(np.mean(needed)), 4) if placed else 0.0,
         "max_needed_stretch": round(max(needed), 4) if placed else 0.0,
-        "overran": sum(p.overlap_seconds > 0 or p.cut_seconds > 0 for p in placed),
-        "cut": sum(p.cut_seconds > 0 for p in placed),
+        "overran": sum(p.overlap_seconds > 0 or p.overlap_next_seconds > 0 for p in placed),
+        "over_next_line": sum(p.overlap_next_seconds > 0 for p in placed),
+        "cut": sum(p.past_end_seconds > 0 for p in placed),  # only at the track's end
     }

@@ -38,7 +38,14 @@ border-radius:8px}
 .pill{display:inline-block;padding:0 6px;border-radius:9px;background:#eef2f6;font-size:12px}
 button{font:inherit;padding:4px 10px;margin:2px;border:1px solid #c9ced6;border-radius:6px;
 background:#fff;cursor:pointer}button.chosen{background:#1d4ed8;color:#fff}
-code{background:#eef2f6;padding:0 4px;border-radius:4px}.wide{overflow-x:auto}
+code{background:#eef2f6;padding:0 4px;border-radius:4px;overflow-wrap:anywhere}
+.wide{overflow-x:auto;max-width:100%}
+td,th,p,li,summary{overflow-wrap:anywhere}
+table.flagged,table.takes{table-layout:fixed}
+table.flagged col.reason{width:28%}table.flagged col.audio{width:236px}
+table.takes col.n{width:3em}table.takes col.audio{width:236px}
+mark{background:#fde68a;padding:0 2px;border-radius:3px}
+ul.reasons{margin:0;padding-left:18px}p.text{margin:0 0 4px;font-size:15px}
 """
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "as_candidate",
     "as_manifest",
     "build_manifest",
+    "gate_bounds",
     "production_record",
     "read_manifest",
     "summarise",
@@ -183,19 +184,33 @@ class UtteranceRecord:
     rerendered: RerenderMark | None = None  # absent from JSON unless re-rendered
     # what a producer decided in `verified-tts review` (absent when nothing was)
     review: Mapping[str, Any] | None = None
+    # what a listener would notice (verified_tts.reasons: kind, text, word); absent when none
+    reasons: tuple[Mapping[str, Any], ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     _KEYS = ("key", "chapter", "paragraph", "line", "kind", "text", "spoken", "voice", "emotion",
              "lexicon", "phonemes", "audio", "winner", "flagged", "reused", "candidates",
-             "rerendered", "review")  # fmt: skip
+             "rerendered", "review", "reasons")  # fmt: skip
 
     @property
     def winner_candidate(self) -> CandidateRecord:
         return self.candidates[self.winner]
 
     @classmethod
-    def from_result(cls, result: UtteranceResult) -> UtteranceRecord:
+    def from_result(
+        cls, result: UtteranceResult, bounds: Mapping[str, Mapping[str, float]] | None = None
+    ) -> UtteranceRecord:
+        """The record of a result; ``bounds`` (metric -> gate min/max) phrase its reasons."""
+        from verified_tts.reasons import utterance_reasons
+
         segment = result.utterance.segment
+        reasons = utterance_reasons(
+            [(c.metrics, c.detail, c.failed) for c in result.candidates],
+            result.winner,
+            result.flagged,
+            text=segment.text,
+            bounds=bounds,
+        )
         return cls(
             key=result.utterance.key,
             chapter=segment.chapter,
@@ -213,6 +228,7 @@ class UtteranceRecord:
             flagged=result.flagged,
             reused=result.reused,
             candidates=tuple(CandidateRecord.from_result(c) for c in result.candidates),
+            reasons=tuple(r.as_dict() for r in reasons),
         )
 
     @classmethod
@@ -237,6 +253,7 @@ class UtteranceRecord:
             candidates=tuple(CandidateRecord.from_json(c) for c in data["candidates"]),
             rerendered=RerenderMark.from_json(mark) if mark else None,
             review=data.get("review"),
+            reasons=tuple(dict(r) for r in data.get("reasons", ())),
             extra=_extra(data, cls._KEYS),
         )
 
@@ -260,6 +277,7 @@ class UtteranceRecord:
             "candidates": [c.to_json() for c in self.candidates],
             **({"rerendered": self.rerendered.to_json()} if self.rerendered else {}),
             **({"review": dict(self.review)} if self.review else {}),
+            **({"reasons": [dict(r) for r in self.reasons]} if self.reasons else {}),
             **self.extra,
         }
 
@@ -553,6 +571,15 @@ def build_manifest(
             if f.index is not None
         ),
         book=next(BookRecord(f.wav, f.flac, f.duration_s) for f in files if f.index is None),
-        utterances=tuple(UtteranceRecord.from_result(r) for r in results),
+        utterances=tuple(UtteranceRecord.from_result(r, gate_bounds(config.selection.gates))
+                         for r in results),  # fmt: skip
         config=to_table(config),
     )
+
+
+def gate_bounds(gates: Iterable[Any]) -> dict[str, dict[str, float]]:
+    """Metric -> the gate's min and/or max, for reasons that say what was expected."""
+    return {
+        g.metric: {k: v for k, v in (("min", g.min), ("max", g.max)) if v is not None}
+        for g in gates
+    }

@@ -4,7 +4,8 @@
 Markdown) and keeps only what a narrator reads: headings, paragraphs, list items and block
 quotes, with emphasis markup, link targets, images, code, raw HTML, comments and footnote
 markers dropped. Headings at the chapter level start chapters and are read as their first
-block; a single leading H1 is the book's title and opens chapter 0, which also holds whatever
+block (one that opens with a bare number is read "Chapter II. ...", :func:`chapter_heading`);
+a single leading H1 is the book's title and opens chapter 0, which also holds whatever
 comes before the first real chapter; deeper headings are read as section titles inside their
 chapter. Lines of a paragraph that open with a quote mark or a dash are dialogue and become
 blocks of their own. ``<!-- tts: emotion=sad voice=tara -->`` comments set the emotion and
@@ -26,6 +27,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from verified_tts.errors import UserError
+from verified_tts.text.normalize import roman_to_int
 
 __all__ = [
     "DIRECTIVE_KEYS",
@@ -33,6 +35,7 @@ __all__ = [
     "BlockKind",
     "Document",
     "Section",
+    "chapter_heading",
     "parse_directives",
     "parse_markdown",
 ]
@@ -49,6 +52,7 @@ _ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’»)\]]*$")
 _FOOTNOTE_MARKER = re.compile(r"\[\^[^\]\s]+\]")
 _FOOTNOTE_DEFINITION = re.compile(r"^\s*\[\^[^\]\s]+\]:")
 _DIRECTIVE = re.compile(r"<!--\s*tts\s*:(.*?)-->", re.IGNORECASE | re.DOTALL)
+_BARE_NUMBER = re.compile(r"^([IVXLCDM]+|\d{1,3})\.(?=\s|$)")
 
 
 @dataclass(frozen=True)
@@ -282,6 +286,15 @@ def _chapter_level(tokens: Sequence[Token], title_index: int | None) -> int:
     return min(levels, default=1)
 
 
+def chapter_heading(text: str) -> str:
+    """A chapter heading as a listener expects it read: one that opens with a bare number
+    ("II. The Fox and the Grapes", "3. Rain") is "Chapter II. The Fox and the Grapes"."""
+    match = _BARE_NUMBER.match(text)
+    if match and (match.group(1).isdigit() or roman_to_int(match.group(1)) is not None):
+        return f"Chapter {text}"
+    return text
+
+
 def _source_line(token: Token) -> int:
     return token.map[0] + 1 if token.map else 1
 
@@ -302,9 +315,12 @@ def parse_markdown(source: str) -> Document:
             text = _heading_text(tokens[index + 1], line)
             if index == title_index:
                 book_title = text or None
+            read = text
             if index == title_index or int(token.tag[1:]) <= chapter_level:
                 builder.chapter(text or None, line)
-            builder.block("heading", [_Line(line, text)])
+                if index != title_index:
+                    read = chapter_heading(text)
+            builder.block("heading", [_Line(line, read)])
         elif token.type == "paragraph_open":
             inline = tokens[index + 1]
             if _FOOTNOTE_DEFINITION.match(inline.content):

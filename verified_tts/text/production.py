@@ -1,6 +1,7 @@
 """From an input file to the book a production renders: format, chapter selection, credits, lexicon.
 
-:func:`load_input` reads Markdown or EPUB (by suffix; an EPUB's chapters at ``toc_depth``), keeps
+:func:`load_input` reads Markdown, plain text (``.txt``, a Project Gutenberg style book) or EPUB
+(by suffix; an EPUB's chapters at ``toc_depth``), keeps
 the chapters a ``--chapters`` selection names (1-based, as the book lists them and as
 :func:`list_chapters` shows them; the chapters keep their numbers, so their files do too), adds
 opening and closing credits (title, author, narrator; each line its own utterance, each credit
@@ -30,14 +31,17 @@ from verified_tts.text.lexicon import (
 )
 
 __all__ = [
+    "PLAIN_TEXT_SUFFIXES",
     "ChapterSummary",
     "LoadedBook",
     "check_language",
     "list_chapters",
     "load_input",
+    "read_book",
     "select_chapters",
 ]
 
+PLAIN_TEXT_SUFFIXES = (".txt", ".text")
 OPENING_CREDITS = "Opening Credits"
 CLOSING_CREDITS = "Closing Credits"
 
@@ -45,7 +49,7 @@ CLOSING_CREDITS = "Closing Credits"
 @dataclass(frozen=True)
 class LoadedBook:
     book: Book  # after chapter selection, credits and lexicon
-    skipped: tuple[str, ...]  # what the EPUB reader left out, element by element
+    skipped: tuple[str, ...]  # what the EPUB or plain-text reader left out
     lexicon: Lexicon | None  # the producer's entries, then the book's own
     warnings: tuple[str, ...] = ()  # the book's malformed PLS, unknown IPA symbols
     toc_depth: int | None = None  # the EPUB TOC depth the chapters were cut at
@@ -180,6 +184,26 @@ def add_credits(book: Book, *, title: str, author: str | None, narrator: str | N
     return _with_end(replace(book, chapters=(opening, *book.chapters, closing)))
 
 
+def read_book(
+    path: str | os.PathLike, *, max_chars: int = 250, keep_extras: bool = False
+) -> tuple[Book, tuple[str, ...]]:
+    """The book at ``path`` by its suffix (EPUB, plain text, else Markdown) and what its reader
+    left out of the audio."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".epub":
+        from verified_tts.text.epub import load_epub
+
+        loaded = load_epub(path, max_chars=max_chars, keep_extras=keep_extras)
+        return loaded.book, loaded.skipped
+    if suffix in PLAIN_TEXT_SUFFIXES:
+        from verified_tts.text.plaintext import load_plaintext
+
+        plain = load_plaintext(path, max_chars=max_chars, keep_extras=keep_extras)
+        return plain.book, plain.skipped
+    return load_book(path, max_chars=max_chars), ()
+
+
 def load_input(
     path: str | os.PathLike, options: ProductionOptions, *, max_chars: int = 250
 ) -> LoadedBook:
@@ -200,6 +224,11 @@ def load_input(
         )
         book, skipped, warnings = loaded.book, loaded.skipped, loaded.warnings
         book_entries, depth, depths = loaded.lexicon, loaded.toc_depth, loaded.toc_depths
+    elif path.suffix.lower() in PLAIN_TEXT_SUFFIXES:
+        from verified_tts.text.plaintext import load_plaintext
+
+        plain = load_plaintext(path, max_chars=max_chars, keep_extras=options.keep_extras)
+        book, skipped = plain.book, plain.skipped
     else:
         book = load_book(path, max_chars=max_chars)
     if options.author:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from verified_tts.atomic import write_json_atomic
+from verified_tts.consensus import judge_all
 from verified_tts.errors import UserError
 from verified_tts.options import RenderConfig, SelectionPolicy
 from verified_tts.output.manifest import (
@@ -40,7 +41,7 @@ from verified_tts.output.manifest import (
 )
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import UtteranceResult
-from verified_tts.selection import choose, judge
+from verified_tts.selection import choose
 from verified_tts.workflows.ab_arms import judge_winners, mean, prepare_judge, versus_first
 from verified_tts.workflows.judge import Judge, JudgeOptions
 from verified_tts.workflows.render import render
@@ -106,7 +107,9 @@ def arm_winners(
     """(winner, flagged) of an N=k render: the policy applied to the first k candidates."""
     if k < 1 or k > len(candidates):
         raise ValueError(f"arm N={k} needs {k} candidates, the run holds {len(candidates)}")
-    return choose([judge(as_candidate(c).scores, policy) for c in candidates[:k]])
+    first = [as_candidate(c) for c in candidates[:k]]
+    # the first k takes compared with each other, as an N=k render compares them
+    return choose(judge_all([(c.scores, c.detail) for c in first], policy))
 
 
 def _median(values: Sequence[float]) -> float | None:

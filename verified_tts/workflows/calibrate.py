@@ -1,8 +1,9 @@
 """``verified-tts calibrate``: what the verifiers catch, gates calibrated on injected faults.
 
-The configured generator reads plain sentences (the shipped Harvard sentences, the first
-``sentences`` segments of a book, or the cues of a subtitle file: every cue at any length, in the
-slot a dub gives it, scored with the dub's ``duration_fit`` and under the dub's gates,
+The configured generator reads plain sentences (the shipped Harvard sentences, ``sentences``
+sentences of a Markdown, plain-text or EPUB book, spread evenly over its chapters or the
+``chapters`` of it that the options name, or the cues of a subtitle file: every cue at any length,
+in the slot a dub gives it, scored with the dub's ``duration_fit`` and under the dub's gates,
 :mod:`verified_tts.dub_gates`) ``candidates`` times each with the render's seeds; then every
 requested fault kind is made once per sentence from one of its clean candidates (text faults are
 synthesised from the altered text with that candidate's seed and verified against the original
@@ -48,6 +49,7 @@ from verified_tts.calibration.faults import (
     text_fault,
 )
 from verified_tts.calibration.gates import gates_toml
+from verified_tts.consensus import TAKE_METRIC, take_views
 from verified_tts.dub_gates import dub_policy
 from verified_tts.errors import UserError
 from verified_tts.generators import SynthesisRequest, load_generator
@@ -55,7 +57,8 @@ from verified_tts.options import RenderConfig
 from verified_tts.pipeline import plan_utterances
 from verified_tts.results import Utterance
 from verified_tts.scoring import score_clips
-from verified_tts.text.book import Segment, load_book, parse_book
+from verified_tts.text.book import Segment, parse_book
+from verified_tts.text.production import read_book, select_chapters
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verifiers import DEFAULT_VERIFIERS, Clip
 
@@ -104,7 +107,7 @@ def is_subtitles(path: Path | None) -> bool:
 
 
 def _segments(
-    book: Path | None, count: int, max_chars: int
+    book: Path | None, count: int, max_chars: int, chapters: str | None = None
 ) -> tuple[list[Segment], list[float | None]]:
     """The segments to calibrate on and, for subtitles, each cue's slot in seconds."""
     if is_subtitles(book):
@@ -114,14 +117,18 @@ def _segments(
         source = "\n\n".join(builtin_sentences()[:count])
         segments = list(parse_book(source, max_chars=max_chars).segments)[:count]
         return segments, [None] * len(segments)
-    segments = [s for s in load_book(book, max_chars=max_chars).segments if s.kind != "heading"]
+    read = select_chapters(read_book(book, max_chars=max_chars)[0], chapters)
+    segments = [s for s in read.segments if s.kind != "heading"]
     segments = [s for s in segments if len(s.spoken.split()) >= 3]
     if len(segments) < 2:
         raise UserError(
             f"{book} has fewer than 2 sentences of 3 words or more to calibrate on: "
             "give a longer book, or leave BOOK out to use the built-in sentences"
         )
-    return segments[:count], [None] * len(segments[:count])
+    if count < len(segments):
+        # evenly over the book: one chapter's opening is not a sample of its prose
+        segments = [segments[i * len(segments) // count] for i in range(count)]
+    return segments, [None] * len(segments)
 
 
 def _cue_segments(path: Path, count: int) -> tuple[list[Segment], list[float | None]]:
@@ -156,7 +163,7 @@ def calibrate(
         raise UserError(f"--out {out} is a file, not a folder: choose a folder path")
     started = time.perf_counter()
     seconds: dict[str, float] = {}
-    segments, slots = _segments(book, options.sentences, config.max_chars)
+    segments, slots = _segments(book, options.sentences, config.max_chars, options.chapters)
     dubbing = is_subtitles(book)
 
     say("loading generator and verifiers")
@@ -337,6 +344,7 @@ def _score(
     embeddings: list[np.ndarray | None] = []
     speech: list[float | None] = []
     signal_details: list[dict[str, Any]] = []
+    all_details: list[dict[str, Any]] = []
     for start in range(0, len(cases), _CHUNK):
         chunk = cases[start : start + _CHUNK]
         clips = [
@@ -371,6 +379,24 @@ def _score(
             signal_details.append(
                 {k: scores.detail[k] for k in ("expected_from", "speech_s") if k in scores.detail}
             )
+            all_details.append(dict(scores.detail))
         say(f"scored {min(start + _CHUNK, len(cases))} of {len(cases)} clips")
+    _add_take_metric(scored, all_details)
     speaker_metric(scored, embeddings, speech, verifiers.get("speaker"))
     return scored, signal_details
+
+
+def _add_take_metric(cases: Sequence[Case], details: Sequence[Mapping[str, Any]]) -> None:
+    """``asr_min_take_logprob`` of every case as a render would see it: a clean candidate among
+    its sentence's clean candidates, a faulted one among them plus itself
+    (:mod:`verified_tts.consensus`)."""
+    clean: dict[int, list[int]] = {}
+    for position, case in enumerate(cases):
+        if case.kind == "clean":
+            clean.setdefault(case.utterance, []).append(position)
+    for position, case in enumerate(cases):
+        others = clean.get(case.utterance, [])
+        group = others if case.kind == "clean" else [*others, position]
+        view = take_views([details[p] for p in group])[group.index(position)]
+        if view is not None:
+            case.metrics[TAKE_METRIC] = view.min_take_logprob

@@ -7,9 +7,12 @@ with the utterance to every verifier, where ``duration_fit`` measures the stretc
 would need; the dub policy gates that stretch at the speed limit and ranks natural fits first, so
 best-of-N picks a candidate that fits instead of squeezing one. Only what is left is then fixed
 when the winners are laid on the track (stretched up to the speed limit, else run on into the
-silence or cut, flagged). The store, resume behaviour and manifest are the render's; every output
-file (``track.wav``/``.flac``, ``voiced.srt``, ``mix.wav``, ``dub.json``, ``manifest.json``) is
-written atomically.
+silence, and past it rather than lose a word: flagged with how much). With a film (``video``) or a
+bed (``background`` stem, ``mix`` original), the dub is mixed over it at the loudness target and,
+for a film, muxed back into it (:mod:`verified_tts.output.dub_delivery`). The store, resume
+behaviour and manifest are the render's; every output file (``track.wav``/``.flac``,
+``voiced.srt``/``.vtt``, ``mix.wav``, ``FILM.dub.mp4``, ``dub.json``, ``manifest.json``) is written
+atomically.
 """
 
 from __future__ import annotations
@@ -23,25 +26,19 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.atomic import (
-    remove_interrupted_writes,
-    write_audio_atomic,
-    write_json_atomic,
-    write_text_atomic,
-)
-from verified_tts.audio import read_audio
+from verified_tts.atomic import remove_interrupted_writes, write_json_atomic
 from verified_tts.dub_gates import dub_policy
 from verified_tts.options import DurationFitOptions, RenderConfig, from_table, overlay
 from verified_tts.output.assembly import AssembledFile
+from verified_tts.output.dub_delivery import Bed, DubFiles, deliver_dub, mix_record, read_bed
 from verified_tts.output.dub_track import (
     DubOptions,
     PlacedCue,
     Slot,
     compute_slots,
-    duck_and_mix,
-    place_on_track,
+    fit_to_slot,
+    lay_on_track,
     track_stats,
-    voiced_srt,
 )
 from verified_tts.output.lock import output_lock
 from verified_tts.output.manifest import (
@@ -50,6 +47,7 @@ from verified_tts.output.manifest import (
     output_folders,
     write_manifest,
 )
+from verified_tts.output.video import language_code, probe_video
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import UtteranceResult
 from verified_tts.review.hook import ReviewHook
@@ -77,7 +75,7 @@ def dub_settings(table: Mapping[str, Any] | None = None, **overrides: Any) -> di
 def _dub_options(config: RenderConfig, overrides: Mapping[str, Any]) -> DubOptions:
     """``config.dub`` with the keyword arguments of :func:`dub` on top (None = not given); a
     voice map is merged into the config's."""
-    given = {k: float(v) if k != "voices" else dict(v) for k, v in overrides.items()
+    given = {k: v if k in ("voices", "language") else float(v) for k, v in overrides.items()
              if v is not None}  # fmt: skip
     if "voices" in given:
         given["voices"] = {**config.dub.voices, **given["voices"]}
@@ -104,6 +102,8 @@ class DubSummary:
     track: Path
     mix: Path | None
     damaged: tuple[str, ...] = ()  # store entries found damaged, dropped and generated again
+    video: Path | None = None  # the dubbed film
+    loudness: Mapping[str, float] | None = None  # the mix as measured: integrated, range, peak
     flags: tuple[tuple[int, str, tuple[str, ...]], ...] = ()  # (cue index, text, reasons in words)
 
 
@@ -137,6 +137,14 @@ def dub(
     max_extend_s: float | None = None,
     min_gap_s: float | None = None,
     tail_s: float | None = None,
+    video: str | os.PathLike | None = None,
+    background: str | os.PathLike | None = None,
+    language: str | None = None,
+    loudness_lufs: float | None = None,
+    true_peak_dbtp: float | None = None,
+    dialogue_ratio_db: float | None = None,
+    attack_s: float | None = None,
+    release_s: float | None = None,
     synthesizer: Synthesizer | None = None,
     on_loading: Callable[[], None] | None = None,
     on_start: Callable[[int], None] | None = None,
@@ -147,8 +155,9 @@ def dub(
 
     The timing and mix settings are ``config.dub`` (the ``[dub]`` table); the keyword arguments
     given (not None) replace them, and ``voices`` names speakers on top of its voice map. Writes
-    ``track.wav``/``track.flac``, ``dub.json``, ``manifest.json``, ``voiced.srt`` and, with
-    ``mix``, ``mix.wav``. User mistakes raise one-line :class:`UserError` s before any synthesis
+    ``track.wav``/``track.flac``, ``dub.json``, ``manifest.json``, ``voiced.srt``/``.vtt`` and,
+    with a bed (``video``'s own audio, ``background``, ``mix``), ``mix.wav``, and with ``video``
+    the dubbed film. User mistakes raise one-line :class:`UserError` s before any synthesis
     starts.
     """
     started = time.perf_counter()
@@ -158,12 +167,21 @@ def dub(
         {
             "speed_limit": speed_limit, "max_extend_s": max_extend_s, "min_gap_s": min_gap_s,
             "tail_s": tail_s, "duration": duration, "duck_db": duck_db, "voices": voices,
+            "attack_s": attack_s, "release_s": release_s, "dialogue_ratio_db": dialogue_ratio_db,
+            "loudness_lufs": loudness_lufs, "true_peak_dbtp": true_peak_dbtp,
+            "language": language,
         },
     )  # fmt: skip
+    film = probe_video(video) if video is not None else None
+    if film is not None and options.duration is None:
+        options = replace(options, duration=round(film.duration_s, 3))  # the film's timeline
     config = replace(config, dub=options)
     name = str(subtitles_path)
     subtitles, cues, warnings = _read_cues(subtitles_path, name, options)
-    original = read_audio(mix, "--mix", mono=False) if mix is not None else None
+    bed, bed_warnings = read_bed(film, background, mix)
+    warnings = [*warnings, *bed_warnings]
+    spoken_language = _language(options, config)
+    language_code(spoken_language)  # a bad tag is one line now, not after the synthesis
     out = prepare_output(out_dir)
     with output_lock(out, "dub"):
         review = ReviewHook.load(out)
@@ -182,20 +200,21 @@ def dub(
         if on_start:
             on_start(len({u.key for u in utterances}))
 
-        track = np.zeros(round(track_end * sample_rate), dtype=np.float32)
         with Store(out / STORE_DIR) as store:
             results = review.results(synth.run(utterances, store, on_result=on_result))
             place_started = time.perf_counter()
             # the dub policy's gates (synth.config), which the reasons in words quote
-            placed = _lay_winners(
-                track, store, synth, synth.config, options, cues, slots, segments, results
+            fitted = _fit_winners(
+                store, synth, synth.config, options, cues, slots, segments, results
             )
             damaged = tuple(store.damaged)
-        _write_track(out, track, sample_rate, placed)
-        mix_path, mix_scale = None, None
-        if original is not None:
-            mix_path, mix_scale = _write_mix(out, original, track, sample_rate, placed, options)
+        track, placed = lay_on_track(fitted, sample_rate, track_end)
         synth.stats.seconds["place"] += time.perf_counter() - place_started
+        mix_started = time.perf_counter()
+        files = deliver_dub(
+            out, track, sample_rate, placed, bed, options, video=film, language=spoken_language
+        )
+        synth.stats.seconds["mix"] += time.perf_counter() - mix_started
 
         wall = time.perf_counter() - started
         stats = track_stats(placed, len(subtitles.skipped))
@@ -210,7 +229,7 @@ def dub(
             sample_rate=sample_rate,
             track_seconds=track_seconds,
             n=config.candidates,
-            mix=(str(mix) if mix is not None else None, mix_path, mix_scale),
+            mix=(bed, files, spoken_language),
         )
         manifest = replace(
             build_manifest(
@@ -228,12 +247,11 @@ def dub(
         write_json_atomic(out / "dub.json", report)
         write_manifest(out, manifest)
         remove_interrupted_writes(output_folders(out), older_than=run_began)
-        summary = _summary(out, synth, manifest, stats, placed, subtitles, warnings, mix_path)
+        summary = _summary(out, synth, manifest, stats, placed, subtitles, warnings, files)
         return replace(summary, damaged=damaged)
 
 
-def _lay_winners(
-    track: np.ndarray,
+def _fit_winners(
     store: Store,
     synth: Synthesizer,
     config: RenderConfig,
@@ -242,14 +260,13 @@ def _lay_winners(
     slots: Sequence[Slot],
     segments: Sequence[Segment],
     results: Sequence[UtteranceResult],
-) -> list[PlacedCue]:
-    """Each cue's winner from the store, fitted to its slot and added to ``track``; edge silence
-    is trimmed with the settings the ``duration_fit`` verifier measured with."""
+) -> list[tuple[PlacedCue, np.ndarray]]:
+    """Each cue's winner from the store, fitted to its slot; edge silence is trimmed with the
+    settings the ``duration_fit`` verifier measured with."""
     fit_verifier = synth.verifiers.get("duration_fit")
     trim = fit_verifier.options if isinstance(fit_verifier, HasOptions) else DurationFitOptions()
     return [
-        place_on_track(
-            track,
+        fit_to_slot(
             store.load_audio(store.get_candidate(result.winner_candidate.key)),
             synth.generator.sample_rate,
             cue,
@@ -275,11 +292,23 @@ def _dub_report(
     sample_rate: int,
     track_seconds: float,
     n: int,
-    mix: tuple[str | None, Path | None, float | None],
+    mix: tuple[Bed, DubFiles, str],
 ) -> dict[str, Any]:
-    """``dub.json``: the files written, the settings, where every cue landed and why any was
-    flagged or skipped; ``mix`` is (the original given, mix.wav when written, its gain)."""
-    mix_original, mix_path, mix_scale = mix
+    """``dub.json``: the files written, the settings, the mix's measured loudness, where every
+    cue landed (and its level against the bed) and why any was flagged or skipped; lines that
+    ran past their slot come first in ``overruns``, longest first; ``mix`` is (the bed, the files
+    written, the dub's language)."""
+    bed, files, language = mix
+    levels = files.mixed.cues if files.mixed else ()
+    cues = [
+        {**p.record(), **({"mix": level.record()} if files.mixed else {})}
+        for p, level in zip(placed, levels or [None] * len(placed), strict=True)
+    ]
+    overruns = sorted(
+        (c for c in cues if c["overlap_seconds"] > 0 or c["overlap_next_seconds"] > 0),
+        key=lambda c: -(c["overlap_seconds"] + c["overlap_next_seconds"]),
+    )
+    gain = 10 ** (files.mixed.gain_db / 20) if files.mixed else None
     return {
         "format": "verified-tts dub 1",
         "input": name,
@@ -287,9 +316,12 @@ def _dub_report(
         "track": "track.wav",
         "track_flac": "track.flac",
         "voiced_srt": "voiced.srt",
-        "mix": "mix.wav" if mix_path else None,
-        "mix_original": mix_original,
-        "mix_gain": round(mix_scale, 4) if mix_scale is not None else None,
+        "voiced_vtt": "voiced.vtt",
+        "mix": files.mix.name if files.mix else None,
+        "mix_original": bed.source if bed.kind == "original" else None,
+        "mix_gain": round(gain, 4) if gain is not None else None,
+        "mixing": mix_record(bed, files, options, language),
+        "video": files.video.name if files.video else None,
         "manifest": "manifest.json",
         "sample_rate": sample_rate,
         "duration_s": track_seconds,
@@ -301,7 +333,11 @@ def _dub_report(
             {"index": s.index, "line": s.line, "start": s.start, "end": s.end, "reason": s.reason}
             for s in subtitles.skipped
         ],
-        "cues": [p.record() for p in placed],
+        "overruns": [
+            {k: c[k] for k in ("index", "text", "overlap_seconds", "overlap_next_seconds")}
+            for c in overruns
+        ],
+        "cues": cues,
     }
 
 
@@ -343,34 +379,14 @@ def _load_dubbing_synthesizer(
     return synth
 
 
-def _write_track(
-    out: Path, track: np.ndarray, sample_rate: int, placed: Sequence[PlacedCue]
-) -> None:
-    write_audio_atomic(out / "track.wav", track, sample_rate, subtype="PCM_16")
-    write_audio_atomic(out / "track.flac", track, sample_rate, subtype="PCM_16")
-    write_text_atomic(out / "voiced.srt", voiced_srt(placed))
+def _language(options: DubOptions, config: RenderConfig) -> str:
+    """The dub's language tag: as given, else the voice's first language, else English."""
+    if options.language:
+        return options.language
+    from verified_tts.generators import voice_languages
 
-
-def _write_mix(
-    out: Path,
-    original: tuple[np.ndarray, int],
-    track: np.ndarray,
-    sample_rate: int,
-    placed: Sequence[PlacedCue],
-    options: DubOptions,
-) -> tuple[Path, float]:
-    """``mix.wav``: the original ducked under the placed speech, plus the dub."""
-    mixed, scale = duck_and_mix(
-        original[0],
-        original[1],
-        track,
-        sample_rate,
-        [(p.placed_start, p.placed_end) for p in placed],
-        options.duck_db,
-    )
-    path = out / "mix.wav"
-    write_audio_atomic(path, mixed, original[1], subtype="PCM_16")
-    return path, scale
+    spoken = voice_languages(config.generator)
+    return spoken[0] if spoken else "en"
 
 
 def _summary(
@@ -381,7 +397,7 @@ def _summary(
     placed: Sequence[PlacedCue],
     subtitles: Subtitles,
     warnings: Sequence[str],
-    mix_path: Path | None,
+    files: DubFiles,
 ) -> DubSummary:
     return DubSummary(
         out_dir=out,
@@ -397,7 +413,9 @@ def _summary(
         seconds=manifest.stats["seconds"],
         unavailable=synth.verifiers.unavailable(),
         warnings=tuple(warnings),
-        track=out / "track.wav",
-        mix=mix_path,
+        track=files.track,
+        mix=files.mix,
+        video=files.video,
+        loudness=files.mixed.loudness.record() if files.mixed else None,
         flags=tuple((p.cue.index, p.cue.text, p.flag_reasons) for p in placed if p.flagged),
     )

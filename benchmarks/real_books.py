@@ -1,0 +1,295 @@
+"""Real books: how many lines are flagged on real prose, whether the judge agrees, what N=8 gains.
+
+Renders a sample of the real-prose books (benchmarks/real_prose.py: held-out chapters by default,
+never tuned on; ``--part dev`` for the development chapters) as the plain-text book a user would
+give, with the defaults (Piper joe-medium, N=8 adaptive), in a fresh work folder so the render's
+time is its own. Then renders it again with the verification as it was before real prose was
+looked at (``benchmarks/configs/before_real_prose.toml``: the text as written for the reference,
+the old worst-token gate, no comparison of takes), reusing the first render's audio (candidate k
+of an utterance is the same audio in both), so the two differ in verification only. The judge
+(Whisper base, ``bundled:base``, never used for selection) transcribes candidate 0 and every
+winner of both. Reports per render: utterances, flagged, flagged the judge confirms (it hears an
+error in the kept take) and flagged it hears perfectly, the judge WER of flagged winners against
+the rest, the judge WER of candidate 0 and of the winners with the paired interval
+(benchmarks/paired_gain.py), candidates per utterance and the timing; and each false-alarm cause
+(classified from the failed gate and its worst token: punctuation, a heading, a word every take
+gets low, a hyphenated compound heard as two words, a long utterance) with its counts before and
+after. ``--demo`` does the same for examples/book.md. Timings on a shared machine are inflated:
+each setting records the load average; the real-time factor of the issue is measured on idle
+cores (docs/real-prose.md gives the command).
+
+Usage: python benchmarks/real_books.py [--part held_out|dev] [--per-chapter 35] [--chapters 3]
+       [--demo] [--skip-before] [--seed-store STORE] [--work DIR] [--output JSON]
+       python benchmarks/real_books.py --analyse OUT_DIR --output JSON  (a finished render, no
+       judge: its flags and causes only)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from real_prose import write_sample  # benchmarks/ is on sys.path when run
+
+from verified_tts.paired import paired_gain
+
+ROOT = Path(__file__).resolve().parent.parent
+BEFORE = ROOT / "benchmarks" / "configs" / "before_real_prose.toml"
+LONG_S = 14.0  # longer than half a packed window: scored alone
+
+
+def render_timed(book: Path, out: Path, table: dict[str, Any]) -> dict[str, Any]:
+    """Render ``book`` into ``out`` (N=8 adaptive, every take kept) and time it."""
+    from verified_tts.config import build_config
+    from verified_tts.output.manifest import read_manifest
+    from verified_tts.workflows.render import render
+
+    config = build_config(table, candidates=8, adaptive=True, keep="all")
+    started, cpu_started = time.perf_counter(), time.process_time()
+    render(book, out, config)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    manifest = read_manifest(out)
+    speech = sum(u.winner_candidate.duration_s or 0.0 for u in manifest.utterances)
+    load = manifest.stats["seconds"].get("load", 0.0)
+    return {
+        "wall_seconds": round(wall, 2),
+        "cpu_seconds": round(cpu, 2),
+        "load_seconds": load,
+        "speech_seconds": round(speech, 2),
+        "real_time_factor": round((wall - load) / speech, 4) if speech else None,
+        "cpu_real_time_factor": round(cpu / speech, 4) if speech else None,
+        "seconds_per_stage": manifest.stats["seconds"],
+        "candidates_generated": manifest.stats.get("candidates_generated"),
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def judge_runs(outs: list[Path], judge_name: str) -> dict[str, tuple[float, str]]:
+    """Judge WER and transcript of candidate 0 and the winner of every utterance of every run,
+    by candidate key (the same take in two runs is judged once)."""
+    from verified_tts.output.manifest import read_manifest
+    from verified_tts.workflows.judge import judge_clips, load_judge
+
+    judge = load_judge(judge_name)
+    judged: dict[str, tuple[float, str]] = {}
+    for out in outs:
+        manifest = read_manifest(out)
+        wanted, keys = {}, {}
+        for u in manifest.utterances:
+            for index in dict.fromkeys((0, u.winner)):
+                candidate = u.candidates[index]
+                key = candidate.extra.get("key") or f"{u.key}:{index}"
+                if key not in judged and candidate.audio:
+                    wanted[(u.key, index)] = (candidate.audio, u.text)
+                    keys[(u.key, index)] = key
+        fresh, _ = judge_clips(judge, wanted, out)
+        judged.update({keys[k]: v for k, v in fresh.items()})
+    return judged
+
+
+def _key(u: Any, index: int) -> str:
+    return u.candidates[index].extra.get("key") or f"{u.key}:{index}"
+
+
+def _worst(candidate: Any, metric: str, views: list[Any], index: int) -> tuple[str, str | None]:
+    """The worst token of a worst-token failure and the word it belongs to."""
+    from verified_tts.consensus import token_words
+
+    detail = candidate.detail
+    tokens = detail.get("tokens") or []
+    position = detail.get("worst_token_index")
+    if metric == "asr_min_take_logprob" and views[index] is not None:
+        position = views[index].worst_index
+    if position is None or position >= len(tokens):
+        token = str(detail.get("worst_token", ""))
+        return token, None
+    return str(tokens[position]), token_words(detail)[position][1]
+
+
+def cause_of(u: Any, index: int, views: list[Any], shared: set[str]) -> str | None:
+    """Why this take failed, as a cause name (None when it passed)."""
+    candidate = u.candidates[index]
+    failed = list(candidate.failed_gates)
+    if not failed:
+        return None
+    if u.kind == "heading":
+        return "heading"
+    first = failed[0]
+    if first in ("asr_min_logprob", "asr_min_take_logprob"):
+        token, word = _worst(candidate, first, views, index)
+        if not any(c.isalnum() for c in token):
+            return f"punctuation '{token.strip()}'"
+        if word and word.strip("\"'“”‘’()[],.;:!?") in shared:
+            return "a word every take gets low (name, rare word)"
+        return "a word one take got wrong"
+    if first == "asr_insertions":
+        reference = str(candidate.detail.get("reference") or u.text)
+        if "-" in reference:
+            return "extra words, text has a hyphenated compound"
+        return "extra words"
+    if (candidate.duration_s or 0.0) > LONG_S:
+        return f"{first} (utterance longer than {LONG_S:g} s)"
+    return first
+
+
+def analyse(out: Path, judged: dict[str, tuple[float, str]]) -> dict[str, Any]:
+    """The figures of one render (module docstring)."""
+    from verified_tts.consensus import shared_hard_words, take_views
+    from verified_tts.output.manifest import read_manifest
+
+    manifest = read_manifest(out)
+    rows = manifest.utterances
+    flagged = [u for u in rows if u.flagged]
+    wer = {u.key: judged.get(_key(u, u.winner), (None, ""))[0] for u in rows}
+    c0 = {u.key: judged.get(_key(u, 0), (None, ""))[0] for u in rows}
+    known = [u for u in rows if wer[u.key] is not None and c0[u.key] is not None]
+    flagged_wer = [wer[u.key] for u in flagged if wer[u.key] is not None]
+    other_wer = [wer[u.key] for u in rows if not u.flagged and wer[u.key] is not None]
+    candidate_causes: Counter[str] = Counter()
+    flag_causes: Counter[str] = Counter()
+    false_alarms: Counter[str] = Counter()
+    notes = 0
+    for u in rows:
+        details = [c.detail for c in u.candidates]
+        views = take_views(details)
+        shared = {w.strip("\"'“”‘’()[],.;:!?") for w in shared_hard_words(details)}
+        notes += sum(1 for r in u.reasons if r.get("kind") == "check_pronunciation")
+        for index in range(len(u.candidates)):
+            cause = cause_of(u, index, views, shared)
+            if cause:
+                candidate_causes[cause] += 1
+        if u.flagged:
+            cause = cause_of(u, u.winner, views, shared) or "?"
+            flag_causes[cause] += 1
+            if wer[u.key] == 0.0:
+                false_alarms[cause] += 1
+    mean = lambda xs: round(statistics.fmean(xs), 4) if xs else None  # noqa: E731
+    gains = [c0[u.key] - wer[u.key] for u in known]
+    ratio = None
+    if flagged_wer and mean(other_wer):
+        ratio = round(mean(flagged_wer) / mean(other_wer), 2)
+    return {
+        "utterances": len(rows),
+        "flagged": len(flagged),
+        "flagged_share": round(len(flagged) / len(rows), 4) if rows else None,
+        "flagged_judge_confirms": sum(1 for w in flagged_wer if w > 0),
+        "flagged_judge_hears_perfectly": sum(1 for w in flagged_wer if w == 0),
+        "judge_wer_flagged_winners": mean(flagged_wer),
+        "judge_wer_other_winners": mean(other_wer),
+        "judge_wer_ratio_flagged_to_rest": ratio,
+        "judge_wer_candidate0": mean([c0[u.key] for u in known]),
+        "judge_wer_winners": mean([wer[u.key] for u in known]),
+        "judge_gain_n8_over_candidate0": (
+            paired_gain(gains).as_dict("mean_gain") if gains else None
+        ),
+        "candidates_per_utterance": mean([len(u.candidates) for u in rows]),
+        "words_to_check_once": notes,
+        "flagged_by_cause": dict(flag_causes.most_common()),
+        "false_alarms_by_cause": dict(false_alarms.most_common()),
+        "failed_takes_by_cause": dict(candidate_causes.most_common()),
+        "takes": sum(len(u.candidates) for u in rows),
+        "long_utterances": sum(1 for u in rows if (u.winner_candidate.duration_s or 0) > LONG_S),
+        "flagged_utterances": [
+            {
+                "text": u.text,
+                "reasons": [r.get("text") for r in u.reasons if r.get("flag", True)],
+                "judge_wer": wer[u.key],
+                "judge_heard": judged.get(_key(u, u.winner), (0, ""))[1],
+            }
+            for u in flagged
+        ],  # fmt: skip
+    }
+
+
+def run(
+    book: Path, work: Path, skip_before: bool, judge_name: str, seed: Path | None = None
+) -> dict[str, Any]:
+    """Render ``book`` with today's verification and the one before, judge both, analyse;
+    ``seed``: a store whose takes the first render starts from (its time is then not its own)."""
+    from verified_tts.config import read_config_file
+
+    after, before = work / "after", work / "before"
+    for folder in (after, before):
+        if folder.exists():
+            shutil.rmtree(folder)
+    if seed is not None:
+        shutil.copytree(seed, after / "store")
+    timing = render_timed(book, after, {})
+    if seed is not None:
+        timing["seeded_from"] = str(seed)
+    outs = [after]
+    if not skip_before:
+        shutil.copytree(after / "store", before / "store")  # the same takes, scored again
+        render_timed(book, before, read_config_file(BEFORE))
+        outs.append(before)
+    judged = judge_runs(outs, judge_name)
+    result: dict[str, Any] = {"after": {**analyse(after, judged), "timing": timing}}
+    if not skip_before:
+        result["before"] = analyse(before, judged)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("held_out", "dev"), default="held_out")
+    parser.add_argument("--per-chapter", type=int, default=35)
+    parser.add_argument("--chapters", type=int, default=3, help="chapters per book")
+    parser.add_argument("--demo", action="store_true", help="also examples/book.md")
+    parser.add_argument("--skip-before", action="store_true")
+    parser.add_argument("--judge", default="bundled:base")
+    parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / "work" / "real_books")
+    parser.add_argument("--output", type=Path, default=None)
+    parser.add_argument(
+        "--seed-store", type=Path, default=None, help="start from this store's takes (no timing)"
+    )
+    parser.add_argument(
+        "--analyse", type=Path, default=None, help="only analyse this finished render (no judge)"
+    )
+    parser.add_argument("--note", default=None, help="with --analyse: how the render was made")
+    args = parser.parse_args()
+    if args.analyse is not None:
+        output = args.output or ROOT / "benchmarks" / "results" / "real_books_analysis.json"
+        figures = {"render": str(args.analyse), "note": args.note, "judge": None,
+                   **analyse(args.analyse, {})}  # fmt: skip
+        output.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        print(json.dumps({k: v for k, v in figures.items() if k != "flagged_utterances"}))
+        return
+    output = args.output or ROOT / "benchmarks" / "results" / f"real_books_{args.part}.json"
+    work = args.work / args.part
+    work.mkdir(parents=True, exist_ok=True)
+    book = work / f"{args.part}.txt"
+    samples = write_sample(book, args.part, per_chapter=args.per_chapter, chapters=args.chapters)
+    data: dict[str, Any] = {
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "sample": {
+            "part": args.part,
+            "rule": "per book, the first ceil(n/2) numbered chapters are development, the rest "
+            f"held out; from {args.chapters} chapters of the part spread evenly, the first "
+            f"{args.per_chapter} utterances each (benchmarks/real_prose.py)",
+            "chapters": [[name, chapter.title, len(segs)] for name, chapter, segs in samples],
+        },
+        "judge": args.judge,
+        "before_config": BEFORE.relative_to(ROOT).as_posix(),
+        "timing_note": "wall seconds grow with other work on the machine (load_average_at_end); "
+        "the real-time factor of the goal is measured on idle cores",
+        **run(book, work, args.skip_before, args.judge, args.seed_store),
+    }
+    if args.demo:
+        demo_work = args.work / "demo"
+        demo_work.mkdir(parents=True, exist_ok=True)
+        data["demo"] = run(ROOT / "examples" / "book.md", demo_work, args.skip_before, args.judge)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(json.dumps({k: v for k, v in data.items() if k != "sample"}, indent=2)[:4000])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""The real-prose development and held-out split that every real-book benchmark uses.
+
+Three public-domain novels as Project Gutenberg plain text (../shared/data/books/: ``katrine``, 28
+chapters headed by bare roman numerals; ``log-school-house``, 18; ``little-colonels-hero``, 16, in
+heavy dialect) are read with the project's own plain-text reader. Of each book's n numbered
+chapters, the first ceil(n/2) are the development set (tune anything on them) and the rest are
+held out: nothing is tuned on them, and the held-out figures of a benchmark come from them alone.
+Prefaces and notes outside the numbered chapters belong to neither. A benchmark renders a sample:
+the first ``per_chapter`` utterances (heading included) of ``chapters`` chapters per book, spread
+evenly over that book's part (first, middle and last by default), written as a plain-text book
+(:func:`write_sample`) that the reader parses back into exactly those utterances, so the sample is
+rendered as a user renders a ``.txt`` (docs/real-prose.md).
+
+Usage as a library (benchmarks/ is on sys.path when a benchmark runs)::
+
+    from real_prose import sample_segments, write_sample
+    write_sample(Path("held_out.txt"), "held_out")
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from verified_tts.text.book import Book, Chapter, Segment
+
+__all__ = [
+    "BOOKS",
+    "DATA",
+    "Part",
+    "book_chapters",
+    "chapters_of",
+    "load",
+    "sample_segments",
+    "sample_text",
+    "write_sample",
+]
+
+ROOT = Path(__file__).resolve().parent.parent
+# ../shared beside the checkout (a worktree under wt/ looks one folder further up)
+DATA = next(
+    (p / "shared" / "data" / "books" for p in ROOT.parents if (p / "shared" / "data").is_dir()),
+    ROOT.parent / "shared" / "data" / "books",
+)
+BOOKS = ("katrine", "log-school-house", "little-colonels-hero")
+Part = Literal["dev", "held_out"]
+
+
+def load(name: str) -> Book:
+    """One of :data:`BOOKS` as the plain-text reader reads it."""
+    from verified_tts.text.plaintext import load_plaintext
+
+    path = DATA / f"{name}.txt"
+    if not path.is_file():
+        raise SystemExit(f"{path} is missing: the real-prose books live in ../shared/data/books")
+    return load_plaintext(path).book
+
+
+def book_chapters(book: Book) -> list[Chapter]:
+    """The numbered chapters, in order (the preface and appended notes are not among them)."""
+    return [c for c in book.chapters if (c.title or "").startswith("Chapter ")]
+
+
+def chapters_of(name: str, part: Part) -> list[Chapter]:
+    """The development (first ceil(n/2)) or held-out (the rest) numbered chapters of a book."""
+    chapters = book_chapters(load(name))
+    cut = math.ceil(len(chapters) / 2)
+    return chapters[:cut] if part == "dev" else chapters[cut:]
+
+
+def _spread(items: Sequence[Chapter], count: int) -> list[Chapter]:
+    if count >= len(items):
+        return list(items)
+    if count == 1:
+        return [items[0]]
+    return [items[round(i * (len(items) - 1) / (count - 1))] for i in range(count)]
+
+
+def sample_segments(
+    part: Part, *, per_chapter: int = 35, chapters: int = 3, books: Sequence[str] = BOOKS
+) -> list[tuple[str, Chapter, list[Segment]]]:
+    """(book, chapter, its first ``per_chapter`` segments) for ``chapters`` chapters per book of
+    ``part``, spread over the part."""
+    out = []
+    for name in books:
+        for chapter in _spread(chapters_of(name, part), chapters):
+            out.append((name, chapter, list(chapter.segments[:per_chapter])))
+    return out
+
+
+def sample_text(samples: Sequence[tuple[str, Chapter, list[Segment]]]) -> str:
+    """A plain-text book whose chapters are the samples: each chapter's heading line, then each
+    segment as its own paragraph (the reader parses it back into the same texts)."""
+    paragraphs = []
+    for _, chapter, segments in samples:
+        for segment in segments:
+            paragraphs.append(segment.text)
+        if segments and segments[0].kind != "heading":
+            paragraphs.insert(len(paragraphs) - len(segments), chapter.title or "")
+    return "\n\n".join(paragraphs) + "\n"
+
+
+def write_sample(
+    path: Path, part: Part, *, per_chapter: int = 35, chapters: int = 3
+) -> list[tuple[str, Chapter, list[Segment]]]:
+    """Write the sample of ``part`` as a ``.txt`` book and check that it reads back as the same
+    utterances (text and spoken form); returns the samples."""
+    from verified_tts.text.plaintext import load_plaintext
+
+    samples = sample_segments(part, per_chapter=per_chapter, chapters=chapters)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(sample_text(samples), encoding="utf-8")
+    back = [(s.text, s.spoken) for s in load_plaintext(path).book.segments]
+    wanted = [(s.text, s.spoken) for _, _, segments in samples for s in segments]
+    if back != wanted:
+        first = next(
+            (i for i, (a, b) in enumerate(zip(back, wanted, strict=False)) if a != b),
+            min(len(back), len(wanted)),
+        )
+        raise SystemExit(
+            f"{path} does not read back as the sampled utterances (first difference at "
+            f"utterance {first}: {back[first:first + 1]} vs {wanted[first:first + 1]})"
+        )
+    return samples

@@ -1,0 +1,146 @@
+"""What the takes of one sentence share: words the ASR model doubts in every take alike.
+
+Forced decoding scores every reference token of a take (the WER verifier's detail keeps them,
+``tokens`` and ``token_logprobs``). A name or a rare word ("Biffin's", "preternaturally") that
+tiny.en would spell otherwise scores low in every take of its sentence, however well it is read:
+that says something about the ASR model's vocabulary, or about a pronunciation the generator
+gets the same way every time (a lexicon entry fixes it, more takes do not), not about one take.
+A word that one take skips or garbles scores low in that take only. So a token's doubt is split
+in two: the part that even the sentence's best take has, below :data:`SHARED_CEILING` (shared),
+and what this take has beyond that (its own). ``asr_min_take_logprob`` is a take's worst token
+with the shared part taken off: the gate on it catches what best-of-N can fix, and
+:func:`shared_hard_words` lists the rest as words to check once. With a single take there is
+nothing to compare: the metric is then the plain worst token (``asr_min_logprob``), so a gate on
+it never loses its bite where the takes are not all known. Pure functions of the takes' details;
+:func:`judge_all` is :func:`verified_tts.selection.judge` over a sentence's takes with it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from verified_tts.selection import Judgement, SelectionPolicy
+
+__all__ = [
+    "SHARED_CEILING",
+    "TAKE_METRIC",
+    "TakeView",
+    "judge_all",
+    "shared_hard_words",
+    "take_views",
+    "token_words",
+    "with_take_metrics",
+]
+
+# A token whose best take scores below this is doubted by the ASR model itself by that much;
+# clear speech of a common word scores well above it. Tuned on the development chapters of
+# the real-prose books (docs/real-prose.md).
+SHARED_CEILING = -2.0
+TAKE_METRIC = "asr_min_take_logprob"
+
+
+@dataclass(frozen=True)
+class TakeView:
+    """One take against its sentence's other takes."""
+
+    min_take_logprob: float  # worst token after the shared doubt is taken off
+    worst_index: int  # that token's position in the reference tokens
+    compared: int  # how many takes (this one included) shared its reference tokens
+
+
+def _tokens(detail: Mapping[str, Any]) -> tuple[tuple[str, ...], list[float]] | None:
+    tokens, logprobs = detail.get("tokens"), detail.get("token_logprobs")
+    if not tokens or not logprobs or len(tokens) != len(logprobs):
+        return None
+    return tuple(str(t) for t in tokens), [float(x) for x in logprobs]
+
+
+def take_views(details: Sequence[Mapping[str, Any]]) -> list[TakeView | None]:
+    """Each take's view (None without token log-probs); takes are compared with the others
+    whose reference tokens are the same."""
+    parsed = [_tokens(d) for d in details]
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for index, item in enumerate(parsed):
+        if item is not None:
+            groups.setdefault(item[0], []).append(index)
+    views: list[TakeView | None] = [None] * len(details)
+    for members in groups.values():
+        rows = [parsed[i][1] for i in members]  # type: ignore[index]
+        best = [max(column) for column in zip(*rows, strict=True)]
+        shared = [max(0.0, SHARED_CEILING - b) if len(members) > 1 else 0.0 for b in best]
+        for index, row in zip(members, rows, strict=True):
+            own = [lp + s for lp, s in zip(row, shared, strict=True)]
+            worst = min(range(len(own)), key=own.__getitem__)
+            views[index] = TakeView(own[worst], worst, len(members))
+    return views
+
+
+def with_take_metrics(
+    metrics: Sequence[Mapping[str, float]], details: Sequence[Mapping[str, Any]]
+) -> list[dict[str, float]]:
+    """The takes' metrics with ``asr_min_take_logprob`` added where token log-probs exist."""
+    out = []
+    for m, view in zip(metrics, take_views(details), strict=True):
+        m = dict(m)
+        if view is not None and not math.isnan(view.min_take_logprob):
+            m[TAKE_METRIC] = view.min_take_logprob
+        out.append(m)
+    return out
+
+
+def judge_all(
+    candidates: Sequence[tuple[Mapping[str, float], Mapping[str, Any]]], policy: SelectionPolicy
+) -> list[Judgement]:
+    """:func:`~verified_tts.selection.judge` of each take of one sentence, the takes compared
+    with each other (pass the first k takes for an N=k decision)."""
+    from verified_tts.selection import judge
+
+    metrics = with_take_metrics([m for m, _ in candidates], [d for _, d in candidates])
+    return [judge(m, policy) for m in metrics]
+
+
+def token_words(detail: Mapping[str, Any]) -> list[tuple[int | None, str]]:
+    """For each reference token, (index of its word, the word), counting words as
+    :func:`verified_tts.reasons.heard_for` does (hyphens split words); a punctuation token gets
+    (None, the punctuation)."""
+    tokens = detail.get("tokens") or []
+    spans: list[list[int]] = []  # token positions of each word
+    owners: list[int | None] = []
+    split_next = True
+    for position, token in enumerate(tokens):
+        token = str(token)
+        if not any(c.isalnum() for c in token):
+            owners.append(None)
+            split_next = split_next or token.startswith(" ") or "-" in token or "—" in token
+            continue
+        if split_next or token.startswith(" ") or not spans:
+            spans.append([])
+        spans[-1].append(position)
+        owners.append(len(spans) - 1)
+        split_next = False
+    words = ["".join(str(tokens[p]) for p in span).strip() for span in spans]
+    return [
+        (owner, words[owner]) if owner is not None else (None, str(tokens[p]).strip())
+        for p, owner in enumerate(owners)
+    ]
+
+
+def shared_hard_words(details: Sequence[Mapping[str, Any]], below: float = -7.0) -> list[str]:
+    """Words with a token that every take (two or more) scores below ``below``: the ASR model
+    doubts them however they are read."""
+    parsed = [_tokens(d) for d in details]
+    usable = [(i, p) for i, p in enumerate(parsed) if p is not None]
+    if len(usable) < 2 or len({p[0] for _, p in usable}) != 1:
+        return []
+    rows = [p[1] for _, p in usable]
+    words = token_words(details[usable[0][0]])
+    found: list[str] = []
+    for position, column in enumerate(zip(*rows, strict=True)):
+        index, word = words[position]
+        if index is not None and max(column) < below and word not in found:
+            found.append(word.strip("\"'“”‘’()[],.;:!?"))
+    return found

@@ -1,0 +1,236 @@
+"""The dub delivered into its video: the picture copied, the mix as a new language track, subtitles.
+
+:func:`probe_video` reads what a film holds (with one-line errors for what is not a video),
+:func:`read_video_audio` decodes its first audio track (the original mix a dub is ducked over),
+and :func:`mux_dub` writes ``film.dub.mp4`` (or ``.mkv`` when the input is Matroska/WebM or holds a
+stream MP4 cannot carry): every video stream's packets copied as they are (never re-encoded), the
+mixed dub as a new AAC track tagged with its language and marked default, the original audio
+tracks kept after it, and the subtitles of what was actually spoken as a text track (``mov_text``
+in MP4, ``srt`` in Matroska) in the dub's language. PyAV's wheel bundles the FFmpeg that does all
+of it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from verified_tts.atomic import atomic_path
+from verified_tts.errors import UserError
+
+__all__ = [
+    "VideoInfo",
+    "language_code",
+    "mux_dub",
+    "output_path",
+    "probe_video",
+    "read_video_audio",
+]
+
+# MP4 (ISO BMFF) takes these video codecs as they are; anything else goes into Matroska
+_MP4_VIDEO = {"h264", "hevc", "mpeg4", "av1", "vp9", "mjpeg", "prores"}
+_MATROSKA = {".mkv", ".webm", ".mka"}
+# the smallest ASS header the mov_text encoder accepts (it keeps only text and timing)
+_ASS_HEADER = (
+    b"[Script Info]\nScriptType: v4.00+\nPlayResX: 384\nPlayResY: 288\n\n[V4+ Styles]\n"
+    b"Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, "
+    b"BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, "
+    b"BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding\n"
+    b"Style: Default,Arial,16,&Hffffff,&Hffffff,&H0,&H0,0,0,0,0,100,100,0,0,1,1,0,2,10,10,10,0"
+    b"\n\n[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, "
+    b"Text\n"
+)
+_MS = Fraction(1, 1000)
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """What a film holds, as far as a dub needs it."""
+
+    path: Path
+    duration_s: float
+    video_codecs: tuple[str, ...]
+    audio_tracks: int
+    audio_rate: int | None  # of the first audio track
+    audio_channels: int | None
+    matroska: bool  # the output must be .mkv
+
+    @property
+    def has_audio(self) -> bool:
+        return self.audio_tracks > 0
+
+
+def language_code(tag: str, *, matroska: bool = False) -> str:
+    """A language tag (``es``, ``spa``, ``pt-BR``) as the three-letter code containers use:
+    ISO 639-2/T for MP4, the bibliographic form for Matroska."""
+    import langcodes
+
+    try:
+        language = langcodes.Language.get(tag)
+        return language.to_alpha3(variant="B" if matroska else "T")
+    except (ValueError, LookupError):
+        raise UserError(
+            f"--language {tag!r} is not a language code: give one such as es, spa or pt-BR"
+        ) from None
+
+
+def probe_video(path: str | os.PathLike) -> VideoInfo:
+    """Open ``path`` and say what it holds; anything but a readable video is one line."""
+    import av
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"--video {path} does not exist or is not a file: give the film to dub")
+    try:
+        with av.open(str(path)) as container:
+            videos = [s for s in container.streams.video]
+            audios = [s for s in container.streams.audio]
+            if not videos:
+                raise UserError(
+                    f"--video {path} has no video stream: for audio only, use --mix or "
+                    "--background instead"
+                )
+            duration = (
+                float(container.duration / av.time_base) if container.duration else None
+            ) or max(float(s.duration * s.time_base) for s in videos if s.duration)
+            codecs = tuple(s.codec_context.name for s in videos)
+            first = audios[0] if audios else None
+            return VideoInfo(
+                path=path,
+                duration_s=duration,
+                video_codecs=codecs,
+                audio_tracks=len(audios),
+                audio_rate=int(first.codec_context.sample_rate) if first else None,
+                audio_channels=int(first.codec_context.channels) if first else None,
+                matroska=path.suffix.lower() in _MATROSKA
+                or any(c not in _MP4_VIDEO for c in codecs),
+            )
+    except (av.error.FFmpegError, ValueError) as error:
+        raise UserError(f"--video {path} cannot be read as a video ({error})") from None
+
+
+def output_path(out_dir: Path, info: VideoInfo) -> Path:
+    """``film.dub.mp4``, or ``film.dub.mkv`` for inputs MP4 cannot carry."""
+    return out_dir / f"{info.path.stem}.dub.{'mkv' if info.matroska else 'mp4'}"
+
+
+def read_video_audio(info: VideoInfo) -> tuple[np.ndarray, int]:
+    """The first audio track decoded as float32 (frames, channels) at its own rate."""
+    import av
+
+    blocks = []
+    with av.open(str(info.path)) as container:
+        stream = container.streams.audio[0]
+        resampler = av.AudioResampler(format="fltp", layout=stream.codec_context.layout,
+                                      rate=stream.codec_context.sample_rate)  # fmt: skip
+        for frame in container.decode(stream):
+            for converted in resampler.resample(frame):
+                blocks.append(converted.to_ndarray().T)
+    if not blocks:
+        return np.zeros((0, info.audio_channels or 1), dtype=np.float32), int(info.audio_rate)
+    return np.concatenate(blocks).astype(np.float32), int(info.audio_rate)
+
+
+def _audio_packets(stream, audio: np.ndarray, rate: int) -> Iterator[Any]:
+    """The mix encoded a frame at a time, as packets in time order."""
+    import av
+
+    planar = np.ascontiguousarray(audio.T.astype(np.float32))
+    layout = {1: "mono", 2: "stereo", 6: "5.1"}[planar.shape[0]]
+    for start in range(0, planar.shape[1], 1024):
+        frame = av.AudioFrame.from_ndarray(
+            np.ascontiguousarray(planar[:, start : start + 1024]), format="fltp", layout=layout
+        )
+        frame.rate, frame.pts, frame.time_base = rate, start, Fraction(1, rate)
+        yield from stream.encode(frame)
+    yield from stream.encode(None)
+
+
+def _subtitle_packets(stream, lines: Sequence[tuple[float, float, str]]) -> Iterator[Any]:
+    from av.subtitles.subtitle import SubtitleSet
+
+    for start, end, words in sorted(lines):
+        duration = max(1, round((end - start) * 1000))
+        event = f"0,0,Default,,0,0,0,,{' '.join(words.split())}".encode()
+        packet = stream.codec_context.encode_subtitle(
+            SubtitleSet.create(event, 0, duration, pts=round(start * 1_000_000))
+        )
+        packet.stream = stream
+        packet.time_base = _MS
+        packet.pts = packet.dts = round(start * 1000)
+        packet.duration = duration
+        yield packet
+
+
+def _seconds(packet: Any) -> float:
+    return float(packet.pts * packet.time_base) if packet.pts is not None else 0.0
+
+
+def mux_dub(
+    info: VideoInfo,
+    destination: Path,
+    mix: np.ndarray,
+    rate: int,
+    language: str,
+    subtitles: Sequence[tuple[float, float, str]],
+    *,
+    title: str = "Dub",
+) -> Path:
+    """Write the dubbed film (atomically): see the module docstring. ``subtitles`` are the
+    (start, end, text) of every placed line."""
+    import av
+
+    channels = mix.shape[1] if mix.ndim == 2 else 1
+    if channels not in (1, 2, 6):
+        raise UserError(f"the mix has {channels} channels: a dub track is mono, stereo or 5.1")
+    code = language_code(language, matroska=info.matroska)
+    container = "matroska" if info.matroska else "mp4"
+    with (
+        atomic_path(destination) as temporary,
+        av.open(str(info.path)) as source,
+        av.open(str(temporary), "w", format=container) as out,
+    ):
+        copied = {}
+        for stream in source.streams.video:
+            copied[stream.index] = out.add_stream_from_template(stream)
+        dub = out.add_stream("aac", rate=rate)
+        dub.layout = {1: "mono", 2: "stereo", 6: "5.1"}[channels]
+        dub.metadata["language"] = code
+        dub.metadata["title"] = title
+        dub.disposition = av.stream.Disposition.default
+        for stream in source.streams.audio:
+            kept = out.add_stream_from_template(stream)
+            kept.disposition = av.stream.Disposition(0)  # the dub is the default
+            copied[stream.index] = kept
+        text = out.add_stream("srt" if info.matroska else "mov_text")
+        text.metadata["language"] = code
+        text.codec_context.subtitle_header = _ASS_HEADER
+        text.codec_context.time_base = _MS
+        # interleaved by time, so a long film is never held in the muxer's queue
+        added = heapq.merge(
+            _audio_packets(dub, mix.reshape(mix.shape[0], -1), rate),
+            _subtitle_packets(text, subtitles),
+            key=_seconds,
+        )
+        upcoming = next(added, None)
+        streams = [*source.streams.video, *source.streams.audio]
+        for packet in source.demux(streams):
+            if packet.dts is None:  # the demuxer's flush packet
+                continue
+            now = float(packet.dts * packet.time_base)
+            while upcoming is not None and _seconds(upcoming) <= now:
+                out.mux(upcoming)
+                upcoming = next(added, None)
+            packet.stream = copied[packet.stream.index]
+            out.mux(packet)
+        while upcoming is not None:
+            out.mux(upcoming)
+            upcoming = next(added, None)
+    return destination

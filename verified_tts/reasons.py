@@ -1,0 +1,230 @@
+"""Why a take was flagged, in a listener's words: gates, metrics and detail -> reasons.
+
+A flagged utterance is one whose kept take failed a gate; the gate's name ("asr_min_logprob")
+means nothing to a producer. :func:`candidate_reasons` turns what one take failed into sentences
+about what they will hear, naming the word where there is one: "the word 'Sirrah' is unclear
+(heard 'Sarah')", "reads 40% longer than expected", "1.8 s silence after 'river'".
+:func:`utterance_reasons` gives an utterance's list: the kept take's reasons when it is flagged,
+plus, flagged or not, the words the ASR model doubts in every take alike (a name or rare word
+whose pronunciation is worth checking once, or a lexicon entry; more takes do not change it, see
+:mod:`verified_tts.consensus`). Each :class:`Reason` has a ``kind`` (stable, for programs: the
+review app and the dub use them), the ``word`` it is about (or None) and its ``text``. Every
+phrase lives here, so the manifest, report.html, the dub and the review app say the same thing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from verified_tts.consensus import shared_hard_words, take_views, token_words
+
+__all__ = ["Reason", "candidate_reasons", "heard_for", "utterance_reasons"]
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One thing a listener would notice: ``kind`` for programs, ``text`` for people."""
+
+    kind: str
+    text: str
+    word: str | None = None
+    flag: bool = True  # False: a note (check once), not a reason the take was flagged
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "text": self.text}
+        if self.word is not None:
+            out["word"] = self.word
+        if not self.flag:
+            out["flag"] = False
+        return out
+
+
+def _plain(word: str) -> str:
+    return re.sub(r"[^\w'’]+", "", word.lower())
+
+
+def _words(text: str) -> list[str]:
+    """Words as a listener counts them: hyphens and dashes split, punctuation dropped."""
+    return [w for w in re.split(r"[\s\-–—―]+", text) if _plain(w)]
+
+
+def heard_for(reference: str, transcript: str, word_index: int) -> str | None:
+    """What the transcript has where the reference's ``word_index``-th word (of
+    :func:`_words`) is: the aligned words, "" when nothing was heard there, None when it cannot
+    be told (no transcript)."""
+    import jiwer
+
+    ref = [_plain(w) for w in _words(reference)]
+    said = _words(transcript)
+    hyp = [_plain(w) for w in said]
+    if not ref or not hyp or not 0 <= word_index < len(ref):
+        return None if not hyp else ""
+    chunks = jiwer.process_words(" ".join(ref), " ".join(hyp)).alignments[0]
+    for chunk in chunks:
+        if chunk.ref_start_idx <= word_index < chunk.ref_end_idx:
+            if chunk.type == "delete":
+                return ""
+            if chunk.type == "equal":
+                return said[chunk.hyp_start_idx + word_index - chunk.ref_start_idx]
+            return " ".join(said[chunk.hyp_start_idx : chunk.hyp_end_idx])
+    return None
+
+
+def _percent(ratio: float) -> str:
+    return f"{abs(ratio - 1.0) * 100:.0f}%"
+
+
+def _word_at(text: str, fraction: float) -> str | None:
+    """The word a reader has reached after ``fraction`` of the text's letters."""
+    words = _words(text)
+    letters = [len(_plain(w)) for w in words]
+    total = sum(letters)
+    if not total:
+        return None
+    reached = 0
+    for word, count in zip(words, letters, strict=True):
+        reached += count
+        if reached >= fraction * total:
+            return word.strip("\"'“”‘’()[],.;:!?")
+    return words[-1].strip("\"'“”‘’()[],.;:!?")
+
+
+def _unclear(detail: Mapping[str, Any], text: str, worst: int | None) -> Reason:
+    words = token_words(detail)
+    reference = str(detail.get("reference") or text)
+    if worst is None or not words or not 0 <= int(worst) < len(words):
+        token = str(detail.get("worst_token", "")).strip()
+        return Reason("unclear_word", f"a word is unclear to the ASR model (near '{token}')")
+    index, word = words[int(worst)]
+    if index is None:  # a punctuation token: the pause or tone there, not a word
+        return Reason("unclear_word", f"the reading sounds wrong at '{word}'", word)
+    heard = heard_for(reference, str(detail.get("transcript", "")), index)
+    if heard == "":
+        return Reason("missing_word", f"the word '{word}' is not heard", word)
+    if heard is None or _plain(heard) == _plain(word):
+        return Reason("unclear_word", f"the word '{word}' is unclear", word)
+    return Reason("unclear_word", f"the word '{word}' is unclear (heard '{heard}')", word)
+
+
+def _duration(metrics: Mapping[str, float], name: str) -> Reason:
+    ratio = float(metrics[name])
+    what = "the speech runs" if name == "speech_ratio" else "reads"
+    if ratio >= 1.0:
+        return Reason("too_long", f"{what} {_percent(ratio)} longer than expected for its text")
+    return Reason("too_short", f"{what} {_percent(ratio)} shorter than expected for its text")
+
+
+def _silence(metrics: Mapping[str, float], detail: Mapping[str, Any], text: str) -> Reason:
+    seconds = float(metrics["max_internal_silence_s"])
+    start = detail.get("longest_silence_start_s")
+    lead = float(metrics.get("leading_silence_s", 0.0))
+    tail = float(metrics.get("trailing_silence_s", 0.0))
+    total = float(metrics.get("duration_s", 0.0)) - lead - tail
+    if start is not None and total > seconds:
+        word = _word_at(text, (float(start) - lead) / (total - seconds))
+        if word:
+            return Reason("silence", f"{seconds:.1f} s silence after '{word}'", word)
+    return Reason("silence", f"{seconds:.1f} s silence inside the sentence")
+
+
+def _words_off(metrics: Mapping[str, float], detail: Mapping[str, Any], name: str) -> Reason:
+    count = int(round(float(metrics[name])))
+    heard = str(detail.get("transcript", "")).strip()
+    plural = "s" if count != 1 else ""
+    if name == "asr_insertions":
+        return Reason("extra_words", f"{count} word{plural} heard that the text does not have "
+                      f"(heard '{heard}')")  # fmt: skip
+    return Reason("missing_words", f"{count} word{plural} of the text not heard (heard '{heard}')")
+
+
+def candidate_reasons(
+    metrics: Mapping[str, float],
+    detail: Mapping[str, Any],
+    failed: Sequence[str],
+    *,
+    text: str,
+    bounds: Mapping[str, Mapping[str, float]] | None = None,
+    take_worst: int | None = None,
+) -> list[Reason]:
+    """What a listener hears in a take that failed the gates named in ``failed``; ``bounds``
+    (metric -> its gate's min/max) lets a reason say what was expected, and ``take_worst`` is
+    the take's worst token once the doubt its sentence's takes share is taken off
+    (:class:`verified_tts.consensus.TakeView`), the word an ``asr_min_take_logprob`` failure is
+    about."""
+    bounds = bounds or {}
+    out: list[Reason] = []
+    for name in failed:
+        if name not in metrics:
+            continue
+        value = float(metrics[name])
+        if name in ("asr_min_logprob", "asr_min_take_logprob", "asr_logprob"):
+            worst = detail.get("worst_token_index")
+            if name == "asr_min_take_logprob" and take_worst is not None:
+                worst = take_worst
+            if not any(r.kind in ("unclear_word", "missing_word") for r in out):
+                out.append(_unclear(detail, text, None if worst is None else int(worst)))
+        elif name in ("asr_insertions", "asr_deletions"):
+            out.append(_words_off(metrics, detail, name))
+        elif name == "wer":
+            heard = str(detail.get("transcript", "")).strip()
+            out.append(Reason("misheard", f"the ASR model heard something else: '{heard}'"))
+        elif name in ("duration_ratio", "speech_ratio", "pace_ratio"):
+            out.append(_duration(metrics, name))
+        elif name == "target_duration_ratio":
+            over = "over" if value >= 1.0 else "short of"
+            out.append(Reason("slot", f"runs {_percent(value)} {over} its slot"))
+        elif name == "max_internal_silence_s":
+            out.append(_silence(metrics, detail, text))
+        elif name == "leading_silence_s":
+            out.append(Reason("silence", f"{value:.1f} s of silence before the speech starts"))
+        elif name == "trailing_silence_s":
+            out.append(Reason("silence", f"{value:.1f} s of silence after the speech ends"))
+        elif name == "clipping":
+            out.append(Reason("clipping", f"the audio distorts (clipped in {value:.2%} of it)"))
+        elif name == "dropped_frames":
+            out.append(Reason("glitch", f"{int(value)} audio frames were dropped: a click or "
+                              "skip may be audible"))  # fmt: skip
+        elif name == "speaker":
+            expected = bounds.get(name, {}).get("min")
+            also = f", at least {expected:.2f} expected" if expected is not None else ""
+            out.append(Reason("voice", f"the voice sounds unlike the narrator's (similarity "
+                              f"{value:.2f}{also})"))  # fmt: skip
+        elif name == "emotion":
+            out.append(Reason("emotion", "the reading does not carry the emotion asked for"))
+        else:
+            out.append(Reason("other", f"{name} = {value:.3g} is outside its gate"))
+    return out
+
+
+def utterance_reasons(
+    candidates: Sequence[tuple[Mapping[str, float], Mapping[str, Any], Sequence[str]]],
+    winner: int,
+    flagged: bool,
+    *,
+    text: str,
+    bounds: Mapping[str, Mapping[str, float]] | None = None,
+) -> list[Reason]:
+    """An utterance's reasons: (metrics, detail, failed gates) per candidate; the kept take's
+    reasons when ``flagged``, then notes on words every take leaves doubtful."""
+    out = []
+    if flagged:
+        metrics, detail, failed = candidates[winner]
+        view = take_views([d for _, d, _ in candidates])[winner]
+        worst = view.worst_index if view is not None else None
+        out.extend(
+            candidate_reasons(metrics, detail, failed, text=text, bounds=bounds, take_worst=worst)
+        )
+    for word in shared_hard_words([detail for _, detail, _ in candidates]):
+        out.append(
+            Reason(
+                "check_pronunciation",
+                f"check the pronunciation of '{word}' once: the ASR model doubts it in every "
+                "take alike (add a lexicon entry if it is wrong)",
+                word,
+                flag=False,
+            )
+        )
+    return out
