@@ -2,7 +2,8 @@
 
 Reads two runs of benchmarks/dub_lines.py on the same inputs (``--before``, the checkout before
 the dub gates, and ``--after``) and pairs their cues by index. Per input: cues flagged in each
-run, cues flagged in both, in only one, and the paired gain in the winner's judge WER (before
+run, cues flagged in both, in only one, how many of the cues whose winner the judge hears with an
+error each run flags, and the paired gain in the winner's judge WER (before
 minus after, positive = the after winner is heard better; verified_tts.paired's seeded
 bootstrap over cues), since the gates take part in choosing the winner as well as in flagging it.
 Writes benchmarks/results/dub_lines_paired.json.
@@ -38,6 +39,15 @@ def pair(before: dict, after: dict) -> dict:
         "flagged_in_both": sum(old[k]["flagged"] and new[k]["flagged"] for k in keys),
         "flagged_only_before": sum(old[k]["flagged"] and not new[k]["flagged"] for k in keys),
         "flagged_only_after": sum(new[k]["flagged"] and not old[k]["flagged"] for k in keys),
+        # cues whose winner the judge hears with an error, and how many of them are flagged
+        "heard_wrong_before": sum(bool(old[k]["judge_wer"]) for k in keys),
+        "heard_wrong_flagged_before": sum(
+            bool(old[k]["judge_wer"]) and old[k]["flagged"] for k in keys
+        ),
+        "heard_wrong_after": sum(bool(new[k]["judge_wer"]) for k in keys),
+        "heard_wrong_flagged_after": sum(
+            bool(new[k]["judge_wer"]) and new[k]["flagged"] for k in keys
+        ),
         "winner_judge_wer_gain": paired_gain(gains).as_dict() if gains else None,
         "judged_cues": len(judged),
     }
