@@ -14,8 +14,8 @@ the analysis under today's shipped gates, and with ``--real-prose`` first recomp
 ``pace_ratio`` from its kept length under today's pace constants (the clip is what the metric
 measures; only its expectation changed), without generating or scoring anything again.
 
-Usage: python benchmarks/calibrate_benchmark.py [--generator NAME] [--config FILE]
-       [--sentences K] [--candidates N] [--faults KINDS] [--label NAME]
+Usage: python benchmarks/calibrate_benchmark.py [BOOK_OR_SUBTITLES] [--generator NAME]
+       [--config FILE] [--sentences K] [--candidates N] [--faults KINDS] [--label NAME]
        [--real-prose dev|held_out] [--from OUT_DIR [--reanalyse]] [--out KEEP_DIR]
 (--from reads the calibrate.json of a run already made with those options instead of running
 again; its wall time is then the run's own total.)
@@ -40,6 +40,9 @@ CPU_SECONDS: list[float] = []  # user + system seconds of the calibrate command
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "input", nargs="?", default=None, help="book or subtitles (default: built-in)"
+    )
     parser.add_argument("--generator", default=None, help="default: the configured default")
     parser.add_argument("--config", default=None, help="TOML config (e.g. gates to check)")
     parser.add_argument("--sentences", type=int, default=None)
@@ -135,7 +138,9 @@ def run(args: argparse.Namespace) -> tuple[dict, str, float]:
     with tempfile.TemporaryDirectory(prefix="calibrate-bench-") as work:
         out = Path(args.out) if args.out else Path(work) / "cal"
         command = [sys.executable, "-m", "verified_tts", "calibrate", "--out", str(out)]
-        if args.real_prose:
+        if args.input:
+            command.insert(4, args.input)
+        elif args.real_prose:
             from real_prose import write_sample  # benchmarks/ is on sys.path when run
 
             book = Path(work) / f"{args.real_prose}.txt"
@@ -167,6 +172,7 @@ def write_results(
     generator = data["generator"]["name"]
     result = {
         "command": "verified-tts calibrate"
+        + (f" {args.input}" if args.input else "")
         + (f" --generator {args.generator}" if args.generator else "")
         + (f" --config {args.config}" if args.config else "")
         + (f" --sentences {args.sentences}" if args.sentences else "")
@@ -222,6 +228,8 @@ def write_results(
         "gates_toml": gates_toml,
         "goals": data["goals"],
         "skipped_faults": data.get("skipped_faults", {}),
+        "short_lines": data.get("short_lines"),
+        "duration_model": data.get("duration_model"),
         "hand_set_gates_on_the_same_cases": hand_set_figures(data),
         "reanalysed_under_todays_gates": bool(data.get("reanalysed")),
     }

@@ -32,6 +32,7 @@ from doc_blocks import (
 )
 from options_reference import option_rows, reference_markdown
 from tables_calibration import BLOCKS as CALIBRATION
+from tables_dubbing import BLOCKS as DUBBING
 from tables_judged import BLOCKS as JUDGED
 from tables_readalong import BLOCKS as READALONG
 from tables_selection import BLOCKS as SELECTION
@@ -43,6 +44,7 @@ CONFIG_REFERENCE = "config-reference"
 REGISTRY: Mapping[str, Generated] = {
     **SELECTION,
     **CALIBRATION,
+    **DUBBING,
     **JUDGED,
     **SYSTEMS,
     **READALONG,

@@ -101,6 +101,41 @@ def test_calibrate_small_run_writes_json_html_and_usable_gates(tmp_path):
         assert gate.max == recommended[gate.metric]["max"]
 
 
+@pytest.mark.slow
+def test_calibrate_on_subtitles_fits_dub_gates_and_says_what_short_lines_cannot_carry(tmp_path):
+    subtitles = tmp_path / "cues.srt"
+    subtitles.write_text(
+        "1\n00:00:01,000 --> 00:00:02,000\nScales!\n\n"
+        "2\n00:00:03,000 --> 00:00:04,200\nHow much?\n\n"
+        "3\n00:00:05,000 --> 00:00:07,500\nYou are closer than you know.\n\n"
+        "4\n00:00:08,000 --> 00:00:10,000\nGet him, Scales! Come on!\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "cal"
+    result = run_cli(
+        "calibrate", str(subtitles), "--generator", "espeak", "-n", "3",
+        "--faults", "skip,repeat,truncate,voice", "--out", str(out), timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "not injected: skip on 1 line(s)" in result.stderr  # the CLI reports on stderr
+    data = json.loads((out / "calibrate.json").read_text())
+    assert data["input_kind"] == "subtitles" and data["utterances"] == 4
+    short = data["short_lines"]
+    assert short["utterances"] == 3 and short["max_words"] == 5
+    assert short["cannot_carry"]["skip"]["lines"] == 1  # "Scales!": no word to leave out
+    assert short["cannot_carry"]["repeat"]["lines"] == 2  # one- and two-word lines
+    assert short["recall"]["truncate"]["cases"] == 3 and short["recall"]["voice"]["cases"] == 3
+    # every clip was scored against its cue's slot, under the dub's stretch gate
+    assert all("stretch" in c["metrics"] for c in data["cases"])
+    assert any(g["metric"] == "stretch" for g in data["gates"]["current"])
+    # espeak gives no length of its own: the text's duration model is fitted and written out
+    model = data["duration_model"]["options"]
+    assert model["reading_rate_chars_per_s"] > 0 and "expected_exclamation_s" in model
+    config = build_config(read_config_file(out / "gates.toml"))
+    assert config.verifiers.signal.expected_intercept_s == model["expected_intercept_s"]
+    assert any(g.metric == "stretch" for g in config.selection.gates)
+
+
 PLAIN = """CHAPTER I.
 
 The birch canoe slid on the smooth planks. Glue the sheet to the dark blue background.

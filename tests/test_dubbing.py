@@ -247,6 +247,23 @@ def test_tight_slots_stretch_within_the_limit_and_flag_what_cannot_fit(tight):
     assert summary.overran == report["stats"]["overran"] >= 2
 
 
+def test_flags_say_in_words_what_is_wrong(tight):
+    """Cues 2 and 3 cannot fit their slots: every candidate fails the stretch gate, and the
+    report says so in a listener's words, with the gates it failed beside for tools."""
+    _, _, _, report, _, _ = tight
+    from verifiers import VERIFIERS
+
+    metric_names = {"stretch", "duration_ratio", "speech_ratio", "asr_min_logprob", "speaker"}
+    for cue in report["cues"]:
+        assert isinstance(cue["notes"], list)
+        gated = [r for r in cue["flag_reasons"] if r.startswith("no candidate passed the gates")]
+        if gated:
+            assert cue["failed_gates"], "the failed gates are kept for tools"
+            assert not any(name in gated[0] for name in metric_names | set(VERIFIERS))
+    reasons = " ".join(r for c in report["cues"] for r in c["flag_reasons"])
+    assert "too long for its slot: needs" in reasons
+
+
 def test_mix_ducks_the_original_under_the_dub(tight):
     _, out, summary, report, _, original = tight
     mix, rate = sf.read(out / "mix.wav", dtype="float32")

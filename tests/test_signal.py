@@ -113,6 +113,52 @@ def test_speech_ratio_ignores_edge_silence_and_counts_speech_only():
     assert quiet_edges.metrics["duration_ratio"] == pytest.approx(3.0, abs=0.03)
 
 
+def test_duration_ratio_is_held_to_the_voice_prediction_when_the_generator_gives_one():
+    text = "Scales!"
+    audio = tone(0.9)
+    predicted = {"timing": {"predicted_s": 0.75}}
+    voiced, plain = SignalVerifier().score(
+        [Clip(audio, RATE, text, info=predicted), Clip(audio, RATE, text)]
+    )
+    assert voiced.metrics["duration_ratio"] == pytest.approx(0.9 / 0.75, abs=1e-3)
+    assert voiced.detail["expected_duration_s"] == 0.75
+    assert voiced.detail["expected_from"] == "voice"
+    # the letters formula would call the one-word line far too long
+    assert plain.detail["expected_from"] == "text"
+    assert plain.metrics["duration_ratio"] == pytest.approx(0.9 / (6 / READING_RATE_CHARS_PER_S))
+    assert plain.metrics["duration_ratio"] > 1.9
+    bad = SignalVerifier().score([Clip(audio, RATE, text, info={"timing": {"predicted_s": 0}})])
+    assert bad[0].detail["expected_from"] == "text"  # no usable prediction: the text's
+
+
+def test_text_model_fitted_on_short_lines_and_punctuation():
+    from verifiers.duration_model import TextDurationModel, features, fit
+
+    assert features("So...") == (1.0, 2.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0)
+    assert features('"All right," he said')[3] == 1.0  # the comma inside is a pause
+    assert features("All right,")[7] == 1.0 and features("All right,")[3] == 0.0
+    assert features("Scales!")[5] == 1.0 and features("Is it?")[4] == 1.0
+    truth = TextDurationModel(intercept_s=0.3, chars_per_s=15.0, per_word_s=0.05,
+                              per_pause_s=0.2, exclamation_s=0.15, ellipsis_s=0.4)  # fmt: skip
+    texts = ["Scales!", "So...", "Yes, sir.", "A dragon.", "Come on, then!", "Wait... what?",
+             "The birch canoe slid on the smooth planks.", "Hey, sit still.", "Go!"]  # fmt: skip
+    fitted = fit(texts, [truth.seconds(t) for t in texts], prior=0.0)
+    for text in texts:
+        assert fitted.seconds(text) == pytest.approx(truth.seconds(text), abs=1e-6)
+    assert fitted.chars_per_s == pytest.approx(15.0, rel=1e-4)
+    # as options of the signal verifier, the fitted model is what scores a clip
+    options = SignalOptions(**fitted.as_options())
+    clip = Clip(tone(2 * truth.seconds("So...")), RATE, "So...")
+    ratio = SignalVerifier(options).score([clip])[0].metrics["duration_ratio"]
+    assert ratio == pytest.approx(2.0, abs=2e-3)
+    assert SignalVerifier().score([clip])[0].metrics["duration_ratio"] > 4  # letters alone
+    # a handful of texts cannot swing the model far from letters at 13 a second
+    few = fit(["Scales!", "Scales!"], [0.9, 1.1])
+    assert 8 < few.chars_per_s < 20 and few.seconds("Scales!") > TextDurationModel().seconds(
+        "Scales!"
+    )
+
+
 def test_pace_ratio_expects_the_pauses_the_punctuation_asks_for():
     from verifiers.signal import (
         CLAUSE_PAUSE_S,

@@ -1,4 +1,5 @@
 import importlib.util
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -168,3 +169,34 @@ def test_ecapa_backend(male, female):
     assert similarity[0, 1] > max(similarity[0, 2], similarity[0, 3])
     alone = verifier.embed([male[1]])[0]
     assert float(np.dot(alone, embeddings[1])) > 0.999
+
+
+def test_a_short_clip_is_judged_against_short_takes_or_too_short_to_judge(verifier, male, female):
+    from verifiers.speaker import TOO_SHORT
+
+    rate = male[0].sample_rate
+    long_reference = verifier.embed([male[0]])[0]
+    short_male = Clip(male[1].audio[: int(0.6 * rate)], rate, "x", speaker_reference=long_reference)
+    _, (seconds,) = verifier.embed_with_speech([short_male])
+    assert 0 < seconds < verifier.options.short_speech_s
+    alone = verifier.score([short_male])[0]
+    assert "speaker" not in alone.metrics and alone.detail["speaker_note"] == TOO_SHORT
+    assert alone.detail["speaker_speech_s"] == pytest.approx(seconds, abs=1e-3)
+    # the same voice's other short takes as the reference: the same voice scores above another
+    takes = [c.audio[: int(0.6 * rate)] for c in (male[0], male[2])]
+    short_reference = verifier.embed([Clip(a, rate, "x") for a in takes]).mean(axis=0)
+    short_reference /= np.linalg.norm(short_reference)
+    cut = female[1].audio[: int(0.6 * rate)]
+    short_female = Clip(cut, rate, "x", speaker_reference=long_reference)
+    same, other = verifier.score(
+        [replace(c, short_reference=short_reference) for c in (short_male, short_female)]
+    )
+    assert same.detail["speaker_against"] == "short takes"
+    assert same.metrics["speaker"] > other.metrics["speaker"]
+    # a long clip keeps the book's reference whatever short reference it carries
+    full = verifier.score([Clip(male[1].audio, rate, "x", speaker_reference=long_reference,
+                                short_reference=short_reference)])[0]  # fmt: skip
+    assert "speaker_against" not in full.detail
+    assert full.metrics["speaker"] == pytest.approx(float(np.dot(full.embedding, long_reference)),
+                                                    abs=1e-5)  # fmt: skip
+    assert verifier.identity()["short_speech_s"] == verifier.options.short_speech_s

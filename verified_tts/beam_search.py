@@ -215,6 +215,9 @@ class BeamSearch:
                 spoken=state.utterance.segment.spoken,
                 emotion=state.utterance.segment.emotion,
                 speaker_reference=context.reference(state.utterance),
+                # a prefix is short by nature and its siblings are only ranked, never gated:
+                # every prefix is compared with the one reference, however short it is
+                short_reference=context.reference(state.utterance),
                 info=candidate.info,
             )
             for (state, _), candidate in zip(children, audio, strict=True)

@@ -119,16 +119,27 @@ def score_context(
     spoken: str,
     emotion: str | None,
     target_duration_s: float | None,
+    short_reference: np.ndarray | None = None,
 ) -> str:
     """What a candidate's scores depend on besides its audio (its key covers the text and the
-    generator): the verifiers' identity, the speaker reference, the text, the emotion and the dub
-    slot."""
+    generator): the verifiers' identity, the speaker reference (and the short-take one a short
+    clip is judged against, named only when there is one, so other contexts keep their keys),
+    the text, the emotion and the dub slot."""
     return stable_hash(
         {
             "verifiers": verifiers,
             "reference": None
             if reference is None
             else hashlib.sha256(np.ascontiguousarray(reference, np.float32)).hexdigest(),
+            **(
+                {}
+                if short_reference is None
+                else {
+                    "short_reference": hashlib.sha256(
+                        np.ascontiguousarray(short_reference, np.float32)
+                    ).hexdigest()
+                }
+            ),
             "text": text,
             "spoken": spoken,
             "emotion": emotion,

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,7 +36,7 @@ from verified_tts.strategy import ChecksFirst, RenderContext, Strategy
 from verified_tts.text.book import Segment
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verified_tts.voices import own_speaker
-from verifiers import Clip, LabelChecker, SpeakerEmbedder
+from verifiers import Clip, LabelChecker, ShortClipJudge, SpeakerEmbedder
 
 if TYPE_CHECKING:
     from verified_tts.beam_search import BeamSearch
@@ -285,19 +285,24 @@ class Synthesizer:
         results: dict[str, UtteranceResult] = {}
         # One reference per voice, so a multi-voice dub does not average its voices together.
         winners: dict[str | None, list[np.ndarray]] = defaultdict(list)
+        short_winners: dict[str | None, list[np.ndarray]] = defaultdict(list)
         bootstrap: dict[str | None, np.ndarray | None] = {}
         # The user's reference (--voice-ref) is the render's own voice; every other voice of the
-        # book is compared with its own lines, never with the narrator's.
+        # book is compared with its own lines, never with the narrator's. Short takes have a
+        # centroid of their own per voice.
         own_voice = self.config.generator.voice
+        short_bootstrap: dict[str | None, np.ndarray | None] = {}
         for voice in dict.fromkeys(u.voice for u in utterances):
             given = self.voice_reference is not None
+            first = [u for u in utterances if u.voice == voice][: self.config.window]
+            found = (
+                self._bootstrap_reference(first, context)
+                if strategy.bootstraps_reference
+                else (None, None)  # its first window is searched without one
+            )
+            short_bootstrap[voice] = found[1]
             if not given or (voice != own_voice and not self.reference_for_every_voice):
-                first = [u for u in utterances if u.voice == voice][: self.config.window]
-                bootstrap[voice] = (
-                    self._bootstrap_reference(first, context)
-                    if strategy.bootstraps_reference
-                    else None  # its first window is searched without one
-                )
+                bootstrap[voice] = found[0]
         windows = list(_windows(utterances, self.config.window))
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefetch") as prefetcher:
             upcoming: Future[None] | None = None
@@ -307,7 +312,10 @@ class Synthesizer:
                     upcoming = None
                 if self.config.prefetch and position + 1 < len(windows):
                     upcoming = prefetcher.submit(strategy.prefetch, windows[position + 1], context)
-                here = context.with_references(self._references(bootstrap, winners))
+                here = context.with_references(
+                    self._references(bootstrap, winners),
+                    _short_references(short_bootstrap, short_winners),
+                )
                 pending = []
                 for utterance in window:
                     if utterance.key in results:  # the same sentence twice in one book
@@ -326,7 +334,10 @@ class Synthesizer:
                 for utterance in window:
                     embedding = results[utterance.key].embedding
                     if embedding is not None:
-                        winners[utterance.voice].append(np.asarray(embedding, dtype=np.float32))
+                        vector = np.asarray(embedding, dtype=np.float32)
+                        winners[utterance.voice].append(vector)
+                        if self._is_short(results[utterance.key].winner_candidate.detail):
+                            short_winners[utterance.voice].append(vector)
         return [_with_utterance(results[u.key], u) for u in utterances]
 
     def _check_emotions(self, utterances: Sequence[Utterance]) -> None:
@@ -352,13 +363,14 @@ class Synthesizer:
 
     def _bootstrap_reference(
         self, first_window: Sequence[Utterance], context: RenderContext
-    ) -> np.ndarray | None:
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The book's voice before any winner exists: the centroid of candidate 0 of the first
-        window's utterances. Those candidates are needed by round one anyway (and come from the
+        window's utterances, and of those of them too short for it (None with fewer than
+        ``MIN_SHORT_TAKES``). Those candidates are needed by round one anyway (and come from the
         store on a rerun), so the reference is the same however the run was interrupted."""
         speaker = self.verifiers.get("speaker")
         if not isinstance(speaker, SpeakerEmbedder):
-            return None
+            return None, None
         unique = list({u.key: u for u in first_window}.values())
         stored = context.sample([(u, 0) for u in unique])
         clips = [
@@ -366,8 +378,26 @@ class Synthesizer:
             for u, c in zip(unique, stored, strict=True)
         ]
         with self.stats.timer("verify:speaker"):
-            embeddings = speaker.embed(clips)
-        return unit_centroid(embeddings)
+            if isinstance(speaker, ShortClipJudge):
+                embeddings, speech = speaker.embed_with_speech(clips)
+            else:
+                embeddings, speech = speaker.embed(clips), [0.0] * len(clips)
+        short = [
+            e
+            for e, s in zip(embeddings, speech, strict=True)
+            if self._is_short({"speaker_speech_s": s})
+        ]
+        return unit_centroid(embeddings), _short_centroid(short)
+
+    def _is_short(self, detail: Mapping[str, Any]) -> bool:
+        """Whether a take with this score detail is too short for the book's reference."""
+        speaker = self.verifiers.get("speaker")
+        seconds = detail.get("speaker_speech_s")
+        return bool(
+            seconds is not None
+            and isinstance(speaker, ShortClipJudge)
+            and speaker.is_short(float(seconds))
+        )
 
     def _stored_result(
         self, utterance: Utterance, context: RenderContext
@@ -409,6 +439,27 @@ def _prefix_backend(config: RenderConfig, generator: Generator) -> PrefixBackend
             "--budget with it (and without --ray)"
         )
     return backend
+
+
+# short takes a voice needs before short clips are judged against their centroid
+MIN_SHORT_TAKES = 3
+
+
+def _short_centroid(vectors: Sequence[np.ndarray]) -> np.ndarray | None:
+    return unit_centroid(vectors) if len(vectors) >= MIN_SHORT_TAKES else None
+
+
+def _short_references(
+    bootstrap: Mapping[str | None, np.ndarray | None],
+    winners: Mapping[str | None, list[np.ndarray]],
+) -> dict[str | None, np.ndarray | None]:
+    """Each voice's short-take reference: its short winners' centroid once it has enough of
+    them, else the first window's short candidates' (or none)."""
+    out = {}
+    for voice, first in bootstrap.items():
+        centroid = _short_centroid(winners.get(voice, []))
+        out[voice] = first if centroid is None else centroid
+    return out
 
 
 def _windows(items: Sequence[Utterance], size: int) -> Iterator[Sequence[Utterance]]:

@@ -87,13 +87,20 @@ class RenderContext:
     # a voice's own policy and decision key, by the voice setting of its lines (the others: the
     # run's ``policy`` and ``policy_id``)
     policies: Mapping[str | None, tuple[SelectionPolicy, str]] = field(default_factory=dict)
+    # each voice's centroid of short takes, for clips too short for ``references``
+    short_references: Mapping[str | None, np.ndarray | None] = field(default_factory=dict)
     # the prefetch thread samples the next window while the main thread verifies this one, and
     # a generator engine takes one batch at a time
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def with_references(self, references: Mapping[str | None, np.ndarray | None]) -> RenderContext:
+    def with_references(
+        self,
+        references: Mapping[str | None, np.ndarray | None],
+        short_references: Mapping[str | None, np.ndarray | None] | None = None,
+    ) -> RenderContext:
         """The same run, with the speaker references of the next window (sharing the lock)."""
-        return replace(self, references=dict(references))
+        short = self.short_references if short_references is None else short_references
+        return replace(self, references=dict(references), short_references=dict(short))
 
     def policy_of(self, utterance: Utterance) -> SelectionPolicy:
         """The selection policy ``utterance`` is judged by: its voice's, else the run's."""
@@ -108,6 +115,10 @@ class RenderContext:
     def reference(self, utterance: Utterance) -> np.ndarray | None:
         """The speaker reference ``utterance`` is scored against in this window."""
         return self.references.get(utterance.voice, self.voice_reference)
+
+    def short_reference(self, utterance: Utterance) -> np.ndarray | None:
+        """The short-take reference of ``utterance``'s voice in this window (None: not yet)."""
+        return self.short_references.get(utterance.voice)
 
     @cached_property
     def verifier_id(self) -> str:
@@ -171,6 +182,7 @@ class RenderContext:
         under the same context, else with every verifier (in one call each), committing the new
         scores in one transaction so a resumed run sees the whole round or none of it."""
         speaker_references = [self.reference(utterance) for utterance, _ in wanted]
+        short = [self.short_reference(utterance) for utterance, _ in wanted]
         contexts = [
             score_context(
                 self.verifier_id,
@@ -179,8 +191,11 @@ class RenderContext:
                 spoken=utterance.segment.spoken,
                 emotion=utterance.segment.emotion,
                 target_duration_s=utterance.target_duration_s,
+                short_reference=short_reference,
             )
-            for (utterance, _), reference in zip(wanted, speaker_references, strict=True)
+            for (utterance, _), reference, short_reference in zip(
+                wanted, speaker_references, short, strict=True
+            )
         ]
         with self.stats.timer("store"):
             records = [
@@ -193,6 +208,7 @@ class RenderContext:
                 [wanted[p][0] for p in missing],
                 [stored[p] for p in missing],
                 [speaker_references[p] for p in missing],
+                [short[p] for p in missing],
             )
             for position, record in zip(missing, fresh, strict=True):
                 records[position] = record
@@ -224,6 +240,7 @@ class RenderContext:
         utterances: Sequence[Utterance],
         stored: Sequence[StoredCandidate],
         references: Sequence[np.ndarray | None],
+        short_references: Sequence[np.ndarray | None],
     ) -> list[dict[str, object]]:
         """Every active verifier on these candidates; one record per candidate in the shape the
         store keeps, so a fresh score and a stored one are the same values."""
@@ -236,11 +253,12 @@ class RenderContext:
                     spoken=utterance.segment.spoken,
                     emotion=utterance.segment.emotion,
                     speaker_reference=reference,
+                    short_reference=short_reference,
                     target_duration_s=utterance.target_duration_s,
                     info=candidate.info,
                 )
-                for utterance, candidate, reference in zip(
-                    utterances, stored, references, strict=True
+                for utterance, candidate, reference, short_reference in zip(
+                    utterances, stored, references, short_references, strict=True
                 )
             ]
         scores = score_clips(

@@ -16,6 +16,7 @@ from verifiers.base import (
     LabelChecker,
     MayBeUnavailable,
     Score,
+    ShortClipJudge,
     SpeakerEmbedder,
     Verifier,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "Score",
     "SignalOptions",
     "SignalVerifier",
+    "ShortClipJudge",
     "SpeakerEmbedder",
     "SpeakerOptions",
     "SpeakerVerifier",

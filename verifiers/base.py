@@ -10,7 +10,9 @@ What some verifiers can do besides scoring is declared by small optional protoco
 Ray backend's proxies implement too: :class:`SpeakerEmbedder` (embeds clips and a reference
 recording), :class:`LabelChecker` (its targets are its model's labels, checked before any work),
 :class:`HasOptions` (keeps the options it was built with) and :class:`MayBeUnavailable` (has
-nothing to run, e.g. no model configured, and says why).
+nothing to run, e.g. no model configured, and says why). :class:`ShortClipJudge` (says how much
+speech a clip holds and whether that is too little for a long reference) only the local speaker
+verifier implements: under Ray a short clip gets the note "too short to judge the voice".
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "LabelChecker",
     "MayBeUnavailable",
     "Score",
+    "ShortClipJudge",
     "SpeakerEmbedder",
     "Verifier",
 ]
@@ -43,6 +46,8 @@ class Clip:
     spoken: str = ""  # the normalised text the generator was given
     emotion: str | None = None  # target emotion label, if the utterance carries one
     speaker_reference: np.ndarray | None = None  # unit-norm embedding to compare against
+    # for clips too short for ``speaker_reference``: the same voice's other short takes
+    short_reference: np.ndarray | None = None
     target_duration_s: float | None = None  # the slot a dubbed line must fit, when there is one
     info: Mapping[str, Any] = field(default_factory=dict)  # generator diagnostics
 
@@ -69,6 +74,16 @@ class Verifier(Protocol):
     def identity(self) -> Mapping[str, Any]: ...
 
     def score(self, clips: Sequence[Clip]) -> list[Score]: ...
+
+
+@runtime_checkable
+class ShortClipJudge(Protocol):
+    """A speaker verifier that judges a clip with too little speech for a long reference
+    against the voice's short takes: the pipeline keeps that short-take reference from these."""
+
+    def embed_with_speech(self, clips: Sequence[Clip]) -> tuple[np.ndarray, list[float]]: ...
+
+    def is_short(self, speech_s: float) -> bool: ...
 
 
 @runtime_checkable

@@ -3,21 +3,29 @@
 These are the cheap sanity metrics that catch what a learned verifier can miss: a candidate that
 is far too long or too short for its text (an LLM-TTS that babbles on or stops early), digital
 clipping, a long dead gap before, after or inside the speech, and frames the generator had to
-drop. ``duration_ratio`` compares the clip with the duration expected for the text at a typical
-audiobook reading rate of :data:`READING_RATE_CHARS_PER_S` letters and digits per second (human
-narration at 150-165 words per minute of 4.7 letters is 12-13; the embedded espeak-ng default
-reads Harvard sentences 1-60 at a median of 13.3, range 9.9-18.2), counted on ``clip.spoken``
-(the expanded text the generator read, so "1999" counts as "nineteen ninety-nine") or on
-``clip.text`` when that is empty.
+drop. ``duration_ratio`` compares the clip with the duration expected for the text. A voice that
+says how long it means to speak a text gives that length in ``clip.info["timing"]["predicted_s"]``
+(the Piper generator: its duration predictor's mean length for the text, see
+:mod:`verified_tts.generators.piper_timing`), and the clip is held to it, so a one-word
+exclamation is not "too long" because it is short and the ratio is what the candidate's own noise
+changed. Otherwise the expectation is a formula of the text: at a typical audiobook reading rate of
+:data:`READING_RATE_CHARS_PER_S` letters and digits per second (human narration at 150-165 words
+per minute of 4.7 letters is 12-13; the embedded espeak-ng default reads Harvard sentences 1-60
+at a median of 13.3, range 9.9-18.2), counted on ``clip.spoken`` (the expanded text the generator
+read, so "1999" counts as "nineteen ninety-nine") or on ``clip.text`` when that is empty, plus
+whatever the options' text model adds for short lines and punctuation
+(:mod:`verifiers.duration_model`, fitted by ``verified-tts calibrate``). The score's detail says
+which (``expected_from``: "voice" or "text").
 ``pace_ratio`` compares the clip with a reading that also pauses where the text's punctuation
 asks (:func:`expected_reading_s`: :data:`LETTER_S` per letter or digit, :data:`CLAUSE_PAUSE_S` per
 comma, colon or semicolon, :data:`SENTENCE_PAUSE_S` per sentence end inside the text and
 :data:`FINAL_PAUSE_S` for the one that closes it): on real prose, where punctuation is dense,
 headings hold two sentences and lines as short as "So!" are common, a letters-only expectation
 flagged clean readings as too long or too short, and this one follows the voice's pace
-(docs/real-prose.md). ``speech_ratio`` is the letters-only ratio for the speech alone (first to
-last voiced frame), which edge silences do not blur: a repeated phrase or appended babble lengthens
-it, a cut ending shortens it. Silence is framewise RMS below a dBFS threshold. Everything here is
+(docs/real-prose.md). ``speech_ratio`` is the duration ratio for the speech alone (first to last
+voiced frame, against the voice's predicted span from its first word to its last where it gives
+one), which edge silences do not blur: a repeated phrase or appended babble lengthens it, a cut
+ending shortens it. Silence is framewise RMS below a dBFS threshold. Everything here is
 vectorised numpy per clip; the selection policy, not this module, decides which values are
 acceptable.
 """
@@ -40,6 +48,7 @@ from verified_tts.options.verifiers import (
     SignalOptions,
 )
 from verifiers.base import Clip, Score
+from verifiers.duration_model import TextDurationModel
 
 __all__ = [
     "CLAUSE_PAUSE_S",
@@ -54,6 +63,8 @@ __all__ = [
     "expected_reading_s",
     "load_signal_verifier",
     "scoring_options",
+    "text_model",
+    "voice_predicted_s",
 ]
 
 # what score() reports (target_duration_ratio only for a clip with a slot to fill)
@@ -74,9 +85,31 @@ def scoring_options(options: Any) -> dict[str, Any]:
     return {k: v for k, v in asdict(options).items() if k != "enabled"}
 
 
+def text_model(options: SignalOptions) -> TextDurationModel:
+    """The duration model of a text, for voices that give no prediction of their own."""
+    return TextDurationModel(
+        intercept_s=options.expected_intercept_s,
+        chars_per_s=options.reading_rate_chars_per_s,
+        per_word_s=options.expected_per_word_s,
+        per_pause_s=options.expected_per_pause_s,
+        question_s=options.expected_question_s,
+        exclamation_s=options.expected_exclamation_s,
+        ellipsis_s=options.expected_ellipsis_s,
+        trailing_comma_s=options.expected_trailing_comma_s,
+    )
+
+
 def expected_duration_s(text: str, chars_per_s: float = READING_RATE_CHARS_PER_S) -> float:
     """Seconds a narrator takes to read ``text``: its letters and digits at ``chars_per_s``."""
     return len(_SPOKEN_CHARS.findall(text)) / chars_per_s
+
+
+def voice_predicted_s(info: Mapping[str, Any], key: str = "predicted_s") -> float | None:
+    """The length the generator's voice means the clip's text to last, when it says so
+    (``predicted_speech_s``: its speech alone, first word to last)."""
+    timing = info.get("timing") if isinstance(info, Mapping) else None
+    predicted = timing.get(key) if isinstance(timing, Mapping) else None
+    return float(predicted) if isinstance(predicted, (int, float)) and predicted > 0 else None
 
 
 def expected_reading_s(
@@ -106,8 +139,8 @@ class SignalVerifier:
         self.options = options or SignalOptions()
 
     def identity(self) -> Mapping[str, Any]:
-        # 2: speech_ratio; 3: pace_ratio
-        return {"verifier": self.name, "version": 3, "options": scoring_options(self.options)}
+        # 2: speech_ratio; 3: pace_ratio; 4: the voice's own predicted length where it gives one
+        return {"verifier": self.name, "version": 4, "options": scoring_options(self.options)}
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
         return [self._score_one(clip) for clip in clips]
@@ -121,7 +154,13 @@ class SignalVerifier:
         peak = float(magnitude.max()) if audio.size else 0.0
 
         said = clip.spoken or clip.text
-        expected = expected_duration_s(said, options.reading_rate_chars_per_s)
+        predicted = voice_predicted_s(clip.info)
+        if predicted is not None:
+            expected, source = predicted, "voice"
+        else:
+            expected, source = text_model(options).seconds(said), "text"
+        # the speech alone against the speech the voice means, where it says (its words' span)
+        expected_speech = voice_predicted_s(clip.info, "predicted_speech_s") or expected
         reading = expected_reading_s(
             said,
             options.letter_s,
@@ -155,7 +194,7 @@ class SignalVerifier:
         metrics = {
             "duration_s": float(duration),
             "duration_ratio": float(ratio),
-            "speech_ratio": float(speech / max(expected, frame / rate)),
+            "speech_ratio": float(speech / max(expected_speech, frame / rate)),
             "pace_ratio": float(duration / max(reading, frame / rate)),
             "clipping": float(np.mean(magnitude >= options.clip_level)) if audio.size else 0.0,
             "peak_dbfs": float(20.0 * np.log10(peak)) if peak > 0 else _FLOOR_DBFS,
@@ -167,7 +206,11 @@ class SignalVerifier:
         target = getattr(clip, "target_duration_s", None)
         if target:  # a dubbing cue's slot: how well the clip fits it (1.0 = exactly)
             metrics["target_duration_ratio"] = float(duration / target)
-        detail: dict[str, Any] = {"expected_duration_s": round(expected, 3)}
+        detail: dict[str, Any] = {
+            "expected_duration_s": round(expected, 3),
+            "expected_from": source,
+            "speech_s": round(speech, 3),
+        }
         if gap_start is not None:
             detail["longest_silence_start_s"] = round(gap_start, 3)
         return Score(metrics=metrics, detail=detail)

@@ -10,9 +10,16 @@ speechbrain needs torchaudio, which loads beside the GPU torch builds but not be
 torch of the embedded default; it pads the batch and passes relative lengths. Metric
 ``speaker`` = cosine similarity with ``clip.speaker_reference`` (higher is better; omitted when
 the clip has no reference), and every score carries the unit-norm ``embedding`` so the pipeline
-can keep a running centroid of accepted winners. :meth:`SpeakerVerifier.embed_file` embeds a
-user's reference WAV (``--voice-ref``) with one-line errors for a missing, unreadable, too short
-or silent file.
+can keep a running centroid of accepted winners. An embedding of a short clip sits far from a
+book's centroid even when the voice is right (Resemblyzer pads a clip shorter than its 1.6 s
+partial; benchmarks/speaker_length.py: clean takes under 1.1 s of speech fall below the shipped
+gate far more often than longer ones, while a wrong voice stays far below either), so a clip with
+less than ``short_speech_s`` of speech is compared with ``clip.short_reference``, the centroid of
+the same voice's other short takes, which keeps clean and wrong voices apart at every length
+measured; without one it gets no ``speaker`` metric, and its detail says "too short to judge the
+voice" rather than failing it. Every score's detail gives the speech seconds the encoder saw
+(``speaker_speech_s``). :meth:`SpeakerVerifier.embed_file` embeds a user's reference WAV
+(``--voice-ref``) with one-line errors for a missing, unreadable, too short or silent file.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ __all__ = [
     "METRICS",
     "ECAPA_DEFAULT_MODEL",
     "MIN_REFERENCE_SPEECH_S",
+    "TOO_SHORT",
     "SpeakerOptions",
     "SpeakerVerifier",
     "load_speaker_verifier",
@@ -43,6 +51,7 @@ METRICS = ("speaker",)  # cosine similarity to the reference, once there is one
 
 ECAPA_DEFAULT_MODEL = "speechbrain/spkrec-ecapa-voxceleb"
 MIN_REFERENCE_SPEECH_S = 1.0  # below this a reference embedding is mostly noise
+TOO_SHORT = "too short to judge the voice"
 _SAMPLE_RATE = 16_000  # both backends embed 16 kHz audio
 _SILENT_PEAK = 10.0 ** (-60.0 / 20.0)  # a reference quieter than -60 dBFS peak holds no voice
 _ECAPA_HINT = (
@@ -243,34 +252,57 @@ class SpeakerVerifier:
         self.options = options
 
     def identity(self) -> Mapping[str, Any]:
-        # the device changes speed, not scores: left out of the cache key
-        return {"verifier": self.name, "version": 1, "backend": self._backend.label,
-                "model": self._backend.model}  # fmt: skip
+        # the device changes speed, not scores: left out of the cache key; 2: short clips
+        return {"verifier": self.name, "version": 2, "backend": self._backend.label,
+                "model": self._backend.model,
+                "short_speech_s": self.options.short_speech_s}  # fmt: skip
 
     def embed(self, clips: Sequence[Clip]) -> np.ndarray:
         """Unit-norm embeddings of the clips, [len(clips), dim], in one forward pass."""
+        return self.embed_with_speech(clips)[0]
+
+    def embed_with_speech(self, clips: Sequence[Clip]) -> tuple[np.ndarray, list[float]]:
+        """:meth:`embed`, and the seconds of speech the encoder saw in each clip."""
         if not clips:
-            return np.zeros((0, 0), dtype=np.float32)
+            return np.zeros((0, 0), dtype=np.float32), []
         wavs = [self._backend.prepare(clip.audio, clip.sample_rate) for clip in clips]
-        return self._backend.embed(wavs)
+        return self._backend.embed(wavs), [wav.size / _SAMPLE_RATE for wav in wavs]
+
+    def is_short(self, speech_s: float) -> bool:
+        """Whether a clip of ``speech_s`` seconds of speech is judged against short takes (a
+        clip without speech is not short: it is no voice, and the book reference says so)."""
+        return 0.0 < speech_s < self.options.short_speech_s
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
-        embeddings = self.embed(clips)
+        embeddings, speech = self.embed_with_speech(clips)
         scores = []
-        for clip, embedding in zip(clips, embeddings, strict=True):
+        for clip, embedding, seconds in zip(clips, embeddings, speech, strict=True):
             metrics: dict[str, float] = {}
-            if clip.speaker_reference is not None:
-                reference = np.asarray(clip.speaker_reference, dtype=np.float64).reshape(-1)
-                if reference.shape != embedding.shape:
-                    raise ValueError(
-                        f"speaker reference has {reference.size} dimensions, the "
-                        f"{self._backend.label} embedding {embedding.size}: was it made by "
-                        "another backend?"
-                    )
-                # both are unit vectors, so the dot product is the cosine
-                metrics["speaker"] = float(np.dot(reference, embedding))
-            scores.append(Score(metrics=metrics, embedding=tuple(float(x) for x in embedding)))
+            detail: dict[str, Any] = {"speaker_speech_s": round(seconds, 3)}
+            reference = clip.speaker_reference
+            if reference is not None and self.is_short(seconds):
+                reference = clip.short_reference
+                if reference is None:
+                    detail["speaker_note"] = TOO_SHORT
+                else:
+                    detail["speaker_against"] = "short takes"
+            if reference is not None:
+                metrics["speaker"] = self._similarity(reference, embedding)
+            scores.append(
+                Score(metrics=metrics, detail=detail, embedding=tuple(float(x) for x in embedding))
+            )
         return scores
+
+    def _similarity(self, reference: np.ndarray, embedding: np.ndarray) -> float:
+        reference = np.asarray(reference, dtype=np.float64).reshape(-1)
+        if reference.shape != embedding.shape:
+            raise ValueError(
+                f"speaker reference has {reference.size} dimensions, the "
+                f"{self._backend.label} embedding {embedding.size}: was it made by "
+                "another backend?"
+            )
+        # both are unit vectors, so the dot product is the cosine
+        return float(np.dot(reference, embedding))
 
     def embed_file(self, path: str | os.PathLike[str]) -> np.ndarray:
         """Unit-norm embedding of a reference recording (``--voice-ref``); a one-line UserError

@@ -28,6 +28,7 @@ from verified_tts.options.run import CalibrateOptions
 from verified_tts.selection import judge
 
 __all__ = [
+    "SHORT_LINE_WORDS",
     "CALIBRATED_SIDES",
     "FIXED_SIDES",
     "GOALS",
@@ -62,7 +63,10 @@ FIXED_SIDES: tuple[Side, ...] = (
     Side("clipping", "max"),
     Side("leading_silence_s", "max"),
     Side("trailing_silence_s", "max"),
+    Side("stretch", "max"),  # a dub's speed limit (reported only for subtitles, which have slots)
 )
+# a short line, for the recall the report gives apart: dialogue such as "Is it?" or "All right,"
+SHORT_LINE_WORDS = 5
 # recall goals at the target false-alarm rate (issue 11); kinds without one are measured only
 GOALS: Mapping[str, float] = {
     "skip": 0.95, "repeat": 0.95, "truncate": 0.95, "babble": 0.95, "silence": 0.95, "voice": 0.90,
@@ -81,6 +85,7 @@ class Case:
     sample_rate: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
     transcript: str | None = None
+    info: dict[str, Any] = field(default_factory=dict, repr=False)  # the clean take's info
 
 
 def reanalyse(
@@ -102,7 +107,8 @@ def reanalyse(
         )  # fmt: skip
         for c in data["cases"]
     ]
-    return analyse(cases, options, current, int(data["utterances"]))
+    words = data.get("utterance_words")
+    return analyse(cases, options, current, int(data["utterances"]), words)
 
 
 def _matrix(cases: Sequence[Case], names: Sequence[str]) -> dict[str, np.ndarray]:
@@ -121,8 +127,14 @@ def _share(mask: np.ndarray) -> float:
 
 
 def analyse(
-    cases: Sequence[Case], options: CalibrateOptions, current: SelectionPolicy, n_utt: int
+    cases: Sequence[Case],
+    options: CalibrateOptions,
+    current: SelectionPolicy,
+    n_utt: int,
+    words: Sequence[int] | None = None,
 ) -> dict[str, Any]:
+    """Everything ``calibrate.json`` reports (module docstring); ``words`` per utterance adds
+    the recall on short lines (:data:`SHORT_LINE_WORDS` words or fewer)."""
     target = options.false_alarm
     clean = [c for c in cases if c.kind == "clean"]
     by_kind = {k: [c for c in cases if c.kind == k] for k in options.kinds}
@@ -237,7 +249,36 @@ def analyse(
         "selection": selection,
         "roc": roc,
         "goals": goals,
+        "short_lines": _short_lines(cases, by_kind, words, current, policy),
     }
+
+
+def _short_lines(
+    cases: Sequence[Case],
+    by_kind: Mapping[str, Sequence[Case]],
+    words: Sequence[int] | None,
+    current: SelectionPolicy,
+    recommended: SelectionPolicy,
+) -> dict[str, Any]:
+    """Recall and false alarms of both gate sets on the utterances of few words only."""
+    short = set() if words is None else {u for u, n in enumerate(words) if n <= SHORT_LINE_WORDS}
+    clean = [c for c in cases if c.kind == "clean" and c.utterance in short]
+    out: dict[str, Any] = {
+        "max_words": SHORT_LINE_WORDS,
+        "utterances": len(short),
+        "clean_cases": len(clean),
+        "false_alarm": _share(_rejected(clean, current)),
+        "false_alarm_recommended": _share(_rejected(clean, recommended)),
+        "recall": {},
+    }
+    for kind, group in by_kind.items():
+        faulted = [c for c in group if c.utterance in short]
+        out["recall"][kind] = {
+            "cases": len(faulted),
+            "current": _share(_rejected(faulted, current)),
+            "recommended": _share(_rejected(faulted, recommended)),
+        }
+    return out
 
 
 def _fixed(current: SelectionPolicy) -> dict[Side, float]:

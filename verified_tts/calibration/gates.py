@@ -217,4 +217,8 @@ def gates_toml(data: Mapping[str, Any]) -> str:
         if gate["margin"]:
             parts.append(f"margin = {_toml_value(gate['margin'])}")
         lines.append(f"{metric} = {{ {', '.join(parts)} }}")
+    model = (data.get("duration_model") or {}).get("options")
+    if model:  # the text's duration model the duration gates were calibrated against
+        lines += ["", "[verifiers.signal]"]
+        lines += [f"{key} = {_toml_value(value)}" for key, value in model.items()]
     return "\n".join(lines) + "\n"

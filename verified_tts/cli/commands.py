@@ -395,6 +395,13 @@ def _print_dub_summary(summary) -> None:  # summary: DubSummary
     table.add_row("ran past their slot", str(summary.overran))
     _add_run_rows(table, summary)
     console.print(table)
+    for index, text, reasons in summary.flags[:_FLAGS_SHOWN]:
+        console.print(f"flagged cue {index} {text!r}: {'; '.join(reasons)}", soft_wrap=True)
+    if len(summary.flags) > _FLAGS_SHOWN:
+        console.print(f"... and {len(summary.flags) - _FLAGS_SHOWN} more flagged cues in dub.json")
+
+
+_FLAGS_SHOWN = 10  # flagged cues listed after a dub's summary
 
 
 @app.command()
@@ -748,7 +755,8 @@ def calibrate_command(
     book: Annotated[
         Path | None,
         typer.Argument(
-            help="Book to calibrate on: .md, .txt or .epub (default: built-in sentences).",
+            help="Book (.md, .txt or .epub) or subtitles (SRT, WebVTT: the dub's gates) to "
+            "calibrate on (default: built-in sentences).",
             show_default=False,
         ),
     ] = None,
@@ -821,6 +829,7 @@ def calibrate_command(
         f"{clean['false_alarm_recommended']:.0%}", f"{clean['held_out_false_alarm']:.0%}", "",
     )  # fmt: skip
     console.print(table)
+    _print_short_lines(data["short_lines"])
     for point in data["selection"]:
         if point["p"] == 0.3 and point["n"] == 4:
             console.print(
@@ -830,6 +839,27 @@ def calibrate_command(
         f"calibrate.json: {result.json_path}\ncalibrate.html: {result.html_path}\n"
         f"gates.toml: {result.gates_path} (use: --config {result.gates_path})"
     )
+
+
+def _print_short_lines(short: dict) -> None:
+    """Recall on lines of few words, and the faults such a line cannot carry."""
+    if not short["utterances"]:
+        return
+    recall = ", ".join(
+        f"{kind} {entry['recommended']:.0%}"
+        for kind, entry in short["recall"].items()
+        if entry["cases"]
+    )
+    console.print(
+        f"short lines (up to {short['max_words']} words, {short['utterances']} of them): "
+        f"recall with the recommended gates {recall}; false alarms "
+        f"{short['false_alarm_recommended']:.0%}",
+        soft_wrap=True,
+    )
+    for kind, why in short.get("cannot_carry", {}).items():
+        console.print(
+            f"not injected: {kind} on {why['lines']} line(s): {why['why']}", soft_wrap=True
+        )
 
 
 # `cluster` and `jobs` live in verified_tts/cli_jobs.py; Ray is imported only when they run

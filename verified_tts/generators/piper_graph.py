@@ -12,10 +12,17 @@ of failing the run, and the shape output shows it, so the caller runs again with
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-__all__ = ["NoiseSite", "seed_noise"]
+from verified_tts.errors import UserError
+
+__all__ = ["DURATIONS", "NoiseSite", "check_voice_graph", "expose_durations", "seed_noise"]
+
+DURATIONS = "durations"  # the output expose_durations adds
+_GRAPH_INPUTS = {"input", "input_lengths", "scales"}
 
 
 @dataclass(frozen=True)
@@ -118,3 +125,75 @@ def seed_noise(model: Any) -> list[NoiseSite]:
     del graph.node[:]
     graph.node.extend(nodes)
     return sites
+
+
+def expose_durations(model: Any) -> str | None:
+    """Add the frames per phoneme id (VITS's ``w_ceil``: the ``Ceil`` whose sum is the number of
+    frames) as the graph output :data:`DURATIONS`; return its name, or None if there is none."""
+    from onnx import TensorProto, helper
+
+    graph = model.graph
+    readers: dict[str, set[str]] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, set()).add(node.op_type)
+    ceil = next(
+        (
+            n
+            for n in graph.node
+            if n.op_type == "Ceil" and "ReduceSum" in readers.get(n.output[0], ())
+        ),
+        None,
+    )
+    if ceil is None:
+        return None
+    graph.node.append(
+        helper.make_node("Identity", [ceil.output[0]], [DURATIONS], name="/durations")
+    )
+    graph.output.append(helper.make_tensor_value_info(DURATIONS, TensorProto.FLOAT, None))
+    return DURATIONS
+
+
+def _gather_rows(model: Any, indices: str) -> int | None:
+    """Rows of the table that a ``Gather`` on graph input ``indices`` reads (an embedding)."""
+    from onnx import numpy_helper
+
+    tables = {init.name: init for init in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "Gather" and len(node.input) == 2 and node.input[1] == indices:
+            table = tables.get(node.input[0])
+            if table is not None and len(table.dims) == 2:
+                return int(numpy_helper.to_array(table).shape[0])
+    return None
+
+
+def check_voice_graph(
+    model: Any, config: Mapping[str, Any], onnx_path: Path, config_path: Path
+) -> None:
+    """The graph is a Piper VITS voice, and the config belongs to it (else UserError)."""
+    inputs = {i.name for i in model.graph.input}
+    if not inputs >= _GRAPH_INPUTS:
+        raise UserError(
+            f"{onnx_path}: not a Piper voice (its graph takes {', '.join(sorted(inputs))}; a "
+            "Piper voice takes input, input_lengths and scales)"
+        )
+    ids = [i for values in config["phoneme_id_map"].values() for i in values]
+    symbols = _gather_rows(model, "input")
+    if symbols is not None and ids and max(ids) >= symbols:
+        raise UserError(
+            f"{config_path} does not belong to {onnx_path}: its phoneme ids reach {max(ids)} but "
+            f"the graph knows {symbols} symbols; use the JSON that came with the voice"
+        )
+    speakers = int(config.get("num_speakers", 1) or 1)
+    if (speakers > 1) != ("sid" in inputs):
+        graph = "several speakers" if "sid" in inputs else "one speaker"
+        raise UserError(
+            f"{config_path} does not belong to {onnx_path}: the config says {speakers} "
+            f"speaker(s), the graph has {graph}; use the JSON that came with the voice"
+        )
+    rows = _gather_rows(model, "sid") if "sid" in inputs else None
+    if rows is not None and speakers > rows:
+        raise UserError(
+            f"{config_path} does not belong to {onnx_path}: {speakers} speakers in the config, "
+            f"{rows} in the graph"
+        )

@@ -32,8 +32,10 @@ __all__ = [
     "PAD",
     "Clause",
     "PhonemeMapper",
+    "Sentence",
     "espeak_clauses",
-    "espeak_words",
+    "espeak_clauses_many",
+    "espeak_sentences",
     "phonemize_espeak",
 ]
 
@@ -75,10 +77,21 @@ class Clause:
 
     phonemes: str
     terminator: str  # one of . ? ! , : ; or ""
+    start: int = 0  # characters of the text espeak-ng read for it: text[start:end]
+    end: int = 0
 
     @property
     def ends_sentence(self) -> bool:
         return self.terminator in _SENTENCE_ENDS
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence's phonemes (what the voice reads) and the characters of the text it covers."""
+
+    phonemes: list[str]
+    start: int
+    end: int
 
 
 def _terminator(consumed: str, at_end: bool) -> str:
@@ -116,23 +129,30 @@ def _join(separated: str) -> str:
 
 def espeak_clauses(text: str, voice: str, library: EspeakLibrary | None = None) -> list[Clause]:
     """Read ``text`` clause by clause with espeak-ng's ``espeak_TextToPhonemes`` (IPA)."""
+    return espeak_clauses_many([text], voice, library)[0]
+
+
+def espeak_clauses_many(
+    texts: Sequence[str], voice: str, library: EspeakLibrary | None = None
+) -> list[list[Clause]]:
+    """:func:`espeak_clauses` of several texts in one opening of the library."""
     library = library or EspeakLibrary.find()
-    encoded = text.encode("utf-8")
     with library.session() as (lib, _rate):
         if lib.espeak_SetVoiceByName(voice.encode()) != 0:
             raise UserError(
                 f"espeak-ng has no voice '{voice}' for this Piper voice: check the voice config's "
                 "espeak.voice"
             )
-        clauses = _read_clauses(lib, encoded)
-    return clauses
+        return [_read_clauses(lib, text) for text in texts]
 
 
-def _read_clauses(lib: ctypes.CDLL, encoded: bytes) -> list[Clause]:
+def _read_clauses(lib: ctypes.CDLL, text: str) -> list[Clause]:
+    encoded = text.encode("utf-8")
     clauses = []
     buffer = ctypes.create_string_buffer(encoded + b"\0")
     start = ctypes.addressof(buffer)
     pointer = ctypes.c_void_p(start)
+    first = 0  # the character the clause starts at
     while pointer.value:
         before = pointer.value - start
         result = lib.espeak_TextToPhonemes(ctypes.byref(pointer), CHARS_UTF8, _MODE)
@@ -140,25 +160,38 @@ def _read_clauses(lib: ctypes.CDLL, encoded: bytes) -> list[Clause]:
         after = len(encoded) if at_end else pointer.value - start
         phonemes = _join(ctypes.string_at(result).decode("utf-8")) if result else ""
         consumed = encoded[before:after].decode("utf-8", errors="replace")
-        clauses.append(Clause(phonemes, _terminator(consumed, at_end)))
+        # espeak-ng reads one character past a clause unless the text ended: that character
+        # starts the next clause
+        read = len(encoded[:after].decode("utf-8", errors="replace"))
+        last = read if at_end else max(first, read - 1)
+        clauses.append(Clause(phonemes, _terminator(consumed, at_end), first, last))
+        first = last
     return clauses
 
 
-def espeak_words(
-    words: Sequence[str], voice: str, library: EspeakLibrary | None = None
-) -> list[str]:
-    """Each word's IPA said on its own (its clauses joined), in one espeak-ng session."""
-    library = library or EspeakLibrary.find()
-    with library.session() as (lib, _rate):
-        if lib.espeak_SetVoiceByName(voice.encode()) != 0:
-            raise UserError(
-                f"espeak-ng has no voice '{voice}' for this Piper voice: check the voice config's "
-                "espeak.voice"
-            )
-        return [
-            " ".join(c.phonemes for c in _read_clauses(lib, word.encode("utf-8"))) if word else ""
-            for word in words
-        ]
+def espeak_sentences(
+    text: str,
+    voice: str,
+    vowel_clusters: frozenset[tuple[str, ...]] = frozenset(),
+    library: EspeakLibrary | None = None,
+) -> list[Sentence]:
+    """Text to phonemes grouped by sentence, as Piper's espeak phonemizer groups them, with the
+    characters of the text each sentence covers."""
+    sentences: list[Sentence] = []
+    current: list[str] = []
+    first = None
+    for clause in espeak_clauses(text, voice, library):
+        first = clause.start if first is None else first
+        phonemes = clause.phonemes + clause.terminator
+        if clause.terminator in _CLAUSE_SPACE:
+            phonemes += " "
+        current.extend(unicodedata.normalize("NFD", phonemes))
+        if clause.ends_sentence:
+            sentences.append(Sentence(_merge_clusters(current, vowel_clusters), first, clause.end))
+            current, first = [], None
+    if current:
+        sentences.append(Sentence(_merge_clusters(current, vowel_clusters), first or 0, len(text)))
+    return [sentence for sentence in sentences if sentence.phonemes]
 
 
 def phonemize_espeak(
@@ -168,19 +201,7 @@ def phonemize_espeak(
     library: EspeakLibrary | None = None,
 ) -> list[list[str]]:
     """Text to phonemes grouped by sentence, as Piper's espeak phonemizer groups them."""
-    sentences: list[list[str]] = []
-    current: list[str] = []
-    for clause in espeak_clauses(text, voice, library):
-        phonemes = clause.phonemes + clause.terminator
-        if clause.terminator in _CLAUSE_SPACE:
-            phonemes += " "
-        current.extend(unicodedata.normalize("NFD", phonemes))
-        if clause.ends_sentence:
-            sentences.append(_merge_clusters(current, vowel_clusters))
-            current = []
-    if current:
-        sentences.append(_merge_clusters(current, vowel_clusters))
-    return [sentence for sentence in sentences if sentence]
+    return [s.phonemes for s in espeak_sentences(text, voice, vowel_clusters, library)]
 
 
 def _word_only(phones: Sequence[str]) -> list[str]:
@@ -255,10 +276,14 @@ class PhonemeMapper:
 
     def phonemize(self, text: str, library: EspeakLibrary | None = None) -> list[list[str]]:
         """Text to phonemes, one list per sentence."""
+        return [sentence.phonemes for sentence in self.sentences(text, library)]
+
+    def sentences(self, text: str, library: EspeakLibrary | None = None) -> list[Sentence]:
+        """Text to :class:`Sentence` s: phonemes and the characters they cover."""
         if self.phoneme_type == "text":
             phones = list(unicodedata.normalize("NFD", text))
-            return [phones] if phones else []
-        return phonemize_espeak(text, self.espeak_voice, self.vowel_clusters, library)
+            return [Sentence(phones, 0, len(text))] if phones else []
+        return espeak_sentences(text, self.espeak_voice, self.vowel_clusters, library)
 
     def phonemize_with(
         self,
@@ -272,30 +297,34 @@ class PhonemeMapper:
         whole word in the text's phonemes, by the lexicon's IPA. Returns the sentences and the
         words whose phonemes were not found (context changed them), which keep espeak-ng's.
         """
-        sentences = self.phonemize(text, library)
+        sentences, unmatched = self.sentences_with(text, replacements, library)
+        return [sentence.phonemes for sentence in sentences], unmatched
+
+    def sentences_with(
+        self,
+        text: str,
+        replacements: Sequence[tuple[str, str]],
+        library: EspeakLibrary | None = None,
+    ) -> tuple[list[Sentence], list[str]]:
+        """:meth:`phonemize_with` as :class:`Sentence` s (phonemes and the characters covered)."""
+        sentences = self.sentences(text, library)
         unmatched = []
         for word, ipa in replacements:
             heard = self.phonemize(word, library)
             target = _word_only(heard[0]) if heard else []
-            given = _merge_clusters(list(unicodedata.normalize("NFD", ipa)), self.vowel_clusters)
+            given = self.lexicon_phonemes(ipa)
             found = False
             for number, sentence in enumerate(sentences):
-                sentences[number], hits = _replace_word(sentence, target, given)
+                phonemes, hits = _replace_word(sentence.phonemes, target, given)
+                sentences[number] = Sentence(phonemes, sentence.start, sentence.end)
                 found = found or hits > 0
             if not found:
                 unmatched.append(word)
         return sentences, unmatched
 
-    def word_phonemes(
-        self, words: Sequence[str], library: EspeakLibrary | None = None
-    ) -> list[list[str]]:
-        """Each word's phonemes said on its own (codepoints for a ``text`` voice)."""
-        if self.phoneme_type == "text":
-            return [list(unicodedata.normalize("NFD", word)) for word in words]
-        return [
-            _merge_clusters(list(unicodedata.normalize("NFD", ipa)), self.vowel_clusters)
-            for ipa in espeak_words(words, self.espeak_voice, library)
-        ]
+    def lexicon_phonemes(self, ipa: str) -> list[str]:
+        """A lexicon entry's IPA as the voice's phonemes (codepoints, vowel clusters merged)."""
+        return _merge_clusters(list(unicodedata.normalize("NFD", ipa)), self.vowel_clusters)
 
     def ids(self, phonemes: Sequence[str]) -> tuple[list[int], list[str]]:
         """Phonemes to ids (BOS, phoneme+PAD each, EOS); also the phonemes the map lacks.

@@ -1,174 +1,165 @@
-"""Exact word timings of a Piper run, from the frames its duration predictor gave each phoneme.
+"""Which word of the text each phoneme a Piper voice reads belongs to.
 
-A VITS voice rounds each phoneme id's predicted duration up to whole frames (the graph's
-``Ceil`` node); :func:`expose_durations` adds that tensor to the graph's outputs at load, so every
-run also says how many frames each id got, and a frame is ``hop`` samples of audio. The ids are
-laid out as :meth:`PhonemeMapper.ids` lays them (BOS, PAD, then each mapped phoneme's ids and a
-PAD, then EOS), so a phoneme word (phonemes between spaces) runs from the first frame of its first
-phoneme to the end of the pad after its last, clause punctuation left out
-(:func:`phoneme_word_spans`). espeak-ng's words are not always the text's: it joins unstressed
-words ("in the" is one phoneme word) and may split one. :func:`match_words` pairs the spoken
-words with the phoneme words by the least edit distance between their phonemes (each word's
-phonemes said alone), in groups of one to three of each; :func:`spoken_word_timings` turns the
-groups into the ``[words, start_s, end_s]`` entries that
-:func:`verified_tts.output.word_timing.exact_word_timings` reads (an entry of several joined words
-is shared among them there, and marked so).
+espeak-ng returns a clause's phonemes with spaces between its words, but not one group per word
+of the text: it joins short words ("in the" is one group, "ɪnðə"), spells a number or a roman
+numeral as several groups, and reads a hyphenated word as one. So the words are found by
+alignment: every word of a sentence is phonemized alone (one opening of espeak-ng for all of
+them; a lexicon word is its lexicon IPA), the isolated phonemes are concatenated and aligned with
+the sentence's phonemes by edit distance (``rapidfuzz``), spaces and clause punctuation left out,
+and each phoneme of the sentence takes the word of the phoneme it is aligned with. A phoneme that
+the isolated readings lack (context added it) takes the word of its neighbour in the same group,
+and the labels are made to run in order, so every word covers one contiguous run of phonemes. A
+word is a whitespace-separated token of the text with a letter or digit in it; its place is the
+span of characters it covers, so a later stage can map it back to the text it was made from.
 """
 
 from __future__ import annotations
 
-import unicodedata
-from collections.abc import Mapping, Sequence
-from typing import Any
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-import numpy as np
+from verified_tts.generators.espeak_ng import EspeakLibrary
+from verified_tts.generators.piper_phonemes import PhonemeMapper, Sentence, espeak_clauses_many
 
-__all__ = [
-    "PhonemeWord",
-    "candidate_word_timings",
-    "expose_durations",
-    "match_words",
-    "phoneme_word_spans",
-    "plain_phonemes",
-    "spoken_word_timings",
-]
+__all__ = ["SentenceWords", "id_words", "label_phonemes", "sentence_words", "text_words"]
 
-PhonemeWord = tuple[str, float, float]  # plain phonemes, start and end (s)
-_IGNORED = set("ˈˌ .,;:!?")  # stress, spaces and the clause punctuation Piper appends
-_MOST = 3  # words on either side of one group
+# Phonemes that belong to no word: the space between words and the punctuation Piper appends.
+_NOT_WORDS = frozenset({" ", ".", ",", "?", "!", ":", ";"})
+_TOKEN = re.compile(r"\S+")
+_SPOKEN = re.compile(r"[^\W_]")
 
 
-def expose_durations(model: Any) -> str | None:
-    """Add the duration predictor's frames per id (``Ceil``'s output) to ``model``'s outputs;
-    its name, or None when the graph has no single ``Ceil`` (no exact timings then)."""
-    from onnx import TensorProto, helper
+@dataclass(frozen=True)
+class SentenceWords:
+    """One sentence: its phonemes, and per phoneme the index of its word in ``words`` (-1: a
+    space or punctuation); ``words`` holds (start, end) character spans of the whole text."""
 
-    ceilings = [node for node in model.graph.node if node.op_type == "Ceil"]
-    if len(ceilings) != 1:
-        return None
-    name = ceilings[0].output[0]
-    if name not in {output.name for output in model.graph.output}:
-        model.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
-    return name
+    phonemes: list[str]
+    labels: list[int]
+    words: tuple[tuple[int, int], ...]
 
 
-def plain_phonemes(phonemes: Sequence[str]) -> str:
-    """Phonemes without stress, spaces or clause punctuation, decomposed, for comparing."""
-    text = unicodedata.normalize("NFD", "".join(phonemes))
-    return "".join(c for c in text if c not in _IGNORED)
-
-
-def phoneme_word_spans(
-    phonemes: Sequence[str],
-    durations: np.ndarray,
-    id_map: Mapping[str, Sequence[int]],
-    hop: int,
-    offset: int,
-    rate: int,
-) -> list[PhonemeWord]:
-    """Each phoneme word of one run with its bounds in seconds, ``offset`` samples added."""
-    edges = np.concatenate([[0], np.cumsum(np.asarray(durations, dtype=np.int64))]) * hop
-    spans: list[tuple[int, int] | None] = []
-    position = 2  # after BOS and its PAD
-    for phoneme in phonemes:
-        mapped = id_map.get(phoneme)
-        if mapped is None:
-            spans.append(None)
-            continue
-        spans.append((position, position + len(mapped) + 1))
-        position += len(mapped) + 1
-    words: list[PhonemeWord] = []
-    current: list[int] = []
-    for index, phoneme in enumerate([*phonemes, " "]):
-        if phoneme != " ":
-            current.append(index)
-            continue
-        kept = [k for k in current if spans[k] and plain_phonemes([phonemes[k]])]
-        if kept:
-            first, last = spans[kept[0]], spans[kept[-1]]
-            assert first is not None and last is not None
-            words.append(
-                (
-                    plain_phonemes([phonemes[k] for k in kept]),
-                    float(offset + edges[first[0]]) / rate,
-                    float(offset + edges[last[1]]) / rate,
-                )
-            )
-        current = []
-    return words
-
-
-def match_words(alone: Sequence[str], phoneme_words: Sequence[str]) -> list[tuple[int, ...]]:
-    """Groups ``(a, b, c, d)``: spoken words ``a..b`` are phoneme words ``c..d``, covering both
-    in order; ``alone`` is each spoken word's plain phonemes said on its own. Empty when they
-    cannot be paired."""
-    from rapidfuzz.distance import Levenshtein
-
-    n, m = len(alone), len(phoneme_words)
-    best: dict[tuple[int, int], tuple[float, tuple[int, int] | None]] = {(0, 0): (0.0, None)}
-    for i in range(n + 1):
-        for j in range(m + 1):
-            if (i, j) not in best:
-                continue
-            for di in range(1, min(_MOST, n - i) + 1):
-                said = "".join(alone[i : i + di])
-                for dj in range(1, min(_MOST, m - j) + 1):
-                    heard = "".join(phoneme_words[j : j + dj])
-                    cost = Levenshtein.normalized_distance(said, heard) + 0.2 * (di + dj - 2)
-                    total = best[(i, j)][0] + cost
-                    if (i + di, j + dj) not in best or total < best[(i + di, j + dj)][0]:
-                        best[(i + di, j + dj)] = (total, (i, j))
-    if n == 0 or m == 0 or (n, m) not in best:
-        return []
-    groups, at = [], (n, m)
-    while at != (0, 0):
-        before = best[at][1]
-        assert before is not None
-        groups.append((before[0], at[0], before[1], at[1]))
-        at = before
-    return groups[::-1]
-
-
-def spoken_word_timings(
-    spoken_words: Sequence[str], alone: Sequence[str], phoneme_words: Sequence[PhonemeWord]
-) -> list[list[Any]] | None:
-    """``[words, start_s, end_s]`` per group of spoken words, from the phoneme words' bounds;
-    None when the words cannot be paired with the phoneme words."""
-    groups = match_words(alone, [word for word, _, _ in phoneme_words])
-    if not groups:
-        return None
+def text_words(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """(start, end) character spans of the words of ``text`` that begin in ``[start, end)``."""
+    end = len(text) if end is None else end
     return [
-        [
-            " ".join(spoken_words[a:b]),
-            round(phoneme_words[c][1], 4),
-            round(phoneme_words[d - 1][2], 4),
-        ]
-        for a, b, c, d in groups
+        m.span()
+        for m in _TOKEN.finditer(text)
+        if start <= m.start() < end and _SPOKEN.search(m.group())
     ]
 
 
-def candidate_word_timings(
-    spoken_words: Sequence[str],
-    alone: Sequence[str],
-    sentences: Sequence[Sequence[str]],
-    runs: Sequence[tuple[np.ndarray, np.ndarray | None]],
-    id_map: Mapping[str, Sequence[int]],
-    pause: int,
-    rate: int,
-) -> list[list[Any]] | None:
-    """The entries of one candidate made of ``runs`` (audio, frames per id), one per sentence's
-    phonemes, joined by ``pause`` samples; None when a run's audio is not a whole number of its
-    frames (then its words are aligned like any generator's)."""
-    words: list[PhonemeWord] = []
-    offset = 0
-    for phonemes, (audio, durations) in zip(sentences, runs, strict=True):
-        if durations is None:
-            return None
-        frames = np.asarray(durations, dtype=np.float64).reshape(-1)
-        total = int(frames.sum())
-        hop = len(audio) // total if total else 0
-        if not hop or hop * total != len(audio):
-            return None
-        words += phoneme_word_spans(phonemes, frames, id_map, hop, offset, rate)
-        offset += len(audio) + pause
-    return spoken_word_timings(spoken_words, alone, words) if words else None
+def label_phonemes(phonemes: Sequence[str], isolated: Sequence[Sequence[str]]) -> list[int]:
+    """Per phoneme of a sentence, the index into ``isolated`` (each word's phonemes read alone)
+    of the word it belongs to; -1 for spaces and punctuation. See the module docstring."""
+    from rapidfuzz.distance import Levenshtein
+
+    # Spaces stay in both sequences, so the alignment keeps word boundaries on espeak-ng's
+    # spaces; punctuation belongs to no word and is left out.
+    kept = [i for i, p in enumerate(phonemes) if p == " " or p not in _NOT_WORDS]
+    source: list[str] = []
+    owner: list[int | None] = []
+    for word, phones in enumerate(isolated):
+        if source:
+            source.append(" ")
+            owner.append(None)
+        for phone in phones:
+            if phone not in _NOT_WORDS:
+                source.append(phone)
+                owner.append(word)
+    labels = [-1] * len(phonemes)
+    if not any(o is not None for o in owner):
+        return labels
+    target = [phonemes[i] for i in kept]
+    found: list[int | None] = [None] * len(target)
+    for tag, s0, s1, d0, d1 in Levenshtein.opcodes(source, target):
+        if tag in ("equal", "replace"):
+            for k in range(d1 - d0):
+                found[d0 + k] = owner[min(s0 + k, s1 - 1)]
+    spoken = [k for k, i in enumerate(kept) if phonemes[i] != " "]
+    groups = [sum(1 for i in kept[:k] if phonemes[i] == " ") for k in spoken]
+    words = [found[k] for k in spoken]
+    _fill_gaps(words, groups, next(o for o in owner if o is not None))
+    running = 0
+    for k, word in zip(spoken, words, strict=True):
+        running = max(running, word or 0)  # words run in order
+        labels[kept[k]] = running
+    return labels
+
+
+def _fill_gaps(found: list[int | None], groups: Sequence[int], first: int) -> None:
+    """Phonemes the alignment left without a word take a neighbour's word: the previous one in
+    the same space-delimited group, else the next one there, else the nearest before (after)."""
+    for position in range(len(found)):
+        if found[position] is not None:
+            continue
+        same = [k for k in range(len(found)) if groups[k] == groups[position] and k != position]
+        before = [found[k] for k in same if k < position and found[k] is not None]
+        after = [found[k] for k in same if k > position and found[k] is not None]
+        if before or after:
+            found[position] = before[-1] if before else after[0]
+            continue
+        earlier = [f for f in found[:position] if f is not None]
+        later = [f for f in found[position + 1 :] if f is not None]
+        found[position] = earlier[-1] if earlier else (later[0] if later else first)
+
+
+def sentence_words(
+    mapper: PhonemeMapper,
+    text: str,
+    sentences: Sequence[Sentence],
+    lexicon: Sequence[tuple[str, str]] = (),
+    library: EspeakLibrary | None = None,
+) -> list[SentenceWords]:
+    """Label the phonemes of ``sentences`` (``mapper.sentences_with(text, lexicon)``) with the
+    words of ``text`` they read; each word belongs to the sentence it begins in."""
+    words = text_words(text)
+    per_sentence = []
+    for number, sentence in enumerate(sentences):
+        end = sentences[number + 1].start if number + 1 < len(sentences) else len(text)
+        start = 0 if number == 0 else sentence.start
+        per_sentence.append([k for k, (a, _) in enumerate(words) if start <= a < end])
+    isolated = _isolated(mapper, [text[a:b] for a, b in words], lexicon, library)
+    out = []
+    for sentence, indices in zip(sentences, per_sentence, strict=True):
+        local = label_phonemes(sentence.phonemes, [isolated[k] for k in indices])
+        labels = [indices[k] if k >= 0 else -1 for k in local]
+        out.append(SentenceWords(list(sentence.phonemes), labels, tuple(words)))
+    return out
+
+
+def _isolated(
+    mapper: PhonemeMapper,
+    words: Sequence[str],
+    lexicon: Sequence[tuple[str, str]],
+    library: EspeakLibrary | None,
+) -> list[list[str]]:
+    """Each word's phonemes read alone (its lexicon IPA where it has one)."""
+    given = {word.lower(): mapper.lexicon_phonemes(ipa) for word, ipa in lexicon}
+    cores = [re.sub(r"^\W+|\W+$", "", word) for word in words]
+    if mapper.phoneme_type == "text":
+        return [(mapper.phonemize(word) or [[]])[0] for word in words]
+    wanted = sorted({core for core in cores if core.lower() not in given})
+    read = espeak_clauses_many(wanted, mapper.espeak_voice, library) if wanted else []
+    alone: dict[str, list[str]] = {}
+    for core, clauses in zip(wanted, read, strict=True):
+        joined = " ".join(c.phonemes for c in clauses if c.phonemes)
+        alone[core] = mapper.lexicon_phonemes(joined)
+    return [given.get(core.lower()) or alone.get(core, []) for core in cores]
+
+
+def id_words(mapper: PhonemeMapper, phonemes: Sequence[str], labels: Sequence[int]) -> list[int]:
+    """Per id of ``mapper.ids(phonemes)``, the word it reads: each phoneme's ids and the pad
+    after them take the phoneme's word; the start, end and leading pad take -1."""
+    from verified_tts.generators.piper_phonemes import BOS, EOS, PAD
+
+    pad = len(mapper.id_map[PAD])
+    out = [-1] * (len(mapper.id_map[BOS]) + pad)
+    for phoneme, label in zip(phonemes, labels, strict=True):
+        mapped = mapper.id_map.get(phoneme)
+        if mapped is None:
+            continue  # skipped by ids() too
+        out.extend([label] * (len(mapped) + pad))
+    out.extend([-1] * len(mapper.id_map[EOS]))
+    return out

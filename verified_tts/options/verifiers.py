@@ -59,6 +59,19 @@ class SignalOptions:
     )
     final_pause_s: float = option(FINAL_PAUSE_S, "pace_ratio: seconds for the closing sentence end")
     clip_level: float = option(0.999, "|sample| at or above this counts as clipped")
+    # the rest of the text's duration model (verifiers.duration_model), fitted by calibrate on
+    # voices that give no length of their own; the defaults are letters alone
+    expected_intercept_s: float = option(0.0, "Text duration model: seconds every line adds")
+    expected_per_word_s: float = option(0.0, "Text duration model: seconds a word adds")
+    expected_per_pause_s: float = option(
+        0.0, "Text duration model: seconds a clause break (, ; : . ! ? ...) adds"
+    )
+    expected_question_s: float = option(0.0, "Text duration model: seconds a '?' adds")
+    expected_exclamation_s: float = option(0.0, "Text duration model: seconds a '!' adds")
+    expected_ellipsis_s: float = option(0.0, "Text duration model: seconds a '...' adds")
+    expected_trailing_comma_s: float = option(
+        0.0, "Text duration model: seconds a line ending in a comma adds"
+    )
     enabled: bool = option(True, _ENABLED)
 
 
@@ -135,6 +148,10 @@ class SpeakerOptions:
         path=True,
     )
     device: str = option("cpu", "cpu or cuda")
+    # benchmarks/results/speaker_length.json: where the book reference's false alarms rise
+    short_speech_s: float = option(
+        1.1, "Speech seconds below which a clip is judged against the voice's short takes"
+    )
     enabled: bool = option(True, _ENABLED)
 
 

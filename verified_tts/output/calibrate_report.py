@@ -251,6 +251,36 @@ def _examples(data: Mapping[str, Any]) -> str:
     )
 
 
+def _short_lines(data: Mapping[str, Any]) -> str:
+    """Recall on lines of few words, and the faults such a line cannot carry."""
+    short = data.get("short_lines") or {}
+    if not short.get("utterances"):
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(kind)}</td><td class='num'>{entry['cases']}</td>"
+        f"<td class='num'>{_pct(entry['current'])}</td>"
+        f"<td class='num'>{_pct(entry['recommended'])}</td></tr>"
+        for kind, entry in short["recall"].items()
+    )
+    rows += (
+        f"<tr><td><b>clean (false alarms)</b></td><td class='num'>{short['clean_cases']}</td>"
+        f"<td class='num'>{_pct(short['false_alarm'])}</td>"
+        f"<td class='num'>{_pct(short['false_alarm_recommended'])}</td></tr>"
+    )
+    missing = "".join(
+        f"<li>{escape(kind)}: not made on {why['lines']} line(s): {escape(why['why'])}</li>"
+        for kind, why in (short.get("cannot_carry") or {}).items()
+    )
+    return (
+        f"<h2>Short lines (up to {short['max_words']} words: {short['utterances']} utterances)</h2>"
+        "<div class='card'><table><thead><tr><th>fault</th><th class='num'>cases</th>"
+        "<th class='num'>recall, current gates</th><th class='num'>recall, recommended</th>"
+        f"</tr></thead><tbody>{rows}</tbody></table>"
+        + (f"<ul>{missing}</ul>" if missing else "")
+        + "</div>"
+    )
+
+
 def render_calibrate_html(data: Mapping[str, Any], toml: str = "") -> str:
     """The calibration page as one HTML string (see the module docstring)."""
     generator = data.get("generator", {})
@@ -267,6 +297,7 @@ def render_calibrate_html(data: Mapping[str, Any], toml: str = "") -> str:
         "<p class='muted'>Recall = share of faulted copies the gates reject. Recommended gates "
         "are fitted on these cases; <i>held out</i> fits them on half the utterances and "
         "measures on the other half (two folds), the figure to expect on new text.</p></div>"
+        f"{_short_lines(data)}"
         "<h2>Per metric: recall at the bound that flags the target share of clean candidates "
         "(/ at the current gate)</h2>"
         f"<div class='card'>{_metric_table(data)}</div>"

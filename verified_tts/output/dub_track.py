@@ -24,6 +24,7 @@ import numpy as np
 
 from verified_tts.options import DubOptions, DurationFitOptions, RenderConfig
 from verified_tts.output.assembly import level_clip
+from verified_tts.output.dub_reasons import cue_notes, cue_reasons
 from verified_tts.results import UtteranceResult
 from verified_tts.store import STORE_DIR
 from verified_tts.text.subtitles import Cue
@@ -42,6 +43,7 @@ __all__ = [
 ]
 
 _FADE_S = 0.03  # the fade where the end of the track stops a line, so it does not click
+
 
 @dataclass(frozen=True)
 class Slot:
@@ -146,6 +148,8 @@ class PlacedCue:
             "cut_seconds": round(self.past_end_seconds, 3),
             "flagged": self.flagged,
             "flag_reasons": list(self.flag_reasons),
+            "failed_gates": list(winner.failed) if self.result.flagged else [],
+            "notes": cue_notes(winner.detail),
             "key": self.result.utterance.key,
             "winner": self.result.winner,
             "candidates": len(self.result.candidates),
@@ -177,7 +181,9 @@ def fit_to_slot(
         speech = time_stretch(speech, sample_rate, stretch)
     reasons = []
     if result.flagged:
-        reasons.append(f"no candidate passed the gates ({', '.join(_failed(result))})")
+        winner = result.winner_candidate
+        heard = cue_reasons(winner.failed, winner.metrics, winner.detail, config.selection.gates)
+        reasons.append(f"no candidate passed the gates: {'; '.join(heard or ['none'])}")
     placed_end = slot.start + speech.size / sample_rate
     overlap = max(0.0, placed_end - slot.end)
     if overlap > 1e-3:
@@ -207,10 +213,6 @@ def fit_to_slot(
         flag_reasons=tuple(reasons),
     )
     return placed, speech
-
-
-def _failed(result: UtteranceResult) -> list[str]:
-    return list(result.winner_candidate.failed) or ["none"]
 
 
 def lay_on_track(

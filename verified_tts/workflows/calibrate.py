@@ -1,17 +1,21 @@
 """``verified-tts calibrate``: what the verifiers catch, gates calibrated on injected faults.
 
-The configured generator reads plain sentences (the shipped Harvard sentences, or ``sentences``
+The configured generator reads plain sentences (the shipped Harvard sentences, ``sentences``
 sentences of a Markdown, plain-text or EPUB book, spread evenly over its chapters or the
-``chapters`` of it that the options name) ``candidates`` times each with the render's seeds; then
-every requested fault kind is made once per sentence from one of its clean candidates (text faults
-are synthesised from the altered text with that candidate's seed and verified against the original
+``chapters`` of it that the options name, or the cues of a subtitle file: every cue at any length,
+in the slot a dub gives it, scored with the dub's ``duration_fit`` and under the dub's gates,
+:mod:`verified_tts.dub_gates`) ``candidates`` times each with the render's seeds; then every
+requested fault kind is made once per sentence from one of its clean candidates (text faults are
+synthesised from the altered text with that candidate's seed and verified against the original
 text; audio faults edit the clean audio; see :mod:`verified_tts.calibration.faults`). All clips are
-scored by the configured verifiers in batches. The speaker reference is the user's ``voice_ref`` or
-the centroid of the clean candidates, as a render would settle on. From the scores: per fault kind
+scored by the configured verifiers in batches. The speaker reference is the centroid of the clean
+candidates, as a render would settle on (a clip too short for it is held to the other
+utterances' short clean takes, as in a render). From the scores: per fault kind
 and gate side the ROC AUC, the bound at the target false-alarm rate and its recall; the recall of
-the current gates; recommended gates (:mod:`verified_tts.calibration.gates`) with a two-fold held-
-out check; and best-of-N selection simulated at fault rates 0.1/0.3/0.5
-(:mod:`verified_tts.calibration.simulate`) under both gate sets. Writes ``calibrate.json``,
+the current gates; recommended gates (:mod:`verified_tts.calibration.gates`) with a two-fold
+held-out check; and best-of-N selection simulated at fault rates 0.1/0.3/0.5
+(:mod:`verified_tts.calibration.simulate`) under both gate sets, and the recall on short lines
+apart, with the faults a line was too short to carry. Writes ``calibrate.json``,
 ``gates.toml`` (a ``[selection.gates]`` table that ``--config`` accepts), ``calibrate.html`` and
 the audio of a few caught and missed cases.
 """
@@ -36,6 +40,7 @@ from verified_tts.calibration.analysis import (
     analyse,
     reanalyse,
 )
+from verified_tts.calibration.as_rendered import fit_text_model, speaker_metric
 from verified_tts.calibration.faults import (
     FAULT_KINDS,
     TEXT_FAULTS,
@@ -45,16 +50,17 @@ from verified_tts.calibration.faults import (
 )
 from verified_tts.calibration.gates import gates_toml
 from verified_tts.consensus import TAKE_METRIC, take_views
+from verified_tts.dub_gates import dub_policy
 from verified_tts.errors import UserError
 from verified_tts.generators import SynthesisRequest, load_generator
 from verified_tts.options import RenderConfig
 from verified_tts.pipeline import plan_utterances
 from verified_tts.results import Utterance
-from verified_tts.scoring import score_clips, unit_centroid
+from verified_tts.scoring import score_clips
 from verified_tts.text.book import Segment, parse_book
 from verified_tts.text.production import read_book, select_chapters
 from verified_tts.verification import LoadedVerifiers, load_verifiers
-from verifiers import Clip
+from verifiers import DEFAULT_VERIFIERS, Clip
 
 __all__ = [
     "CALIBRATED_SIDES",
@@ -69,6 +75,11 @@ __all__ = [
 ]
 
 _CHUNK = 32  # clips per verifier call: big enough to batch, small enough to show progress
+_CANNOT_CARRY = {
+    "skip": "a line of one word (or without a content word) has no word to leave out",
+    "repeat": "a line of one or two words has no phrase of two or more to say twice",
+    "substitute": "a line without a content word has none to read as another",
+}
 
 
 @dataclass(frozen=True)
@@ -90,12 +101,22 @@ def builtin_sentences() -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
+def is_subtitles(path: Path | None) -> bool:
+    """Whether calibration input is a subtitle file (SRT or WebVTT), by its suffix."""
+    return path is not None and path.suffix.lower() in (".srt", ".vtt")
+
+
 def _segments(
     book: Path | None, count: int, max_chars: int, chapters: str | None = None
-) -> list[Segment]:
+) -> tuple[list[Segment], list[float | None]]:
+    """The segments to calibrate on and, for subtitles, each cue's slot in seconds."""
+    if is_subtitles(book):
+        assert book is not None
+        return _cue_segments(book, count)
     if book is None:
         source = "\n\n".join(builtin_sentences()[:count])
-        return list(parse_book(source, max_chars=max_chars).segments)[:count]
+        segments = list(parse_book(source, max_chars=max_chars).segments)[:count]
+        return segments, [None] * len(segments)
     read = select_chapters(read_book(book, max_chars=max_chars)[0], chapters)
     segments = [s for s in read.segments if s.kind != "heading"]
     segments = [s for s in segments if len(s.spoken.split()) >= 3]
@@ -104,10 +125,26 @@ def _segments(
             f"{book} has fewer than 2 sentences of 3 words or more to calibrate on: "
             "give a longer book, or leave BOOK out to use the built-in sentences"
         )
-    if count >= len(segments):
-        return segments
-    # evenly over the book: one chapter's opening is not a sample of its prose
-    return [segments[i * len(segments) // count] for i in range(count)]
+    if count < len(segments):
+        # evenly over the book: one chapter's opening is not a sample of its prose
+        segments = [segments[i * len(segments) // count] for i in range(count)]
+    return segments, [None] * len(segments)
+
+
+def _cue_segments(path: Path, count: int) -> tuple[list[Segment], list[float | None]]:
+    """Every cue as the dub voices it (any length: short lines are the point) and its slot as
+    the dub computes it with the default [dub] settings."""
+    from verified_tts.options import DubOptions
+    from verified_tts.output.dub_track import compute_slots
+    from verified_tts.text.cues import cue_segments
+    from verified_tts.text.subtitles import load_subtitles
+
+    cues = list(load_subtitles(path).cues)[:count]
+    if len(cues) < 2:
+        raise UserError(f"{path} has fewer than 2 cues to calibrate on: give a longer file")
+    options = DubOptions()
+    slots = compute_slots(cues, options, cues[-1].end + options.tail_s)
+    return cue_segments(cues, {}), [round(slot.seconds, 3) for slot in slots]
 
 
 def calibrate(
@@ -126,15 +163,28 @@ def calibrate(
         raise UserError(f"--out {out} is a file, not a folder: choose a folder path")
     started = time.perf_counter()
     seconds: dict[str, float] = {}
-    segments = _segments(book, options.sentences, config.max_chars, options.chapters)
+    segments, slots = _segments(book, options.sentences, config.max_chars, options.chapters)
+    dubbing = is_subtitles(book)
 
     say("loading generator and verifiers")
     mark = time.perf_counter()
     generator = load_generator(config.generator)
-    verifiers = load_verifiers(config.verifiers)
+    order = (*DEFAULT_VERIFIERS, "duration_fit") if dubbing else DEFAULT_VERIFIERS
+    verifiers = load_verifiers(config.verifiers, order=order)
     seconds["load"] = time.perf_counter() - mark
     utterances = plan_utterances(
-        segments, generator, base_seed=config.seed, voice=config.generator.voice
+        segments,
+        generator,
+        base_seed=config.seed,
+        voice=config.generator.voice,
+        target_durations=slots,
+    )
+    # subtitles are calibrated under the policy a dub applies (its gates, the stretch gate)
+    packed = config.verifiers.wer.packing
+    current = (
+        dub_policy(config.selection, config.dub.speed_limit, packed_wer=packed)
+        if dubbing
+        else config.selection
     )
 
     say(f"generating {len(utterances)} x {options.candidates} clean candidates")
@@ -143,7 +193,13 @@ def calibrate(
     clean_audio = _sample(generator, requests)
     cases = [
         Case(
-            i // options.candidates, "clean", i % options.candidates, "", c.audio, c.sample_rate
+            i // options.candidates,
+            "clean",
+            i % options.candidates,
+            "",
+            c.audio,
+            c.sample_rate,
+            info=dict(c.info),
         )  # fmt: skip
         for i, c in enumerate(clean_audio)
     ]
@@ -157,12 +213,14 @@ def calibrate(
 
     say(f"scoring {len(cases)} clips")
     mark = time.perf_counter()
-    cases = _score(cases, utterances, verifiers, say)
+    cases, signal_details = _score(cases, utterances, verifiers, say)
+    duration_model = fit_text_model(cases, signal_details, utterances)
     seconds["verify"] = time.perf_counter() - mark
 
     say("analysing")
     mark = time.perf_counter()
-    data = analyse(cases, options, config.selection, len(utterances))
+    words = [len(u.segment.spoken.split()) for u in utterances]
+    data = analyse(cases, options, current, len(utterances), words=words)
     data["generator"] = {
         "name": config.generator.name,
         "voice": config.generator.voice,
@@ -172,7 +230,14 @@ def calibrate(
     data["utterances"] = len(utterances)
     data["candidates_per_utterance"] = options.candidates
     data["input"] = str(book) if book else "built-in Harvard sentences"
+    data["input_kind"] = "subtitles" if dubbing else "text"
+    data["duration_model"] = duration_model
+    data["utterance_words"] = words
     data["skipped_faults"] = skipped
+    data["short_lines"]["cannot_carry"] = {
+        kind: {"lines": count, "why": _CANNOT_CARRY.get(kind, "too short for this fault")}
+        for kind, count in skipped.items()
+    }
     data["options"] = {k: list(v) if isinstance(v, tuple) else v
                        for k, v in asdict(options).items()}  # fmt: skip
     seconds["analyse"] = time.perf_counter() - mark
@@ -237,14 +302,18 @@ def _inject(
                         utterance_key=f"{utterance.key}:{kind}",
                         text=fault.text,
                     )
-                    case = Case(i, kind, source, fault.description, np.zeros(0, np.float32))
+                    # scored against the clean text's expected length: the voice's info of
+                    # the clean take, not of the altered text it read
+                    case = Case(i, kind, source, fault.description, np.zeros(0, np.float32),
+                                info=base.info)  # fmt: skip
                     text_requests.append((case, request))
                 else:
                     other = clean[((i + 1) % len(utterances)) * per + source].audio
                     made = audio_fault(kind, base.audio, base.sample_rate, rng, other)
                     faulted.append(
-                        Case(i, kind, source, made.description, made.audio, base.sample_rate)
-                    )
+                        Case(i, kind, source, made.description, made.audio, base.sample_rate,
+                             info=base.info)
+                    )  # fmt: skip
             except ValueError:  # a sentence too short for this fault
                 skipped[kind] = skipped.get(kind, 0) + 1
     made = _sample(generator, [r for _, r in text_requests])
@@ -257,6 +326,7 @@ def _inject(
                 case.description,
                 candidate.audio,
                 candidate.sample_rate,
+                info=case.info,
             )  # fmt: skip
         )
     faulted.sort(key=lambda c: (c.utterance, FAULT_KINDS.index(c.kind)))
@@ -268,10 +338,12 @@ def _score(
     utterances: Sequence[Utterance],
     verifiers: LoadedVerifiers,
     say: Callable[[str], None],
-) -> list[Case]:
+) -> tuple[list[Case], list[dict[str, Any]]]:
     """Every verifier over every clip in chunks; the speaker metric against the reference."""
     scored: list[Case] = []
     embeddings: list[np.ndarray | None] = []
+    speech: list[float | None] = []
+    signal_details: list[dict[str, Any]] = []
     all_details: list[dict[str, Any]] = []
     for start in range(0, len(cases), _CHUNK):
         chunk = cases[start : start + _CHUNK]
@@ -282,6 +354,8 @@ def _score(
                 text=utterances[c.utterance].segment.text,
                 spoken=utterances[c.utterance].segment.spoken,
                 emotion=utterances[c.utterance].segment.emotion,
+                target_duration_s=utterances[c.utterance].target_duration_s,
+                info=c.info,
             )
             for c in chunk
         ]
@@ -296,21 +370,20 @@ def _score(
                     case.sample_rate,
                     dict(scores.metrics),
                     scores.detail.get("transcript"),
+                    case.info,
                 )  # fmt: skip
             )
             embedding = scores.embedding
             embeddings.append(None if embedding is None else np.asarray(embedding, np.float64))
+            speech.append(scores.detail.get("speaker_speech_s"))
+            signal_details.append(
+                {k: scores.detail[k] for k in ("expected_from", "speech_s") if k in scores.detail}
+            )
             all_details.append(dict(scores.detail))
         say(f"scored {min(start + _CHUNK, len(cases))} of {len(cases)} clips")
     _add_take_metric(scored, all_details)
-    reference = unit_centroid(
-        [e for c, e in zip(scored, embeddings, strict=True) if c.kind == "clean" and e is not None]
-    )
-    if reference is not None:
-        for case, embedding in zip(scored, embeddings, strict=True):
-            if embedding is not None:  # both unit vectors: the dot product is the cosine
-                case.metrics["speaker"] = float(np.dot(reference, embedding))
-    return scored
+    speaker_metric(scored, embeddings, speech, verifiers.get("speaker"))
+    return scored, signal_details
 
 
 def _add_take_metric(cases: Sequence[Case], details: Sequence[Mapping[str, Any]]) -> None:

@@ -29,8 +29,9 @@ import numpy as np
 from verified_tts.atomic import remove_interrupted_writes, write_json_atomic
 from verified_tts.audio import resample
 from verified_tts.cast import Cast
+from verified_tts.dub_gates import dub_policy
 from verified_tts.errors import UserError
-from verified_tts.options import DurationFitOptions, Gate, RenderConfig, from_table, overlay
+from verified_tts.options import DurationFitOptions, RenderConfig, from_table, overlay
 from verified_tts.output.assembly import AssembledFile
 from verified_tts.output.dub_delivery import Bed, DubFiles, deliver_dub, mix_record, read_bed
 from verified_tts.output.dub_track import (
@@ -107,17 +108,17 @@ class DubSummary:
     damaged: tuple[str, ...] = ()  # store entries found damaged, dropped and generated again
     video: Path | None = None  # the dubbed film
     loudness: Mapping[str, float] | None = None  # the mix as measured: integrated, range, peak
+    flags: tuple[tuple[int, str, tuple[str, ...]], ...] = ()  # (cue index, text, reasons in words)
 
 
 def dubbing_synthesizer(base: Synthesizer, options: DubOptions) -> Synthesizer:
-    """The loaded models of ``base`` under the dub policy (duration_fit on, stretch gated) and
-    the dub's settings (so the manifest records them)."""
-    policy = base.config.selection
-    speed_limit = options.speed_limit
-    # margin: an adaptive run stops early only on a candidate that needs no stretch at all
-    stretch_gate = Gate("stretch", max=speed_limit, margin=speed_limit - 1.0)
-    gates = (*(g for g in policy.gates if g.metric != "stretch"), stretch_gate)
-    config = replace(base.config.variant(selection=replace(policy, gates=gates)), dub=options)
+    """The loaded models of ``base`` under the dub policy (``dub_gates.dub_policy``: the dub
+    gates in place of the book defaults, stretch gated; duration_fit on) and the dub's settings
+    (so the manifest records them)."""
+    policy = dub_policy(
+        base.config.selection, options.speed_limit, packed_wer=base.config.verifiers.wer.packing
+    )
+    config = replace(base.config.variant(selection=policy), dub=options)
     verifiers = base.verifiers
     if verifiers.get("duration_fit") is None and "duration_fit" not in verifiers.status:
         extra = load_verifiers(base.config.verifiers, order=("duration_fit",))
@@ -216,7 +217,10 @@ def dub(
         with Store(out / STORE_DIR) as store:
             results = review.results(synth.run(utterances, store, on_result=on_result))
             place_started = time.perf_counter()
-            fitted = _fit_winners(store, synth, config, options, cues, slots, segments, results)
+            # the dub policy's gates (synth.config), which the reasons in words quote
+            fitted = _fit_winners(
+                store, synth, synth.config, options, cues, slots, segments, results
+            )
             damaged = tuple(store.damaged)
         track, placed = lay_on_track(fitted, sample_rate, track_end)
         synth.stats.seconds["place"] += time.perf_counter() - place_started
@@ -443,4 +447,5 @@ def _summary(
         mix=files.mix,
         video=files.video,
         loudness=files.mixed.loudness.record() if files.mixed else None,
+        flags=tuple((p.cue.index, p.cue.text, p.flag_reasons) for p in placed if p.flagged),
     )

