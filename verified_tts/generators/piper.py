@@ -34,7 +34,7 @@ from verified_tts.generators.piper_timing import SentenceTiming, timing_info
 from verified_tts.generators.piper_voice import PiperVoice, cores, load_voice, voice_languages
 from verified_tts.generators.piper_voice import feeds as _feeds
 from verified_tts.generators.piper_words import id_words as id_words_of
-from verified_tts.generators.piper_words import sentence_words
+from verified_tts.generators.piper_words import sentence_words, text_words
 from verified_tts.options.generation import PiperOptions
 from verified_tts.output.word_timing import INFO_KEY as WORD_TIMINGS
 
@@ -265,11 +265,7 @@ class PiperGenerator:
             timing = self._timing(text, drawn, speaker, pause.size)
             if timing is not None:
                 info["timing"] = timing
-                # the read-along's view of the same bounds: [spoken word, start s, end s]
-                info[WORD_TIMINGS] = [
-                    [request.text[first:end], start, stop]
-                    for first, end, _, _, _, start, stop in timing["words"]
-                ]
+                info[WORD_TIMINGS] = read_along_words(request.text, timing["words"])
             candidates.append(
                 Candidate(
                     utterance_key=request.utterance_key,
@@ -304,6 +300,27 @@ class PiperGenerator:
             sample_rate=self.sample_rate,
             predicted_frames=[self.predicted_frames(ids, speaker) for ids in text.ids],
         )
+
+
+def read_along_words(text: str, rows: Sequence[Sequence[Any]]) -> list[list[Any]]:
+    """The read-along's view of a candidate's word bounds: ``[spoken words, start s, end s]``
+    for every word of ``text``. A word the timing left out (espeak-ng read it into its
+    neighbour: "of a") joins the entry before it, or after it at the start, and shares its span."""
+    timed = {(row[0], row[1]): (row[5], row[6]) for row in rows}
+    entries: list[list[Any]] = []
+    waiting: list[str] = []
+    for first, end in text_words(text):
+        word = text[first:end]
+        if (first, end) in timed:
+            entries.append([" ".join([*waiting, word]), *timed[(first, end)]])
+            waiting = []
+        elif entries:
+            entries[-1][0] += " " + word
+        else:
+            waiting.append(word)
+    if waiting and entries:
+        entries[-1][0] += " " + " ".join(waiting)
+    return entries
 
 
 def languages(config: Any) -> tuple[str, ...]:
