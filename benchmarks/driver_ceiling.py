@@ -128,6 +128,8 @@ def ceiling(result: dict[str, Any]) -> dict[str, Any]:
     per_candidate = sorted(r["driver_cpu_ms_per_candidate"] for r in runs)
     median_ms = per_candidate[len(per_candidate) // 2]
     best = max(runs, key=lambda r: r["candidates_per_s"])
+    costed = [*result["ray_replicas"], *result["ray_window"].values()]
+    saturated = max(r["candidates_per_s"] for r in costed)  # with real per-candidate costs
     bound = 1000.0 / median_ms
     render = json.loads((ROOT / "benchmarks" / "results" / "render_benchmark.json").read_text())
     adaptive = next(s for s in render["settings"] if s["setting"] == "n8-adaptive")
@@ -142,6 +144,9 @@ def ceiling(result: dict[str, Any]) -> dict[str, Any]:
         "best_measured_candidates_per_s": best["candidates_per_s"],
         "piper_node_candidates_per_s": round(node_rate, 2),
         "piper_nodes_per_driver": round(bound / node_rate, 1),
+        "saturated_candidates_per_s": saturated,
+        "piper_nodes_per_driver_measured": round(saturated / node_rate, 1),
+        "catalogue_1000h_driver_hours_measured": round(catalogue / saturated / 3600, 1),
         "candidates_per_speech_s": round(candidates_per_speech_s, 3),
         "catalogue_1000h_candidates": round(catalogue),
         "catalogue_1000h_driver_hours": round(catalogue / bound / 3600, 1),

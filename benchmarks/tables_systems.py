@@ -293,13 +293,17 @@ def driver_derivation() -> str:
     c = result("driver_ceiling")["ceiling"]
     return (
         f"one driver spends a median {num(c['driver_cpu_ms_per_candidate_median'], 1)} ms of CPU "
-        f"per candidate, so it coordinates at most {num(c['driver_bound_candidates_per_s'], 0)} "
-        f"candidates a second on one core; a {c['node_cpus']}-core node with the embedded voice "
-        f"and every verifier makes {num(c['piper_node_candidates_per_s'], 1)} a second, so one "
-        f"driver keeps about {num(c['piper_nodes_per_driver'], 0)} such nodes busy. A "
+        f"per candidate, so its own CPU would allow {num(c['driver_bound_candidates_per_s'], 0)} "
+        f"candidates a second; with fixed-cost actors it saturated at "
+        f"{num(c['saturated_candidates_per_s'], 0)} a second. A {c['node_cpus']}-core node with "
+        f"the embedded voice and every verifier makes {num(c['piper_node_candidates_per_s'], 1)} "
+        f"candidates a second, so one driver keeps about "
+        f"{num(c['piper_nodes_per_driver_measured'], 0)} such nodes busy (about "
+        f"{num(c['piper_nodes_per_driver'], 0)} if only its CPU bounded it). A "
         f"{c['catalogue_hours']}-hour catalogue at {num(c['candidates_per_speech_s'], 2)} "
-        f"candidates per second of speech is about {c['catalogue_1000h_candidates']:,} candidates: "
-        f"{num(c['catalogue_1000h_driver_hours'], 0)} hours of one driver"
+        f"candidates per second of speech is about {c['catalogue_1000h_candidates']:,} "
+        f"candidates: {num(c['catalogue_1000h_driver_hours_measured'], 0)} hours of one saturated "
+        f"driver"
     )
 
 

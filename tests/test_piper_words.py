@@ -57,11 +57,8 @@ def test_a_tiny_voice_of_the_real_architecture_times_its_words_too(tmp_path):
     assert generator.timed
     (candidate,) = generator.sample([SynthesisRequest("u", 0, 1, "the birch canoe")])
     entries = candidate.info[INFO_KEY]
-    # a word whose phonemes the random voice's context changed may get no ids of its own: the
-    # others keep their order and bounds
-    words = [e[0] for e in entries]
-    assert len(words) >= 2 and all(w in "the birch canoe".split() for w in words)
-    assert words == sorted(words, key="the birch canoe".split().index)
+    # a word the random voice gives no ids of its own shares its neighbour's entry
+    assert " ".join(e[0] for e in entries) == "the birch canoe"
     assert entries[-1][2] <= candidate.duration_s + 1e-4
 
 
