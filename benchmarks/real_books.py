@@ -75,13 +75,22 @@ def render_timed(book: Path, out: Path, table: dict[str, Any]) -> dict[str, Any]
     }
 
 
-def judge_runs(outs: list[Path], judge_name: str) -> dict[str, tuple[float, str]]:
+def judge_runs(
+    outs: list[Path], judge_name: str, cache: Path | None = None
+) -> dict[str, tuple[float, str]]:
     """Judge WER and transcript of candidate 0 and the winner of every utterance of every run,
-    by candidate key (the same take in two runs is judged once)."""
+    by candidate key (the same take in two runs is judged once). ``cache``: a JSON file of
+    earlier judgements (by judge, candidate key and reference), read and written back, so a
+    rerun over the same takes judges only the ones it has not judged."""
+    from verified_tts.atomic import write_json_atomic
     from verified_tts.output.manifest import read_manifest
     from verified_tts.workflows.judge import judge_clips, load_judge
 
-    judge = load_judge(judge_name)
+    known: dict[str, list[Any]] = {}
+    if cache is not None and cache.is_file():
+        stored = json.loads(cache.read_text(encoding="utf-8"))
+        known = stored["clips"] if stored.get("judge") == judge_name else {}
+    judge = None
     judged: dict[str, tuple[float, str]] = {}
     for out in outs:
         manifest = read_manifest(out)
@@ -90,11 +99,21 @@ def judge_runs(outs: list[Path], judge_name: str) -> dict[str, tuple[float, str]
             for index in dict.fromkeys((0, u.winner)):
                 candidate = u.candidates[index]
                 key = candidate.extra.get("key") or f"{u.key}:{index}"
-                if key not in judged and candidate.audio:
-                    wanted[(u.key, index)] = (candidate.audio, u.text)
-                    keys[(u.key, index)] = key
-        fresh, _ = judge_clips(judge, wanted, out)
-        judged.update({keys[k]: v for k, v in fresh.items()})
+                if key in judged or not candidate.audio:
+                    continue
+                if key in known and known[key][2] == u.text:
+                    judged[key] = (known[key][0], known[key][1])
+                    continue
+                wanted[(u.key, index)] = (candidate.audio, u.text)
+                keys[(u.key, index)] = key
+        if wanted:
+            judge = judge or load_judge(judge_name)
+            fresh, _ = judge_clips(judge, wanted, out)
+            for k, (wer, heard) in fresh.items():
+                judged[keys[k]] = (wer, heard)
+                known[keys[k]] = [wer, heard, wanted[k][1]]
+            if cache is not None:
+                write_json_atomic(cache, {"judge": judge_name, "clips": known})
     return judged
 
 
@@ -233,7 +252,7 @@ def run(
         shutil.copytree(after / "store", before / "store")  # the same takes, scored again
         render_timed(book, before, read_config_file(BEFORE))
         outs.append(before)
-    judged = judge_runs(outs, judge_name)
+    judged = judge_runs(outs, judge_name, work / "judged.json")
     result: dict[str, Any] = {"after": {**analyse(after, judged), "timing": timing}}
     if not skip_before:
         result["before"] = analyse(before, judged)
