@@ -33,6 +33,7 @@ from doc_blocks import (
 from options_reference import option_rows, reference_markdown
 from tables_calibration import BLOCKS as CALIBRATION
 from tables_judged import BLOCKS as JUDGED
+from tables_real_books import BLOCKS as REAL_BOOKS
 from tables_selection import BLOCKS as SELECTION
 from tables_systems import BLOCKS as SYSTEMS
 
@@ -44,6 +45,7 @@ REGISTRY: Mapping[str, Generated] = {
     **CALIBRATION,
     **JUDGED,
     **SYSTEMS,
+    **REAL_BOOKS,
     CONFIG_REFERENCE: Generated((), lambda: reference_markdown(option_rows()), labels=0),
 }
 
