@@ -154,4 +154,6 @@ BLOCKS = {
     "real-books-held-out": _block(figures_table, "real_books_held_out"),
     "real-books-held-out-causes": _block(causes_table, "real_books_held_out"),
     "real-books-goals": _block(goals_table, "real_books_held_out"),
+    "real-books-demo": _block(figures_table, "real_books_demo"),
+    "real-books-demo-causes": _block(causes_table, "real_books_demo"),
 }
