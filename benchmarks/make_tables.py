@@ -35,6 +35,7 @@ from tables_calibration import BLOCKS as CALIBRATION
 from tables_dubbing import BLOCKS as DUBBING
 from tables_judged import BLOCKS as JUDGED
 from tables_readalong import BLOCKS as READALONG
+from tables_real_books import BLOCKS as REAL_BOOKS
 from tables_selection import BLOCKS as SELECTION
 from tables_systems import BLOCKS as SYSTEMS
 
@@ -48,6 +49,7 @@ REGISTRY: Mapping[str, Generated] = {
     **JUDGED,
     **SYSTEMS,
     **READALONG,
+    **REAL_BOOKS,
     CONFIG_REFERENCE: Generated((), lambda: reference_markdown(option_rows()), labels=0),
 }
 

@@ -11,15 +11,17 @@ of an utterance is the same audio in both), so the two differ in verification on
 winner of both. Reports per render: utterances, flagged, flagged the judge confirms (it hears an
 error in the kept take) and flagged it hears perfectly, the judge WER of flagged winners against
 the rest, the judge WER of candidate 0 and of the winners with the paired interval
-(benchmarks/paired_gain.py), candidates per utterance and the timing; and each false-alarm cause
+(verified_tts.paired), candidates per utterance and the timing; and each false-alarm cause
 (classified from the failed gate and its worst token: punctuation, a heading, a word every take
 gets low, a hyphenated compound heard as two words, a long utterance) with its counts before and
-after. ``--demo`` does the same for examples/book.md. Timings on a shared machine are inflated:
-each setting records the load average; the real-time factor of the issue is measured on idle
-cores (docs/real-prose.md gives the command).
+after. ``--demo`` does the same for examples/book.md instead of a sample (into
+real_books_demo.json). ``--seed-store`` starts the first render from an earlier store's takes
+(the time is then not the render's own). Timings on a shared machine are inflated: each setting
+records the load average; the real-time factor of the issue is measured on idle cores
+(docs/real-prose.md gives the command).
 
-Usage: python benchmarks/real_books.py [--part held_out|dev] [--per-chapter 35] [--chapters 3]
-       [--demo] [--skip-before] [--seed-store STORE] [--work DIR] [--output JSON]
+Usage: python benchmarks/real_books.py [--part held_out|dev | --demo] [--per-chapter 35]
+       [--chapters 3] [--skip-before] [--seed-store STORE] [--work DIR] [--output JSON]
        python benchmarks/real_books.py --analyse OUT_DIR --output JSON  (a finished render, no
        judge: its flags and causes only)
 """
@@ -43,6 +45,7 @@ from verified_tts.paired import paired_gain
 
 ROOT = Path(__file__).resolve().parent.parent
 BEFORE = ROOT / "benchmarks" / "configs" / "before_real_prose.toml"
+DEMO = ROOT / "examples" / "book.md"
 LONG_S = 14.0  # longer than half a packed window: scored alone
 
 
@@ -72,13 +75,22 @@ def render_timed(book: Path, out: Path, table: dict[str, Any]) -> dict[str, Any]
     }
 
 
-def judge_runs(outs: list[Path], judge_name: str) -> dict[str, tuple[float, str]]:
+def judge_runs(
+    outs: list[Path], judge_name: str, cache: Path | None = None
+) -> dict[str, tuple[float, str]]:
     """Judge WER and transcript of candidate 0 and the winner of every utterance of every run,
-    by candidate key (the same take in two runs is judged once)."""
+    by candidate key (the same take in two runs is judged once). ``cache``: a JSON file of
+    earlier judgements (by judge, candidate key and reference), read and written back, so a
+    rerun over the same takes judges only the ones it has not judged."""
+    from verified_tts.atomic import write_json_atomic
     from verified_tts.output.manifest import read_manifest
     from verified_tts.workflows.judge import judge_clips, load_judge
 
-    judge = load_judge(judge_name)
+    known: dict[str, list[Any]] = {}
+    if cache is not None and cache.is_file():
+        stored = json.loads(cache.read_text(encoding="utf-8"))
+        known = stored["clips"] if stored.get("judge") == judge_name else {}
+    judge = None
     judged: dict[str, tuple[float, str]] = {}
     for out in outs:
         manifest = read_manifest(out)
@@ -87,11 +99,21 @@ def judge_runs(outs: list[Path], judge_name: str) -> dict[str, tuple[float, str]
             for index in dict.fromkeys((0, u.winner)):
                 candidate = u.candidates[index]
                 key = candidate.extra.get("key") or f"{u.key}:{index}"
-                if key not in judged and candidate.audio:
-                    wanted[(u.key, index)] = (candidate.audio, u.text)
-                    keys[(u.key, index)] = key
-        fresh, _ = judge_clips(judge, wanted, out)
-        judged.update({keys[k]: v for k, v in fresh.items()})
+                if key in judged or not candidate.audio:
+                    continue
+                if key in known and known[key][2] == u.text:
+                    judged[key] = (known[key][0], known[key][1])
+                    continue
+                wanted[(u.key, index)] = (candidate.audio, u.text)
+                keys[(u.key, index)] = key
+        if wanted:
+            judge = judge or load_judge(judge_name)
+            fresh, _ = judge_clips(judge, wanted, out)
+            for k, (wer, heard) in fresh.items():
+                judged[keys[k]] = (wer, heard)
+                known[keys[k]] = [wer, heard, wanted[k][1]]
+            if cache is not None:
+                write_json_atomic(cache, {"judge": judge_name, "clips": known})
     return judged
 
 
@@ -230,7 +252,7 @@ def run(
         shutil.copytree(after / "store", before / "store")  # the same takes, scored again
         render_timed(book, before, read_config_file(BEFORE))
         outs.append(before)
-    judged = judge_runs(outs, judge_name)
+    judged = judge_runs(outs, judge_name, work / "judged.json")
     result: dict[str, Any] = {"after": {**analyse(after, judged), "timing": timing}}
     if not skip_before:
         result["before"] = analyse(before, judged)
@@ -242,7 +264,7 @@ def main() -> None:
     parser.add_argument("--part", choices=("held_out", "dev"), default="held_out")
     parser.add_argument("--per-chapter", type=int, default=35)
     parser.add_argument("--chapters", type=int, default=3, help="chapters per book")
-    parser.add_argument("--demo", action="store_true", help="also examples/book.md")
+    parser.add_argument("--demo", action="store_true", help="examples/book.md, not a sample")
     parser.add_argument("--skip-before", action="store_true")
     parser.add_argument("--judge", default="bundled:base")
     parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / "work" / "real_books")
@@ -262,30 +284,41 @@ def main() -> None:
         output.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", "utf-8")
         print(json.dumps({k: v for k, v in figures.items() if k != "flagged_utterances"}))
         return
-    output = args.output or ROOT / "benchmarks" / "results" / f"real_books_{args.part}.json"
-    work = args.work / args.part
-    work.mkdir(parents=True, exist_ok=True)
-    book = work / f"{args.part}.txt"
-    samples = write_sample(book, args.part, per_chapter=args.per_chapter, chapters=args.chapters)
-    data: dict[str, Any] = {
+    common = {
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-        "sample": {
-            "part": args.part,
-            "rule": "per book, the first ceil(n/2) numbered chapters are development, the rest "
-            f"held out; from {args.chapters} chapters of the part spread evenly, the first "
-            f"{args.per_chapter} utterances each (benchmarks/real_prose.py)",
-            "chapters": [[name, chapter.title, len(segs)] for name, chapter, segs in samples],
-        },
         "judge": args.judge,
         "before_config": BEFORE.relative_to(ROOT).as_posix(),
         "timing_note": "wall seconds grow with other work on the machine (load_average_at_end); "
         "the real-time factor of the goal is measured on idle cores",
-        **run(book, work, args.skip_before, args.judge, args.seed_store),
     }
     if args.demo:
+        output = args.output or ROOT / "benchmarks" / "results" / "real_books_demo.json"
         demo_work = args.work / "demo"
         demo_work.mkdir(parents=True, exist_ok=True)
-        data["demo"] = run(ROOT / "examples" / "book.md", demo_work, args.skip_before, args.judge)
+        data: dict[str, Any] = {
+            **common,
+            "book": DEMO.relative_to(ROOT).as_posix(),
+            **run(DEMO, demo_work, args.skip_before, args.judge, args.seed_store),
+        }
+    else:
+        output = args.output or ROOT / "benchmarks" / "results" / f"real_books_{args.part}.json"
+        work = args.work / args.part
+        work.mkdir(parents=True, exist_ok=True)
+        book = work / f"{args.part}.txt"
+        samples = write_sample(
+            book, args.part, per_chapter=args.per_chapter, chapters=args.chapters
+        )
+        data = {
+            **common,
+            "sample": {
+                "part": args.part,
+                "rule": "per book, the first ceil(n/2) numbered chapters are development, the "
+                f"rest held out; from {args.chapters} chapters of the part spread evenly, the "
+                f"first {args.per_chapter} utterances each (benchmarks/real_prose.py)",
+                "chapters": [[name, chapter.title, len(segs)] for name, chapter, segs in samples],
+            },
+            **run(book, work, args.skip_before, args.judge, args.seed_store),
+        }
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in data.items() if k != "sample"}, indent=2)[:4000])

@@ -24,6 +24,7 @@ import doc_blocks  # noqa: E402
 import judgement_replays  # noqa: E402
 import make_tables  # noqa: E402
 import options_reference  # noqa: E402
+import tables_real_books  # noqa: E402
 
 
 def test_every_generated_block_matches_its_files() -> None:
@@ -106,6 +107,39 @@ def test_the_replayed_judgements_are_todays() -> None:
     )
     rejected = judgement_replays.all_rejected(doc_blocks.RESULTS / "candidate_judgements.json")
     assert committed["all_rejected"] == rejected
+
+
+def _real_books(share: float, ratio: float, low: float, utterances: int) -> dict:
+    paired = {"mean_gain": 0.01, "ci95": [low, 0.02], "better": 30, "worse": 10, "same": 260}
+    figures = {
+        "utterances": utterances,
+        "flagged": round(share * utterances),
+        "flagged_share": share,
+        "flagged_judge_hears_perfectly": 1,
+        "judge_wer_flagged_winners": 0.3,
+        "judge_wer_other_winners": round(0.3 / ratio, 4),
+        "judge_wer_ratio_flagged_to_rest": ratio,
+        "judge_gain_n8_over_candidate0": paired,
+    }
+    return {"after": figures}
+
+
+@pytest.mark.parametrize(
+    ("figures", "verdicts"),
+    [
+        (_real_books(0.02, 3.5, 0.001, 315), ["met", "met", "-", "met"]),
+        (_real_books(0.067, 2.9, -0.001, 315), ["not met", "not met", "-", "not met"]),
+        (_real_books(0.02, 3.5, 0.001, 299), ["met", "met", "-", "not met"]),
+    ],
+)
+def test_the_real_books_goals_are_read_from_the_file(
+    monkeypatch: pytest.MonkeyPatch, figures: dict, verdicts: list[str]
+) -> None:
+    monkeypatch.setattr(tables_real_books, "result", lambda stem: figures)
+    rows = tables_real_books.goals_table("real_books_held_out").splitlines()[2:]
+    assert [row.strip("| ").rsplit(" | ", 1)[1] for row in rows] == verdicts
+    share = figures["after"]["flagged_share"]
+    assert f"{share * 100:.1f}%" in rows[0]
 
 
 def _options_types() -> dict[str, type]:

@@ -1,0 +1,159 @@
+"""Generated blocks of the real-books figures: flags, what the judge says of them, the N=8 gain.
+
+Each function renders one block of docs/real-prose.md from a ``real_books_*.json`` file written
+by benchmarks/real_books.py (see doc_blocks.py); the ``BLOCKS`` mapping names them. A file has the
+render with today's verification (``after``) and, unless it was run with ``--skip-before``, the
+same audio scored as before real prose was looked at (``before``); a table shows both where both
+are there. Labels (what a row is, a cause's name) are written here; every figure is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from doc_blocks import Generated, better_worse, gain, md_table, num, pct, result
+
+__all__ = ["BLOCKS"]
+
+NONE = "-"
+RENDERS = (("after", "today"), ("before", "before real prose"))
+
+
+def _renders(stem: str) -> list[tuple[str, dict[str, Any]]]:
+    data = result(stem)
+    return [(label, data[key]) for key, label in RENDERS if key in data]
+
+
+def _or_none(value: Any, show: Callable[[Any], str]) -> str:
+    return NONE if value is None else show(value)
+
+
+def _rows(figures: dict[str, Any]) -> list[str]:
+    paired = figures["judge_gain_n8_over_candidate0"]
+    ratio = figures["judge_wer_ratio_flagged_to_rest"]
+    return [
+        str(figures["utterances"]),
+        f"{figures['flagged']} ({pct(figures['flagged_share'], 1)})",
+        str(figures["flagged_judge_confirms"]),
+        str(figures["flagged_judge_hears_perfectly"]),
+        _or_none(figures["judge_wer_flagged_winners"], num),
+        _or_none(figures["judge_wer_other_winners"], num),
+        _or_none(ratio, lambda r: f"{num(r, 2)}x"),
+        _or_none(figures["judge_wer_candidate0"], num),
+        _or_none(figures["judge_wer_winners"], num),
+        _or_none(paired, gain),
+        _or_none(paired, better_worse),
+        num(figures["candidates_per_utterance"], 2),
+        str(figures["words_to_check_once"]),
+    ]
+
+
+LABELS = (
+    "utterances",
+    "flagged",
+    "flagged, the judge hears an error in the kept take",
+    "flagged, the judge hears the kept take word for word",
+    "judge WER, flagged winners",
+    "judge WER, the other winners",
+    "flagged against the rest",
+    "judge WER, candidate 0",
+    "judge WER, N=8 winners",
+    "judge's paired gain of the winners over candidate 0 (95% interval)",
+    "utterances better / worse",
+    "candidates per utterance",
+    "words to check once (notes, not flags)",
+)
+
+
+def figures_table(stem: str) -> str:
+    """Rows are figures, columns the renders of one result file."""
+    renders = _renders(stem)
+    columns = [_rows(figures) for _, figures in renders]
+    rows = [(label, *(column[i] for column in columns)) for i, label in enumerate(LABELS)]
+    return md_table(("", *(label for label, _ in renders)), rows)
+
+
+def causes_table(stem: str) -> str:
+    """Each cause of a failed gate (benchmarks/real_books.py ``cause_of``): flagged utterances,
+    of them heard word for word by the judge, and failed takes, per render."""
+    renders = _renders(stem)
+    causes: dict[str, None] = {}
+    for _, figures in renders:
+        for field in ("flagged_by_cause", "failed_takes_by_cause"):
+            causes.update(dict.fromkeys(figures[field]))
+    rows = []
+    for cause in causes:
+        row = [cause.replace("|", "\\|")]
+        for _, figures in renders:
+            row += [
+                str(figures["flagged_by_cause"].get(cause, 0)),
+                str(figures["false_alarms_by_cause"].get(cause, 0)),
+                str(figures["failed_takes_by_cause"].get(cause, 0)),
+            ]
+        rows.append(row)
+    header = ["cause of the first failed gate"]
+    for label, figures in renders:
+        header += [
+            f"{label}: flagged",
+            f"{label}: flagged, heard word for word",
+            f"{label}: failed takes (of {figures['takes']})",
+        ]
+    return md_table(header, rows)
+
+
+# the goals of the real-books work on held-out real prose (what was asked, not what was measured)
+MOST_FLAGGED = 0.03
+LEAST_FLAGGED_TO_REST = 3.0
+LEAST_UTTERANCES = 300
+
+
+def goals_table(stem: str) -> str:
+    """The goals on held-out real prose against what today's render measured."""
+    figures = result(stem)["after"]
+    share, ratio = figures["flagged_share"], figures["judge_wer_ratio_flagged_to_rest"]
+    paired, count = figures["judge_gain_n8_over_candidate0"], figures["utterances"]
+    flagged_wer, other_wer = (
+        figures["judge_wer_flagged_winners"],
+        figures["judge_wer_other_winners"],
+    )
+    met = {True: "met", False: "not met"}
+    rows = [
+        (
+            f"at most {pct(MOST_FLAGGED)} of utterances flagged",
+            f"{pct(share, 1)} ({figures['flagged']} of {count})",
+            met[share <= MOST_FLAGGED],
+        ),
+        (
+            f"judge WER of flagged winners at least {LEAST_FLAGGED_TO_REST:g}x the rest's",
+            NONE
+            if ratio is None
+            else f"{num(ratio, 2)}x ({num(flagged_wer)} against {num(other_wer)})",
+            NONE if ratio is None else met[ratio >= LEAST_FLAGGED_TO_REST],
+        ),
+        (
+            "few flagged winners the judge hears word for word",
+            f"{figures['flagged_judge_hears_perfectly']} of {figures['flagged']}",
+            NONE,
+        ),
+        (
+            f"the N=8 gain over candidate 0 above 0 (paired 95% interval), on at least "
+            f"{LEAST_UTTERANCES} held-out utterances",
+            NONE if paired is None else f"{gain(paired)} on {count}",
+            NONE if paired is None else met[paired["ci95"][0] > 0 and count >= LEAST_UTTERANCES],
+        ),
+    ]
+    return md_table(("goal", "measured", ""), rows)
+
+
+def _block(render: Callable[[str], str], stem: str) -> Generated:
+    return Generated((stem,), lambda: render(stem))
+
+
+BLOCKS = {
+    "real-books-held-out": _block(figures_table, "real_books_held_out"),
+    "real-books-held-out-causes": _block(causes_table, "real_books_held_out"),
+    "real-books-goals": _block(goals_table, "real_books_held_out"),
+    "real-books-demo": _block(figures_table, "real_books_demo"),
+    "real-books-demo-causes": _block(causes_table, "real_books_demo"),
+}
