@@ -23,8 +23,6 @@ from verified_tts.text.book import parse_book
 from verified_tts.workflows.render import render
 from verifiers import Clip
 
-pytest.importorskip("hibari")
-
 BOOK = """# One
 
 The narrator opens the first chapter of the story.

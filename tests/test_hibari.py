@@ -7,6 +7,7 @@ import json
 import subprocess
 from dataclasses import replace
 
+import hibari
 import numpy as np
 import pytest
 import soundfile as sf
@@ -16,8 +17,6 @@ from verified_tts.errors import UserError
 from verified_tts.generators import GeneratorConfig, SynthesisRequest, load_generator
 from verified_tts.generators.hibari import HibariOptions, phoneme_chunks
 from verified_tts.generators.hibari_phonemes import misaki_from_ipa, splice_lexicon
-
-hibari = pytest.importorskip("hibari")
 
 TEXT = "The birch canoe slid on the smooth planks."
 JITTER = {"speed_jitter": 0.04, "duration_jitter": 0.1}

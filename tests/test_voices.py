@@ -20,8 +20,6 @@ from verified_tts.generators.voice_set import VoiceSet
 from verified_tts.options import EspeakOptions, HibariOptions, PiperOptions
 from verified_tts.voices import catalogue, engine_of, find_voice, own_speaker, resolve_voice
 
-pytest.importorskip("hibari")
-
 
 @pytest.fixture(scope="module")
 def voices_dir(tmp_path_factory) -> Path:
