@@ -123,7 +123,12 @@ class PiperGenerator:
         }
 
     def speaker_id(self, speaker: str | None) -> int:
-        """A speaker name from the config's speaker_id_map, or its number; 0 when not given."""
+        """A speaker name from the config's speaker_id_map, or its number; 0 when not given.
+
+        A catalogue name of this voice (``piper:VOICE:SPEAKER``) gives its speaker part."""
+        from verified_tts.voices import own_speaker
+
+        speaker = own_speaker(speaker, self.name, self.model)
         if speaker is None or speaker == "":
             return 0
         if self.voice.num_speakers <= 1:
