@@ -137,7 +137,9 @@ def test_render_with_a_valid_voice_reference_scores_against_it(rendered, tmp_pat
         str(reference))  # fmt: skip
     manifest = json.loads((with_ref / "manifest.json").read_text())
     assert manifest["voice_ref"] and manifest["voice_ref"].endswith("reference.wav")
-    speaker = [c["scores"]["speaker"] for u in manifest["utterances"] for c in u["candidates"]]
-    assert speaker and all(0.0 < s <= 1.0 for s in speaker)
+    candidates = [c for u in manifest["utterances"] for c in u["candidates"]]
+    # a take too short to judge the voice by (a heading) has no speaker score; the rest do
+    speaker = [c["scores"]["speaker"] for c in candidates if "speaker" in c["scores"]]
+    assert len(speaker) >= len(candidates) // 2 and all(0.0 < s <= 1.0 for s in speaker)
     # its own voice: the reference is the same espeak voice, so similarity is high
     assert sum(speaker) / len(speaker) > 0.6
