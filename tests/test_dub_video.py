@@ -310,3 +310,12 @@ def test_a_cast_without_a_speakers_voice_is_one_line_before_any_synthesis(
         dub(subtitles, tmp_path / "none", synthesizer_factory().config,
             synthesizer=synthesizer_factory(), cast=read_cast(cast_file))  # fmt: skip
     assert not (tmp_path / "none" / "manifest.json").exists()
+
+
+def test_the_dub_language_defaults_to_the_voices_as_a_bcp47_tag():
+    from verified_tts.config import build_config
+    from verified_tts.options import DubOptions
+    from verified_tts.workflows.dub import _language
+
+    assert _language(DubOptions(), build_config({})) == "en-US"  # Piper's own code is en_US
+    assert _language(DubOptions(language="de"), build_config({})) == "de"

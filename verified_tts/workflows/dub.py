@@ -416,7 +416,8 @@ def _language(options: DubOptions, config: RenderConfig) -> str:
     from verified_tts.generators import voice_languages
 
     spoken = voice_languages(config.generator)
-    return spoken[0] if spoken else "en"
+    # a voice's own code may be written the POSIX way (Piper's en_US): the tag is BCP 47
+    return spoken[0].replace("_", "-") if spoken else "en"
 
 
 def _summary(
