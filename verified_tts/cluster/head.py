@@ -48,6 +48,7 @@ from verified_tts.cluster.state import (
     prefer_loopback,
     read_state,
     reap,
+    spawn_detached,
     state_dir,
 )
 from verified_tts.errors import MissingExtra, UserError
@@ -278,26 +279,16 @@ def _head_args(
 
 
 def _spawn_head(argv: list[str], where: Path, log_path: Path) -> subprocess.Popen[bytes]:
-    """Start the head detached, in a session of its own, logging to ``log_path``."""
-    env = {
-        **os.environ,
-        # single-machine mode: Ray keeps 127.0.0.1 as the node address and binds loopback only
-        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
-        "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0",  # nothing to drain on a laptop head
-        "RAY_JOB_START_TIMEOUT_SECONDS": str(PENDING_TIMEOUT_S),
-        "RAY_USAGE_STATS_ENABLED": "0",
-    }
-    env.pop("RAY_ADDRESS", None)
-    with open(log_path, "ab") as log:
-        return subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=where,
-            env=env,
-            start_new_session=True,  # survives this command; `down` signals it alone
-        )
+    """Start the head detached (it survives this command; ``down`` signals it alone)."""
+    return spawn_detached(
+        argv,
+        where,
+        log_path,
+        {
+            "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0",  # nothing to drain on a laptop head
+            "RAY_JOB_START_TIMEOUT_SECONDS": str(PENDING_TIMEOUT_S),
+        },
+    )
 
 
 def _wait_until_ready(

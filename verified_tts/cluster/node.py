@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from verified_tts.cluster.state import process_alive, reap
+from verified_tts.cluster.state import process_alive, reap, spawn_detached
 from verified_tts.errors import UserError
 
 __all__ = ["is_worker_node", "main", "spawn_worker_node", "stop_worker_node"]
@@ -56,18 +56,7 @@ def spawn_worker_node(
         "--temp-dir",
         temp_dir,
     ]
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
-    env.pop("RAY_ADDRESS", None)
-    with open(log_path, "ab") as log:
-        return subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-        )
+    return spawn_detached(argv, cwd, log_path)
 
 
 def is_worker_node(pid: int) -> bool:

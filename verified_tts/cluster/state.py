@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from types import ModuleType
 from verified_tts.errors import MissingExtra
 
 __all__ = [
+    "spawn_detached",
     "JOB_RESOURCE",
     "LOOPBACK_HOSTS",
     "STATE_FILE",
@@ -163,3 +165,28 @@ def import_ray() -> ModuleType:
     except ImportError as error:
         raise MissingExtra("the Ray backend", "ray", "ray") from error
     return ray
+
+
+def spawn_detached(
+    argv: list[str], where: Path, log_path: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start a Ray process (a head or a worker node) detached, in a session of its own so that
+    ``down`` signals it alone, logging to ``log_path``. Ray keeps 127.0.0.1 as the node address
+    and binds loopback only in its single-machine mode; ``env`` adds to that."""
+    environment = {
+        **os.environ,
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+        "RAY_USAGE_STATS_ENABLED": "0",
+        **(env or {}),
+    }
+    environment.pop("RAY_ADDRESS", None)
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=where,
+            env=environment,
+            start_new_session=True,
+        )
