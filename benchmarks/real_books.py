@@ -34,6 +34,7 @@ import os
 import platform
 import shutil
 import statistics
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -285,6 +286,7 @@ def main() -> None:
         print(json.dumps({k: v for k, v in figures.items() if k != "flagged_utterances"}))
         return
     common = {
+        "command": " ".join(["python", "benchmarks/real_books.py", *sys.argv[1:]]),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "judge": args.judge,
         "before_config": BEFORE.relative_to(ROOT).as_posix(),
