@@ -29,6 +29,12 @@ from real_books import analyse_rows  # benchmarks/ is on sys.path when run
 
 __all__ = ["predicted_lengths", "regate"]
 
+NOTE = (
+    "the render's takes, each held to the length the default voice predicts for its text, judged "
+    "again under today's shipped gates; the judge's figures are the render's own judgements (a "
+    "take that became the winner here and was not judged there has none)"
+)
+
 
 def predicted_lengths(rows: list[Any]) -> dict[str, float | None]:
     """The voice's predicted length of each utterance's spoken text (None: it gives none)."""
@@ -109,10 +115,11 @@ def main() -> None:
         "render": str(args.render),
         "judge": cache["judge"],
         "utterances_with_a_prediction": sum(1 for v in predicted.values() if v),
-        **figures,
+        "note": NOTE,
+        "after": figures,
     }
     args.output.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
-    print(json.dumps({k: v for k, v in data.items() if k != "flagged_utterances"}, indent=2))
+    print(json.dumps({k: v for k, v in figures.items() if k != "flagged_utterances"}, indent=2))
 
 
 if __name__ == "__main__":
