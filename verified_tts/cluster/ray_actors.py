@@ -26,7 +26,7 @@ import numpy as np
 from verified_tts.errors import UserError
 from verified_tts.generators import Candidate, GeneratorConfig, SynthesisRequest
 from verified_tts.options import RayOptions
-from verifiers import Clip, HasOptions, LabelChecker, Score, SpeakerEmbedder
+from verifiers import Clip, HasOptions, LabelChecker, Score, ShortClipJudge, SpeakerEmbedder
 
 __all__ = [
     "Batch",
@@ -127,6 +127,7 @@ class VerifierActor:
             "active": v is not None,
             "identity": dict(v.identity()) if v is not None else None,
             "embeds": isinstance(v, SpeakerEmbedder),
+            "judges_short": isinstance(v, ShortClipJudge),
             "checks_labels": isinstance(v, LabelChecker),
             "options": v.options if isinstance(v, HasOptions) else None,
             "where": whereabouts(),
@@ -145,6 +146,12 @@ class VerifierActor:
 
     def embed(self, refs: Sequence[Any]) -> tuple[tuple[int, str], np.ndarray]:
         return whereabouts(), np.asarray(self.verifier.embed(self._clips(refs)))
+
+    def embed_with_speech(
+        self, refs: Sequence[Any]
+    ) -> tuple[tuple[int, str], tuple[np.ndarray, list[float]]]:
+        embeddings, speech = self.verifier.embed_with_speech(self._clips(refs))
+        return whereabouts(), (np.asarray(embeddings), list(speech))
 
     def resolve_label(self, label: str) -> tuple[tuple[int, str], list[int]]:
         return whereabouts(), self.verifier.resolve_label(label)

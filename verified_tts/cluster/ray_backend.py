@@ -1,27 +1,26 @@
 """The Ray execution backend: the same :class:`~verified_tts.pipeline.Synthesizer`, with its
-generator and verifiers running in Ray actors.
-
-Ray is a backend, not a second program: :func:`load_ray_synthesizer` returns an ordinary
-``Synthesizer`` whose generator is a :class:`RayGenerator` (one actor per replica, each holding the
-engine that ``verified_tts.generators.load_generator`` builds inside it) and whose verifiers are
+generator and verifiers running in Ray actors. Ray is a backend, not a second program:
+:func:`load_ray_synthesizer` returns an ordinary ``Synthesizer`` whose generator is a
+:class:`RayGenerator` (one actor per replica, each holding the engine that
+``verified_tts.generators.load_generator`` builds inside it) and whose verifiers are
 :class:`RayVerifier` proxies (a pool of actors per verifier, each built with
 ``verified_tts.verification.load_verifiers``). The driver keeps the store, the rounds, the
-selection and the speaker-centroid schedule, so the same seeds give the same winners locally and
-on Ray, and an interrupted run resumes from the store like a local one. A batch is split over the
+selection and the speaker-centroid schedule, so the same seeds give the same winners locally and on
+Ray, and an interrupted run resumes from the store like a local one. A batch is split over the
 actors of its pool (:mod:`verified_tts.cluster.ray_actors`) with at most ``[ray] max_in_flight``
 calls queued per actor (backpressure: the driver waits for results before sending more); the
 pipeline's ``window`` bounds the utterances in flight. Actors are created with
 ``max_restarts``/``max_task_retries``, so a killed actor comes back and Ray re-runs the calls it
 lost; the proxies notice the new process, retry calls that still failed, and log both. A proxy
-implements the optional capabilities its verifier declares (:mod:`verifiers.base`: embedding
-clips and reference files, checking target labels, its options), so the pipeline finds the same
-capabilities on Ray as locally. On a cluster of several nodes each pool is spread over the
-nodes (``[ray] spread``), every actor reports the node it runs on, and an actor whose node was
-lost is recreated by Ray on another node (logged as a move; ``manifest.json``'s
-``stats.backend`` lists where every actor ran). Before any actor is created, the requests are
-checked against the nodes (:mod:`verified_tts.cluster.placement`), so a request no node can hold
-is one error line, not a job pending forever. Nothing here imports Ray until :func:`connect` is
-called.
+implements the optional capabilities its verifier declares (:mod:`verifiers.base`: embedding clips
+and reference files, judging short clips against short takes, checking target labels, its options),
+so the pipeline finds the same capabilities on Ray as locally. On a cluster of several nodes each
+pool is spread over the nodes (``[ray] spread``), every actor reports the node it runs on, and an
+actor whose node was lost is recreated by Ray on another node (logged as a move;
+``manifest.json``'s ``stats.backend`` lists where every actor ran). Before any actor is created,
+the requests are checked against the nodes (:mod:`verified_tts.cluster.placement`), so a request no
+node can hold is one error line, not a job pending forever. Nothing here imports Ray until
+:func:`connect` is called.
 """
 
 from __future__ import annotations
@@ -64,6 +63,7 @@ __all__ = [
     "RayBackendError",
     "RayGenerator",
     "RayLabelVerifier",
+    "RayShortClipJudge",
     "RaySpeakerVerifier",
     "RayVerifier",
     "actor_requests",
@@ -315,18 +315,48 @@ class RayLabelVerifier(RayVerifier):
         return list(found)
 
 
+class RayShortClipJudge(RaySpeakerVerifier):
+    """A speaker verifier that judges short clips against the voice's short takes
+    (:class:`~verifiers.ShortClipJudge`): the embeddings and the seconds of speech come from an
+    actor, and a clip is short under the options the actors' verifier was built with, so the
+    pipeline keeps the same short-take reference on Ray as locally."""
+
+    def embed_with_speech(self, clips: Sequence[Clip]) -> tuple[np.ndarray, list[float]]:
+        if not clips:
+            return np.zeros((0, 0), dtype=np.float32), []
+        refs = self._broker.refs(clips)
+        parts = self._pool.run(
+            "embed_with_speech",
+            [(c,) for c in split_chunks(refs, len(self._pool.actors), self._pool.options.chunk)],
+        )
+        embeddings = np.concatenate([np.asarray(e) for e, _ in parts], axis=0)
+        return embeddings, [float(s) for _, speech in parts for s in speech]
+
+    def is_short(self, speech_s: float) -> bool:
+        from verifiers.speaker import speech_is_short
+
+        return speech_is_short(speech_s, self.options)
+
+
 class _RaySpeakerLabelVerifier(RaySpeakerVerifier, RayLabelVerifier):
     """Both capabilities."""
 
 
+class _RayShortClipLabelVerifier(RayShortClipJudge, RayLabelVerifier):
+    """All three capabilities."""
+
+
 def _proxy_class(described: Mapping[str, Any]) -> type[RayVerifier]:
     """The proxy that implements what the actors' verifier declares."""
+    embeds, labels = bool(described["embeds"]), bool(described["checks_labels"])
+    if embeds and described.get("judges_short"):
+        return _RayShortClipLabelVerifier if labels else RayShortClipJudge
     return {
         (False, False): RayVerifier,
         (True, False): RaySpeakerVerifier,
         (False, True): RayLabelVerifier,
         (True, True): _RaySpeakerLabelVerifier,
-    }[(bool(described["embeds"]), bool(described["checks_labels"]))]
+    }[(embeds, labels)]
 
 
 @dataclass(frozen=True)
