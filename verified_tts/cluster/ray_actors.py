@@ -6,7 +6,8 @@ role; :meth:`Pool.start` sends one call per chunk with at most ``[ray] max_in_fl
 per actor (backpressure: the driver waits for results before sending more), notes a restarted actor
 by its new process id (and a moved one by its new node: its node was lost), and retries a call
 whose actor died, up to ``max_task_retries`` times. The proxies the pipeline talks to are in
-:mod:`verified_tts.cluster.ray_backend`. Nothing here imports Ray at import time.
+:mod:`verified_tts.cluster.ray_backend` (the generator) and
+:mod:`verified_tts.cluster.ray_verifiers` (the verifiers). Nothing here imports Ray at import time.
 """
 
 from __future__ import annotations
