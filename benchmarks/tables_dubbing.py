@@ -160,6 +160,28 @@ def speaker_length() -> str:
     return md_table(header, rows)
 
 
+def short_line_signals() -> str:
+    data = result("short_line_signals")
+    rows = []
+    for name, entry in data["signals"].items():
+        rule = entry["at_budget"]
+        rows.append(
+            (
+                name,
+                entry["passed_winners"],
+                entry["judge_hears_wrong"],
+                num(entry["auc_wrong_vs_right"], 2),
+                rule["added"],
+                rule["added_judge_hears_wrong"],
+                pct(rule["share_of_passed_wrong_caught"], 1),
+            )
+        )
+    header = ("signal of the winner (development short lines)", "passed winners",
+              "the judge hears wrong", "AUC wrong vs right", "cues it adds within 5% flagged",
+              "of them heard wrong", "share of the wrong winners caught")  # fmt: skip
+    return md_table(header, rows)
+
+
 BLOCKS = {
     "dub-lines": Generated(("dub_lines_before", "dub_lines"), dub_lines),
     "dub-lines-paired": Generated(("dub_lines_paired",), dub_lines_paired),
@@ -173,4 +195,5 @@ BLOCKS = {
         dub_short_recall,
     ),
     "speaker-length": Generated(("speaker_length",), speaker_length),
+    "short-line-signals": Generated(("short_line_signals",), short_line_signals),
 }
