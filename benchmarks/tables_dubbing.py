@@ -161,24 +161,31 @@ def speaker_length() -> str:
 
 
 def short_line_signals() -> str:
-    data = result("short_line_signals")
+    runs = (result("short_line_signals"), result("short_line_signals_held_out"))
     rows = []
-    for name, entry in data["signals"].items():
-        rule = entry["at_budget"]
-        rows.append(
-            (
-                name,
-                entry["passed_winners"],
-                entry["judge_hears_wrong"],
+    for name in runs[0]["signals"]:
+        cells: list = [name]
+        for data in runs:
+            entry = data["signals"][name]
+            rule = entry["at_budget"]
+            cells += [
+                f"{entry['judge_hears_wrong']} of {entry['passed_winners']}",
                 num(entry["auc_wrong_vs_right"], 2),
-                rule["added"],
-                rule["added_judge_hears_wrong"],
+                f"{rule['added_judge_hears_wrong']} of {rule['added']}",
                 pct(rule["share_of_passed_wrong_caught"], 1),
-            )
-        )
-    header = ("signal of the winner (development short lines)", "passed winners",
-              "the judge hears wrong", "AUC wrong vs right", "cues it adds within 5% flagged",
-              "of them heard wrong", "share of the wrong winners caught")  # fmt: skip
+            ]
+        rows.append(tuple(cells))
+    header = (
+        "signal of the winner",
+        "development: passed winners heard wrong",
+        "AUC wrong vs right",
+        "cues added within 5% flagged: heard wrong",
+        "wrong winners caught",
+        "held-out: passed winners heard wrong",
+        "AUC",
+        "cues added: heard wrong",
+        "wrong winners caught",
+    )
     return md_table(header, rows)
 
 
@@ -195,5 +202,7 @@ BLOCKS = {
         dub_short_recall,
     ),
     "speaker-length": Generated(("speaker_length",), speaker_length),
-    "short-line-signals": Generated(("short_line_signals",), short_line_signals),
+    "short-line-signals": Generated(
+        ("short_line_signals", "short_line_signals_held_out"), short_line_signals
+    ),
 }
