@@ -180,3 +180,16 @@ def test_a_copied_folder_keeps_its_index_and_a_hand_written_manifest_gets_one(fo
         assert session.detail(0)["text"] == manifest.utterances[0].text
     finally:
         session.close()
+
+
+def test_a_killed_writers_temporary_index_is_never_read_and_is_cleared(folder):
+    (folder / INDEX_FILE).unlink()
+    left = folder / "review" / ".index.k1ll3d00.sqlite"  # the name atomic_path gives it
+    left.write_bytes(b"half an index")
+    os.utime(left, (0, 0))
+    session = ReviewSession(folder)
+    try:
+        assert session.rows(limit=1)["total"] == len(read_manifest(folder).utterances)
+    finally:
+        session.close()
+    assert not left.exists() and open_index(folder, build=False) is not None

@@ -26,6 +26,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -33,7 +34,7 @@ from dataclasses import astuple
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from verified_tts.atomic import atomic_path
+from verified_tts.atomic import atomic_path, remove_interrupted_writes
 from verified_tts.errors import UserError
 from verified_tts.output.manifest import MANIFEST_FILE, Manifest, UtteranceRecord
 from verified_tts.review.decisions import REVIEW_DIR
@@ -163,6 +164,8 @@ def _write(path: Path, manifest: Manifest, data: bytes, stat: os.stat_result) ->
     head.pop("utterances")
     ranking = Ranking(manifest.selection.get("gates", ()))
     spans = _spans(data, [u.key for u in manifest.utterances])
+    # the writer holds the folder's lock: an index's temporary file here is a killed writer's
+    remove_interrupted_writes([path.parent], older_than=time.time())
     with atomic_path(path) as temporary:
         temporary.unlink()  # sqlite makes its own file; a leftover empty one is no database
         db = sqlite3.connect(temporary)
