@@ -193,3 +193,22 @@ def test_a_killed_writers_temporary_index_is_never_read_and_is_cleared(folder):
     finally:
         session.close()
     assert not left.exists() and open_index(folder, build=False) is not None
+
+
+def test_a_repeated_sentence_is_one_line_in_the_index_as_in_the_fold(folder):
+    data = manifest_json(folder)
+    repeat = json.loads(json.dumps(data["utterances"][1]))
+    repeat["chapter"], repeat["line"] = data["utterances"][-1]["chapter"], 999
+    data["utterances"].append(repeat)
+    write_json_atomic(folder / "manifest.json", data)
+    session = ReviewSession(folder)
+    try:
+        last = len(data["utterances"]) - 1
+        manifest, review, ranking, order = _from_manifest(folder)
+        assert session.order == order
+        query = {"offset": 0, "limit": 500}
+        assert session.rows(**query)["rows"] == ranking.rows(review.lines, order, **query)[1]
+        assert session.detail(last)["repeats"] == 2 and session.summary()["lines"] == last
+        assert session.detail(last)["place"] == session.chapter_sizes[repeat["chapter"]]
+    finally:
+        session.close()

@@ -172,8 +172,12 @@ def _write(path: Path, manifest: Manifest, data: bytes, stat: os.stat_result) ->
         try:
             db.executescript(_SCHEMA)
             listing, rows = [], []
+            first: dict[str, Listed] = {}  # a repeated sentence is listed as its first place
             for position, record in enumerate(manifest.utterances):
-                listing.append([record.key, where(record), *astuple(_listed(ranking, record))])
+                ident = line_id(record)
+                if ident not in first:
+                    first[ident] = _listed(ranking, record)
+                listing.append([record.key, where(record), *astuple(first[ident])])
                 if spans is not None:
                     rows.append((position, *spans[position], None))
                 else:  # a manifest laid out by other hands: its records are kept here

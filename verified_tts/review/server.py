@@ -96,7 +96,8 @@ def serve(
         say("press Ctrl-C to stop (every decision is already saved)")
         if options.open_browser:
             webbrowser.open(url)
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False,
+                                ws="none")  # the page uses no websockets: none to import
         try:
             uvicorn.Server(config).run(sockets=[sock])
         finally:

@@ -91,9 +91,9 @@ class ReviewSession:
             self.titles = {c.index: c.title for c in index.head.chapters}
             places: dict[int, int] = {}
             self.places = []
-            for row in index.listed:
-                places[row.chapter] = places.get(row.chapter, 0) + 1
-                self.places.append(places[row.chapter])
+            for chapter, *_ in index.places:
+                places[chapter] = places.get(chapter, 0) + 1
+                self.places.append(places[chapter])
             self.chapter_sizes = places
             self.positions: dict[str, list[int]] = {}
             for position, ident in enumerate(index.ids):

@@ -144,6 +144,7 @@ class Lines(Sequence[LineState]):
         cache: dict[str, LineState],
     ) -> None:
         self.ids, self._records, self.touched, self._cache = ids, records, touched, cache
+        self._first: dict[str, int] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -153,8 +154,13 @@ class Lines(Sequence[LineState]):
             return [self[i] for i in range(*position.indices(len(self)))]
         ident = self.ids[position]
         state = self.touched.get(ident) or self._cache.get(ident)
-        if state is None:
-            state = self._cache[ident] = LineState(ident, plain(self._records[position]))
+        if state is None:  # a repeated sentence's state is made from its first place's record
+            if self._first is None:
+                self._first = {}
+                for place, each in enumerate(self.ids):
+                    self._first.setdefault(each, place)
+            record = self._records[self._first[ident]]
+            state = self._cache[ident] = LineState(ident, plain(record))
         return state
 
     def __iter__(self) -> Iterator[LineState]:
