@@ -28,7 +28,7 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import astuple
 from pathlib import Path
@@ -260,14 +260,18 @@ def _read(path: Path, manifest_path: Path) -> ReviewIndex | None:
     return ReviewIndex(db, manifest, head, keys, places, listed)
 
 
-def open_index(out_dir: str | Path, *, build: bool = True) -> ReviewIndex | None:
+def open_index(
+    out_dir: str | Path, *, build: bool = True, on_build: Callable[[], None] | None = None
+) -> ReviewIndex | None:
     """The folder's index when it is of the manifest now on disk; else (with ``build``) built
-    afresh first (None only without ``build``)."""
+    afresh first, after calling ``on_build`` (None only without ``build``)."""
     out = Path(out_dir)
     path, manifest = out / INDEX_FILE, out / MANIFEST_FILE
     found = _read(path, manifest) if path.is_file() else None
     if found is not None or not build:
         return found
+    if on_build is not None:
+        on_build()
     build_index(out)
     found = _read(path, manifest)
     if found is None:

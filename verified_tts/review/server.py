@@ -80,7 +80,8 @@ def serve(
     with output_lock(out, "review", wait=options.wait, on_wait=waiting):
         # the lock is ours: a temporary file here is a killed writer's, never to be read
         remove_interrupted_writes([*output_folders(out), out / REVIEW_DIR], older_than=time.time())
-        reviewer = Reviewer(ReviewSession(out), by=options.reviewer)
+        indexing = lambda: say(f"indexing {out / 'manifest.json'} for the review (once) ...")  # noqa: E731
+        reviewer = Reviewer(ReviewSession(out, on_index=indexing), by=options.reviewer)
         resumed = reviewer.resume()
         sock = _bind(options.host, options.port)
         port = sock.getsockname()[1]

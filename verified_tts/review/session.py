@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +58,11 @@ def _inside(root: Path, relative: str | None) -> Path | None:
 class ReviewSession:
     """The state of one review of ``out_dir`` (see the module docstring)."""
 
-    def __init__(self, out_dir: str | Path) -> None:
+    def __init__(
+        self, out_dir: str | Path, *, on_index: Callable[[], None] | None = None
+    ) -> None:
         self.out = Path(out_dir).resolve()
+        self._on_index = on_index  # called before the index is built (not when it is there)
         self.log = DecisionLog(self.out)
         self._lock = threading.RLock()
         self._entries: list[Entry] = []
@@ -83,7 +86,7 @@ class ReviewSession:
             if self._index is not None:
                 self._index.close()
             self._manifest = manifest
-            self._index = index = open_index(self.out)
+            self._index = index = open_index(self.out, on_build=self._on_index)
             self.head = index.head
             self.records = records_of(index)
             self.dub_cues = self._read_dub_cues(index)
