@@ -44,13 +44,9 @@ from verified_tts.output.dub_track import (
     track_stats,
 )
 from verified_tts.output.lock import output_lock
-from verified_tts.output.manifest import (
-    Manifest,
-    build_manifest,
-    output_folders,
-    write_manifest,
-)
+from verified_tts.output.manifest import Manifest, output_folders, write_manifest
 from verified_tts.output.readalong import READ_ALONG_FORMATS
+from verified_tts.output.run_manifest import build_manifest
 from verified_tts.output.video import language_code, probe_video
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import UtteranceResult

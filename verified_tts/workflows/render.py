@@ -25,14 +25,10 @@ from verified_tts.output.assembly import AssembledFile, Placed, assemble_book
 from verified_tts.output.deliver import deliver
 from verified_tts.output.encode import BookTags
 from verified_tts.output.lock import output_lock
-from verified_tts.output.manifest import (
-    build_manifest,
-    output_folders,
-    summarise,
-    write_manifest,
-)
+from verified_tts.output.manifest import output_folders, write_manifest
 from verified_tts.output.readalong import ReadAlongInput
 from verified_tts.output.report import write_render_report
+from verified_tts.output.run_manifest import build_manifest, summarise
 from verified_tts.output.word_timing import ALIGNER_VERSION, DEFAULT_LAG_S, load_aligner
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import UtteranceResult

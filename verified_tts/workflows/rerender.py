@@ -40,12 +40,12 @@ from verified_tts.output.manifest import (
     RerenderMark,
     UtteranceRecord,
     as_manifest,
-    build_manifest,
     output_folders,
     read_manifest,
     write_manifest,
 )
 from verified_tts.output.report import write_render_report
+from verified_tts.output.run_manifest import build_manifest
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import Utterance, UtteranceResult
 from verified_tts.review.hook import ReviewHook
