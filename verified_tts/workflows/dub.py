@@ -51,6 +51,7 @@ from verified_tts.output.video import language_code, probe_video
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import UtteranceResult
 from verified_tts.review.hook import ReviewHook
+from verified_tts.review.index import write_index
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.book import Segment
 from verified_tts.text.cues import cue_segments, cues_within, unmapped_speakers
@@ -256,6 +257,7 @@ def dub(
         manifest = review.manifest(manifest)
         write_json_atomic(out / "dub.json", report)
         write_manifest(out, manifest)
+        write_index(out, manifest)  # the review opens a long book from it
         remove_interrupted_writes(output_folders(out), older_than=run_began)
         summary = _summary(out, synth, manifest, stats, placed, subtitles, warnings, files)
         return replace(summary, damaged=damaged)
