@@ -16,6 +16,7 @@ same file measures an earlier checkout ("before"):
 benchmarks/results/dub_lines[_LABEL].json.
 
 Usage: python benchmarks/dub_lines.py [--inputs sintel short_lines] [--n 4] [--label NAME]
+       python benchmarks/dub_lines.py --rescore benchmarks/results/dub_lines_before.json
 """
 
 from __future__ import annotations
@@ -112,6 +113,15 @@ def summarise(report: dict, manifest: dict) -> dict:
                 "winner_seconds": winner["duration_s"],
             }
         )
+    return {
+        **summarise_cues(cues),
+        "notes": dict(Counter(note for c in cues for note in c["notes"])),
+        "gate_false_alarms_by_length": false_alarms(manifest),
+    }
+
+
+def summarise_cues(cues: list[dict]) -> dict:
+    """What the cue list alone gives: flags, the judge WER of flagged and passed winners."""
     flagged = [c for c in cues if c["flagged"]]
     passed = [c for c in cues if not c["flagged"]]
     flagged_wer = [c["judge_wer"] for c in flagged if c["judge_wer"] is not None]
@@ -128,11 +138,32 @@ def summarise(report: dict, manifest: dict) -> dict:
         "judge_wer_passed": _mean(passed_wer),
         "judge_wer_flagged_over_passed": ratio,
         "flagged_against_passed": flagged_against_passed(flagged_wer, passed_wer),
-        "notes": dict(Counter(note for c in cues for note in c["notes"])),
         "flagged_cues": flagged,
-        "gate_false_alarms_by_length": false_alarms(manifest),
         "cue_list": cues,
     }
+
+
+def rescore(record: dict) -> dict:
+    """The record with every cue's judge WER recomputed from its stored transcript by today's
+    text normaliser, so two runs scored under different normalisers compare on one; the
+    per-length false alarms need every candidate's transcript, which the file does not keep."""
+    from verifiers.textnorm import word_error_rate
+
+    changed = 0
+    for result in record["results"].values():
+        for cue in result["cue_list"]:
+            if cue["judge_wer"] is None or cue["judge_heard"] is None:
+                continue
+            wer = round(word_error_rate(cue["text"], cue["judge_heard"]), 4)
+            changed += abs(wer - cue["judge_wer"]) > 1e-4
+            cue["judge_wer"] = wer
+        result.update(summarise_cues(result["cue_list"]))
+    record["rescored"] = {
+        "cues_changed": changed,
+        "note": "judge WER recomputed from the stored transcripts (dub_lines.py --rescore); "
+        "gate_false_alarms_by_length is as first measured",
+    }
+    return record
 
 
 def false_alarms(manifest: dict) -> dict:
@@ -175,7 +206,17 @@ def main() -> None:
         type=Path,
         help="only recompute the flagged-against-passed intervals of this result file's cues",
     )
+    parser.add_argument(
+        "--rescore",
+        type=Path,
+        help="only recompute this result file's cue judge WERs from their stored transcripts",
+    )
     args = parser.parse_args()
+    if args.rescore:
+        record = rescore(json.loads(args.rescore.read_text(encoding="utf-8")))
+        args.rescore.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        print(f"rescored {record['rescored']['cues_changed']} cues in {args.rescore}")
+        return
     if args.intervals:
         record = json.loads(args.intervals.read_text(encoding="utf-8"))
         for result in record["results"].values():

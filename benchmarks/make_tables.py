@@ -36,6 +36,7 @@ from tables_dubbing import BLOCKS as DUBBING
 from tables_judged import BLOCKS as JUDGED
 from tables_readalong import BLOCKS as READALONG
 from tables_real_books import BLOCKS as REAL_BOOKS
+from tables_review import BLOCKS as REVIEW
 from tables_selection import BLOCKS as SELECTION
 from tables_systems import BLOCKS as SYSTEMS
 
@@ -50,6 +51,7 @@ REGISTRY: Mapping[str, Generated] = {
     **SYSTEMS,
     **READALONG,
     **REAL_BOOKS,
+    **REVIEW,
     CONFIG_REFERENCE: Generated((), lambda: reference_markdown(option_rows()), labels=0),
 }
 

@@ -5,10 +5,13 @@ file, and delivering the demo book after one change -> benchmarks/results/review
    every deliverable (WAV, FLAC, M4B, MP3), unless --out already holds that render.
 2. Open: for 100, 1,000 and 10,000 lines, a manifest is made from the real render's records (each
    line a copy of one of the demo's, with its own key, so every line carries real candidates and
-   scores). `verified-tts review` is started as a user starts it and timed to its printed address
-   (process start, imports, reading the manifest, folding the log, ordering), then headless
-   chromium (started beforehand) is timed from opening that address to the page showing the
-   worst line with its takes. Each size is opened --repeats times; the medians are reported.
+   scores), written as a render writes it. `verified-tts review` is started as a user starts it
+   and timed to its printed address (process start, imports, opening the review index, folding
+   the log, ordering), then headless chromium (started beforehand) is timed from opening that
+   address to the page showing the worst line with its takes. Each size is opened twice over:
+   "first" without a review index (a folder rendered before the index existed: the review builds
+   it, reading the whole manifest once), "later" with the index in place (what a render, a dub or
+   an earlier review leaves). Each is opened --repeats times; the medians are reported.
 3. Choose, then deliver: on a copy of the demo render the app chooses another kept take of one
    line, then delivers; the delivery reports the seconds of each step, so "choose to chapter file"
    is the choice's request plus the delivery up to the rebuilt chapter, and "deliver" the choice
@@ -49,7 +52,10 @@ def render_demo(out: Path, generator: str | None) -> None:
 
 
 def synthesise(demo: Path, size: int, into: Path) -> Path:
-    """An output folder whose manifest has ``size`` lines copied from the demo's records."""
+    """An output folder whose manifest has ``size`` lines copied from the demo's records, laid
+    out as a render writes it, with no review index yet."""
+    from verified_tts.atomic import write_json_atomic
+
     manifest = json.loads((demo / "manifest.json").read_text(encoding="utf-8"))
     lines = manifest["utterances"]
     made = []
@@ -62,7 +68,7 @@ def synthesise(demo: Path, size: int, into: Path) -> Path:
     if into.exists():
         shutil.rmtree(into)
     into.mkdir(parents=True)
-    (into / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    write_json_atomic(into / "manifest.json", manifest)
     return into
 
 
@@ -124,28 +130,47 @@ def page_seconds(driver, url: str) -> float:
     return time.perf_counter() - started
 
 
+def open_once(driver, folder: Path) -> tuple[float, float]:
+    """(seconds to the printed address, seconds from the address to the page) of one open."""
+    review = Review(folder)
+    try:
+        return review.address_seconds, page_seconds(driver, review.url)
+    finally:
+        review.stop()
+
+
+def summarise(samples: list[tuple[float, float]]) -> dict:
+    median = lambda values: round(statistics.median(values), 3)  # noqa: E731
+    return {
+        "to_address_s": median([a for a, _ in samples]),
+        "page_s": median([p for _, p in samples]),
+        "open_s": median([a + p for a, p in samples]),
+        "samples_open_s": [round(a + p, 3) for a, p in samples],
+    }
+
+
 def measure_open(demo: Path, work: Path, sizes: list[int], repeats: int) -> list[dict]:
+    from verified_tts.review.index import INDEX_FILE
+
     driver = chromium()
     results = []
     try:
         for size in sizes:
             folder = synthesise(demo, size, work / f"open-{size}")
-            address, page = [], []
-            for _ in range(repeats):
-                review = Review(folder)
-                try:
-                    page.append(page_seconds(driver, review.url))
-                    address.append(review.address_seconds)
-                finally:
-                    review.stop()
-            total = [a + p for a, p in zip(address, page, strict=True)]
+            first, later = [], []
+            for _ in range(repeats):  # no index: this open builds it
+                (folder / INDEX_FILE).unlink(missing_ok=True)
+                first.append(open_once(driver, folder))
+            if not (folder / INDEX_FILE).is_file():
+                raise SystemExit(f"the review of {folder} wrote no index")
+            for _ in range(repeats):  # the index the first open left
+                later.append(open_once(driver, folder))
             results.append({
                 "lines": size,
                 "manifest_mb": round((folder / "manifest.json").stat().st_size / 1e6, 1),
-                "to_address_s": round(statistics.median(address), 3),
-                "page_s": round(statistics.median(page), 3),
-                "open_s": round(statistics.median(total), 3),
-                "samples_open_s": [round(t, 3) for t in total],
+                "index_mb": round((folder / INDEX_FILE).stat().st_size / 1e6, 1),
+                "first": summarise(first),
+                "later": summarise(later),
             })  # fmt: skip
             print(json.dumps(results[-1]), flush=True)
     finally:
@@ -163,9 +188,14 @@ def measure_choose(demo: Path, work: Path, repeats: int) -> dict:
     try:
         rows = review.api("/api/lines?limit=1")["rows"]
         position = rows[0]["pos"]
-        takes = review.api(f"/api/line/{position}")["candidates"]
+        line = review.api(f"/api/line/{position}")
+        takes = [c["index"] for c in line["candidates"] if c["audio"]]
+        winner = line["winner"]
         for attempt in range(repeats):
-            take = takes[(attempt + 1) % len(takes)]["index"]
+            # never the take the book holds now, so the chapter changes every time
+            others = [t for t in takes if t != winner]
+            take = others[attempt % len(others)]
+            winner = take
             started = time.perf_counter()
             review.api("/api/choose", {"pos": position, "candidate": take})
             chose = time.perf_counter() - started
@@ -203,13 +233,15 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,1000,10000")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--result", type=Path, default=RESULT)
+    parser.add_argument("--open-only", action="store_true",
+                        help="measure opening only (no choose and deliver)")  # fmt: skip
     args = parser.parse_args()
     demo = args.out / "demo"
     load_before = os.getloadavg()
     render_demo(demo, args.generator)
     manifest = json.loads((demo / "manifest.json").read_text(encoding="utf-8"))
     opened = measure_open(demo, args.out, [int(s) for s in args.sizes.split(",")], args.repeats)
-    chose = measure_choose(demo, args.out, args.repeats)
+    chose = None if args.open_only else measure_choose(demo, args.out, args.repeats)
     result = {
         "benchmark": "review",
         "command": " ".join(sys.argv),
@@ -218,7 +250,7 @@ def main() -> None:
                  "formats": manifest["production"]["formats"],
                  "chapters": len(manifest["chapters"])},  # fmt: skip
         "open": opened,
-        "choose_and_deliver": chose,
+        **({"choose_and_deliver": chose} if chose is not None else {}),
         "repeats": args.repeats,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "load_average_before": [round(x, 2) for x in load_before],

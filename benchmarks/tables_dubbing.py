@@ -105,28 +105,35 @@ def dub_gate_false_alarms() -> str:
 
 
 def dub_short_recall() -> str:
-    dub = result("calibrate_dub_development")
-    book = {f["kind"]: f for f in result("calibrate_piper_packed_greedy_120")["faults"]}
-    short = dub["short_lines"]
+    dub = result("calibrate_dub_development")["short_lines"]
+    held = result("calibrate_dub_held_out")["short_lines"]
+    book = result("calibrate_piper_packed_greedy_120")
+    book_recall = {f["kind"]: f["recall_at_target"] for f in book["faults"]}
     rows = [
         (
             "clean candidates rejected (false alarms)",
-            pct(short["false_alarm"], 1),
-            pct(short["false_alarm_recommended"], 1),
-            pct(result("calibrate_piper_packed_greedy_120")["clean"]["false_alarm_recommended"], 1),
+            "",
+            pct(dub["false_alarm"], 1),
+            pct(dub["false_alarm_recommended"], 1),
+            "",
+            pct(held["false_alarm"], 1),
+            pct(book["clean"]["false_alarm_recommended"], 1),
         )
     ]
     for kind in _FAULTS:
-        entry = short["recall"][kind]
         rows.append(
             (
-                f"{kind} ({entry['cases']} short lines)",
-                pct(entry["current"], 1),
-                pct(entry["recommended"], 1),
-                pct(book[kind]["recall_at_target"], 1),
+                kind,
+                dub["recall"][kind]["cases"],
+                pct(dub["recall"][kind]["current"], 1),
+                pct(dub["recall"][kind]["recommended"], 1),
+                held["recall"][kind]["cases"],
+                pct(held["recall"][kind]["current"], 1),
+                pct(book_recall[kind], 1),
             )
         )
-    header = ("short lines (up to 5 words)", "book gates", "dub gates (shipped)",
+    header = ("short lines (up to 5 words)", "development: faulted cases", "book gates",
+              "dub gates (in sample)", "held-out: faulted cases", "dub gates (shipped)",
               "book figure: Harvard sentences, recommended gates")  # fmt: skip
     return md_table(header, rows)
 
@@ -153,12 +160,49 @@ def speaker_length() -> str:
     return md_table(header, rows)
 
 
+def short_line_signals() -> str:
+    runs = (result("short_line_signals"), result("short_line_signals_held_out"))
+    rows = []
+    for name in runs[0]["signals"]:
+        cells: list = [name]
+        for data in runs:
+            entry = data["signals"][name]
+            rule = entry["at_budget"]
+            cells += [
+                f"{entry['judge_hears_wrong']} of {entry['passed_winners']}",
+                num(entry["auc_wrong_vs_right"], 2),
+                f"{rule['added_judge_hears_wrong']} of {rule['added']}",
+                pct(rule["share_of_passed_wrong_caught"], 1),
+            ]
+        rows.append(tuple(cells))
+    header = (
+        "signal of the winner",
+        "development: passed winners heard wrong",
+        "AUC wrong vs right",
+        "cues added within 5% flagged: heard wrong",
+        "wrong winners caught",
+        "held-out: passed winners heard wrong",
+        "AUC",
+        "cues added: heard wrong",
+        "wrong winners caught",
+    )
+    return md_table(header, rows)
+
+
 BLOCKS = {
     "dub-lines": Generated(("dub_lines_before", "dub_lines"), dub_lines),
     "dub-lines-paired": Generated(("dub_lines_paired",), dub_lines_paired),
     "dub-gate-false-alarms": Generated(("dub_lines_before", "dub_lines"), dub_gate_false_alarms),
     "dub-short-recall": Generated(
-        ("calibrate_dub_development", "calibrate_piper_packed_greedy_120"), dub_short_recall
+        (
+            "calibrate_dub_development",
+            "calibrate_dub_held_out",
+            "calibrate_piper_packed_greedy_120",
+        ),
+        dub_short_recall,
     ),
     "speaker-length": Generated(("speaker_length",), speaker_length),
+    "short-line-signals": Generated(
+        ("short_line_signals", "short_line_signals_held_out"), short_line_signals
+    ),
 }

@@ -25,6 +25,7 @@ import judgement_replays  # noqa: E402
 import make_tables  # noqa: E402
 import options_reference  # noqa: E402
 import tables_real_books  # noqa: E402
+import tables_review  # noqa: E402
 
 
 def test_every_generated_block_matches_its_files() -> None:
@@ -140,6 +141,36 @@ def test_the_real_books_goals_are_read_from_the_file(
     assert [row.strip("| ").rsplit(" | ", 1)[1] for row in rows] == verdicts
     share = figures["after"]["flagged_share"]
     assert f"{share * 100:.1f}%" in rows[0]
+
+
+def _review(later: float, first: float) -> dict:
+    """A review.json as review_benchmark.py writes it since the review index."""
+
+    def opened(seconds: float) -> dict:
+        return {"to_address_s": seconds - 0.2, "page_s": 0.2, "open_s": seconds,
+                "samples_open_s": [seconds]}  # fmt: skip
+
+    return {
+        "open": [
+            {"lines": n, "manifest_mb": 6.5 * n / 100, "index_mb": 0.1, "first": opened(first),
+             "later": opened(later)}
+            for n in (100, 10000)
+        ],
+        "machine": {"cpus": 16, "load_average_before": [0.1, 0.2, 0.3]},
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(("later", "verdict"), [(0.91, "under"), (2.31, "over")])
+def test_the_review_open_times_and_goal_are_read_from_the_file(
+    monkeypatch: pytest.MonkeyPatch, later: float, verdict: str
+) -> None:
+    monkeypatch.setattr(tables_review, "result", lambda stem: _review(later, 12.5))
+    rows = tables_review.review_open().splitlines()
+    assert "first open (s)" in rows[0] and "later open (s)" in rows[0]
+    assert rows[3].startswith("| 10,000 | 650.0 | 0.1 | 12.50 | " + f"{later:.2f} |")
+    goal = tables_review.review_open_goal()
+    assert f"in {later:.2f} s with its index, {verdict} the 2 s goal" in goal
+    assert "in 12.50 s the first time" in goal and "on 16 cores" in goal
 
 
 def _options_types() -> dict[str, type]:

@@ -339,7 +339,7 @@ def test_pls_lexicon_and_ssml_ph_are_honoured(tmp_path):
 
 def test_producer_lexicon_overrides_the_books_and_manifest_says_whose(tmp_path):
     from verified_tts.config import build_config
-    from verified_tts.output.manifest import production_record
+    from verified_tts.output.run_manifest import production_record
 
     own = tmp_path / "words.toml"
     own.write_text('[words]\nMacon = "May-kun"\n', encoding="utf-8")

@@ -266,3 +266,60 @@ def test_emotion_labels_are_checked_on_ray_before_any_work(ray_cluster, tmp_path
     finally:
         for verifier in remote.active:
             verifier.close()
+
+
+def test_short_clips_get_the_same_speaker_verdict_on_ray(ray_cluster, tmp_path):
+    """Short lines rendered through the Ray proxies get the speaker score and detail they get
+    in-process: the proxy is a ShortClipJudge, so the pipeline keeps the short takes' reference
+    and the actor compares a short clip with it, not with the book's voice."""
+    from verified_tts.cluster import ray_backend
+    from verified_tts.pipeline import Synthesizer
+    from verified_tts.store import Store
+    from verified_tts.text.book import Segment
+    from verified_tts.verification import load_verifiers
+    from verifiers import Clip, ShortClipJudge
+
+    state = SharedCluster.state()
+    ray_backend.connect(state.gcs_address)
+    tables = {"signal": {}, "speaker": {}}
+    order = ("signal", "speaker")
+    config = build_config({"verifiers": tables}, generator="espeak", candidates=2)
+    generator = load_generator(config.generator)
+    lines = ["Yes!", "Is it?", "Scales!", "How much?", "No.",
+             "The birch canoe slid on the smooth planks of the old pier."]  # fmt: skip
+    segments = [Segment(i, 1, i, t, t, "paragraph", len(t.split()), "end")
+                for i, t in enumerate(lines)]  # fmt: skip
+    local = load_verifiers(tables, order=order)
+    remote = ray_backend.load_ray_verifiers(tables, RayOptions(verifier_num_cpus=0.1), order=order)
+    try:
+        speaker = remote.get("speaker")
+        assert isinstance(speaker, ShortClipJudge)
+        clips = [Clip(c.audio, c.sample_rate, t) for c, t in zip(generator.sample(
+            [SynthesisRequest(f"u{i}", 0, 50 + i, t) for i, t in enumerate(lines)]), lines,
+            strict=True)]  # fmt: skip
+        got, speech = speaker.embed_with_speech(clips)
+        want, want_speech = local.get("speaker").embed_with_speech(clips)
+        np.testing.assert_allclose(got, want, atol=1e-5)
+        assert speech == pytest.approx(want_speech)
+        assert [speaker.is_short(s) for s in speech] == [
+            local.get("speaker").is_short(s) for s in speech
+        ]
+
+        def winners(verifiers, folder):
+            synth = Synthesizer(generator, verifiers, config)
+            results = synth.run(synth.plan(segments), Store(tmp_path / folder))
+            return [r.candidates[r.winner] for r in results]
+
+        on_ray, in_process = winners(remote, "ray"), winners(local, "local")
+        against = [c.detail.get("speaker_against") for c in in_process]
+        assert against.count("short takes") >= 3  # the short lines were judged as short
+        assert against[-1] is None and "speaker" in in_process[-1].metrics
+        for ray_winner, local_winner in zip(on_ray, in_process, strict=True):
+            assert ray_winner.detail == local_winner.detail
+            assert set(ray_winner.metrics) == set(local_winner.metrics)
+            assert ray_winner.metrics["speaker"] == pytest.approx(
+                local_winner.metrics["speaker"], abs=1e-5
+            )
+    finally:
+        for verifier in remote.active:
+            verifier.close()

@@ -45,6 +45,7 @@ __all__ = [
     "SpeakerOptions",
     "SpeakerVerifier",
     "load_speaker_verifier",
+    "speech_is_short",
 ]
 
 METRICS = ("speaker",)  # cosine similarity to the reference, once there is one
@@ -269,9 +270,8 @@ class SpeakerVerifier:
         return self._backend.embed(wavs), [wav.size / _SAMPLE_RATE for wav in wavs]
 
     def is_short(self, speech_s: float) -> bool:
-        """Whether a clip of ``speech_s`` seconds of speech is judged against short takes (a
-        clip without speech is not short: it is no voice, and the book reference says so)."""
-        return 0.0 < speech_s < self.options.short_speech_s
+        """Whether a clip of ``speech_s`` seconds of speech is judged against short takes."""
+        return speech_is_short(speech_s, self.options)
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
         embeddings, speech = self.embed_with_speech(clips)
@@ -320,6 +320,14 @@ class SpeakerVerifier:
                 f"{MIN_REFERENCE_SPEECH_S:.0f} s (5-30 s of clean speech works best)"
             )
         return self._backend.embed([wav])[0]
+
+
+def speech_is_short(speech_s: float, options: SpeakerOptions) -> bool:
+    """Whether a clip of ``speech_s`` seconds of speech is judged against short takes under these
+    options (a clip without speech is not short: it is no voice, and the book reference says so).
+    A proxy of the verifier in another process applies the same rule to the options it was
+    built with."""
+    return 0.0 < speech_s < options.short_speech_s
 
 
 def load_speaker_verifier(options: SpeakerOptions | None = None) -> SpeakerVerifier:

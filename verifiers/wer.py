@@ -239,7 +239,7 @@ class WerVerifier:
         (``reference = "heard"``, :func:`verifiers.reference.heard_text`) or the text as written."""
         return heard_text(text) if self.options.reference == "heard" else text
 
-    def _map_batches(
+    def map_batches(
         self, run: Callable[[Sequence[T]], list[R]], items: Sequence[T], largest: int
     ) -> list[R]:
         """``run`` over batches of ``items`` on every worker at once, results in order.
@@ -313,9 +313,11 @@ class WerVerifier:
             from verifiers.wer_packed import score_packed
 
             return score_packed(self, clips)
-        return self._score_alone(clips)
+        return self.score_alone(clips)
 
-    def _score_alone(self, clips: Sequence[Clip]) -> list[Score]:
+    def score_alone(self, clips: Sequence[Clip]) -> list[Score]:
+        """Each clip in windows of its own (the per-clip path, and packing's clips too long
+        to pack)."""
         # One row per 30 s window; a short clip (the usual case) is one row.
         owners: list[int] = []
         windows: list[np.ndarray] = []
@@ -326,7 +328,7 @@ class WerVerifier:
                 windows.append(window)
         largest = CPU_BATCH if self.options.device == "cpu" else 16
         references = self._reference_tokens(clips, owners, windows, largest)
-        results = self._map_batches(
+        results = self.map_batches(
             lambda rows: self._run_rows([windows[r] for r in rows], [references[r] for r in rows]),
             range(len(windows)),
             largest,
@@ -345,7 +347,7 @@ class WerVerifier:
         windows' own transcripts heard them (:func:`verifiers.wer_windows.share_words`)."""
         limit = MAX_DECODER_TOKENS - len(self._tokenizer.sot_sequence) - 2
         shared = [r for r, owner in enumerate(owners) if owners.count(owner) > 1]
-        heard = dict(zip(shared, self._map_batches(
+        heard = dict(zip(shared, self.map_batches(
             lambda rows: self._transcribe([windows[r] for r in rows]), shared, largest
         ), strict=True)) if shared else {}  # fmt: skip
         references: list[list[int]] = []

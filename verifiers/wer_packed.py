@@ -12,12 +12,13 @@ candidate of its utterance. The batches of windows are shared among the verifier
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 from verified_tts.audio import resample
+from verified_tts.options.verifiers import WerOptions
 from verifiers.base import Clip, Score
 from verifiers.wer_common import (
     HOP,
@@ -39,13 +40,37 @@ from verifiers.wer_packing import (
     word_times,
 )
 
-if TYPE_CHECKING:
-    from verifiers.wer import WerVerifier
+__all__ = ["PackingVerifier", "score_packed"]
 
-__all__ = ["score_packed"]
+T = TypeVar("T")
+R = TypeVar("R")
 
 
-def score_packed(verifier: WerVerifier, clips: Sequence[Clip]) -> list[Score]:
+class PackingVerifier(Protocol):
+    """What packed scoring needs of the Whisper verifier (:class:`verifiers.wer.WerVerifier`):
+    its loaded model and tokenizer, its features, its per-clip path and its workers. Declared
+    here so this module does not import the verifier that imports it."""
+
+    options: WerOptions
+
+    @property
+    def model(self) -> Any: ...
+
+    @property
+    def tokenizer(self) -> Any: ...
+
+    def reference_text(self, text: str) -> str: ...
+
+    def log_mel(self, windows: list[np.ndarray]) -> np.ndarray: ...
+
+    def score_alone(self, clips: Sequence[Clip]) -> list[Score]: ...
+
+    def map_batches(
+        self, run: Callable[[Sequence[T]], list[R]], items: Sequence[T], largest: int
+    ) -> list[R]: ...
+
+
+def score_packed(verifier: PackingVerifier, clips: Sequence[Clip]) -> list[Score]:
     """Clips of different utterances share windows (layout: :mod:`verifiers.wer_packing`);
     an utterance too long to pack is scored alone."""
     audio = [
@@ -53,7 +78,7 @@ def score_packed(verifier: WerVerifier, clips: Sequence[Clip]) -> list[Score]:
         for clip in clips
     ]
     texts = [verifier.reference_text(c.text) for c in clips]
-    references = [verifier._tokenizer.encode(" " + t) if t.strip() else [] for t in texts]
+    references = [verifier.tokenizer.encode(" " + t) if t.strip() else [] for t in texts]
     windows, alone = plan_windows(
         [clip.text for clip in clips],
         [a.size for a in audio],
@@ -65,10 +90,10 @@ def score_packed(verifier: WerVerifier, clips: Sequence[Clip]) -> list[Score]:
         max_tokens=(MAX_DECODER_TOKENS - 8) // 2,
     )
     scores: list[Score | None] = [None] * len(clips)
-    for index, score in zip(alone, verifier._score_alone([clips[i] for i in alone]), strict=True):
+    for index, score in zip(alone, verifier.score_alone([clips[i] for i in alone]), strict=True):
         scores[index] = score
     largest = PACKED_CPU_BATCH if verifier.options.device == "cpu" else 16
-    runs = verifier._map_batches(
+    runs = verifier.map_batches(
         lambda batch: _run(verifier, batch, clips, audio, references), windows, largest
     )
     for index, score in runs:
@@ -77,7 +102,7 @@ def score_packed(verifier: WerVerifier, clips: Sequence[Clip]) -> list[Score]:
 
 
 def _run(
-    verifier: WerVerifier,
+    verifier: PackingVerifier,
     windows: Sequence[Any],
     clips: Sequence[Clip],
     audio: Sequence[np.ndarray],
@@ -87,12 +112,12 @@ def _run(
     the clip whose stretch of the window they were heard in) and force-decode every
     window's references in layout order (each clip's tokens are scored after the text of
     the clips before it, which is the same text for every candidate of its utterance)."""
-    tokenizer = verifier._tokenizer
+    tokenizer = verifier.tokenizer
     encoded, generated, transcripts = _transcribe(verifier, windows, audio)
     frames = [_frames(w.samples) for w in windows]
     placeholder = tokenizer.encode(" .")
     sequences = [[t for s in w.slots for t in references[s.clip]] for w in windows]
-    aligned = verifier._model.align(
+    aligned = verifier.model.align(
         encoded, tokenizer.sot_sequence, [s or placeholder for s in sequences], frames
     )
     out: list[tuple[int, Score]] = []
@@ -112,7 +137,7 @@ def _run(
 
 
 def _transcribe(
-    verifier: WerVerifier, windows: Sequence[Any], audio: Sequence[np.ndarray], depth: int = 0
+    verifier: PackingVerifier, windows: Sequence[Any], audio: Sequence[np.ndarray], depth: int = 0
 ) -> tuple[Any, Any, list[list[str]]]:
     """(encoder output, generate results, transcript per slot) of packed windows.
 
@@ -122,10 +147,10 @@ def _transcribe(
     long-form loop would seek there."""
     import ctranslate2
 
-    tokenizer = verifier._tokenizer
+    tokenizer = verifier.tokenizer
     packed = [assemble(window, audio) for window in windows]
-    encoded = verifier._model.encode(ctranslate2.StorageView.from_array(verifier._log_mel(packed)))
-    generated = verifier._model.generate(
+    encoded = verifier.model.encode(ctranslate2.StorageView.from_array(verifier.log_mel(packed)))
+    generated = verifier.model.generate(
         encoded,
         [list(tokenizer.sot_sequence)] * len(windows),  # no <|notimestamps|>: timestamps on
         beam_size=verifier.options.beam,
@@ -150,7 +175,7 @@ def _transcribe(
             # call, because align() pads a batch to its longest text and the padding
             # would enter the shorter rows' attention alignment.
             spoken = [t for t in tokens if t < tokenizer.eot]
-            alignment = verifier._model.align(
+            alignment = verifier.model.align(
                 _encoder_row(encoded, row), tokenizer.sot_sequence, [spoken],
                 [_frames(window.samples)],
             )[0]  # fmt: skip
@@ -174,7 +199,7 @@ def _transcribe(
 
 
 def _score(
-    verifier: WerVerifier,
+    verifier: PackingVerifier,
     clip: Clip,
     transcript: str,
     tokens: list[int],
@@ -192,7 +217,7 @@ def _score(
         "no_speech_prob": round(float(generated.no_speech_prob), 4),
         "packed": packed,
     }
-    metrics.update(token_metrics(verifier._tokenizer, tokens, probs, detail))
+    metrics.update(token_metrics(verifier.tokenizer, tokens, probs, detail))
     return Score(metrics=metrics, detail=detail)
 
 

@@ -1,7 +1,9 @@
 """The ``verified-tts`` command line: typer apps that parse options and call the library.
 
-:mod:`verified_tts.cli.commands` holds the root app and the book, dubbing and A/B commands;
-:mod:`verified_tts.cli.jobs` the ``cluster`` and ``jobs`` sub-apps that the root mounts.
+:mod:`verified_tts.cli.commands` is the root app that mounts every topic module's commands
+(render, dub, ab, outputs, calibrate, production, voices, cast, review) and the ``cluster`` and
+``jobs`` groups; :mod:`verified_tts.cli.options` holds the options they share and
+:mod:`verified_tts.cli.report` how each reports (``--json``: one JSON object on stdout).
 """
 
 from verified_tts.cli.commands import app, main

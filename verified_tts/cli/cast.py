@@ -15,93 +15,90 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-__all__ = ["register_cast_command"]
+from verified_tts.cli.options import ConfigOption, config_table
+from verified_tts.cli.report import console
+
+__all__ = ["app"]
+
+app = typer.Typer()
 
 
-def register_cast_command(app: typer.Typer, console: Console) -> None:
-    """Add ``cast`` to the CLI app."""
+@app.command("cast")
+def cast_command(
+    book: Annotated[
+        Path,
+        typer.Argument(
+            help="Markdown (.md), EPUB (.epub) or plain-text (.txt) book.", show_default=False
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Cast file to write.")] = Path("cast.toml"),
+    narrator: Annotated[
+        str | None,
+        typer.Option("--narrator-voice", help="Narrator's voice (default: the config's)."),
+    ] = None,
+    voices_dir: Annotated[
+        Path | None,
+        typer.Option("--voices-dir", help="Folder of Piper voices to cast from."),
+    ] = None,
+    config: ConfigOption = None,  # its voices_dir and [generator] voice
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite an existing cast file.")
+    ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="Also list every quote: who says it, and why."),
+    ] = False,
+) -> None:
+    """List the characters who speak in BOOK and write cast.toml, a voice for each."""
+    from verified_tts.atomic import write_text_atomic
+    from verified_tts.cast import cast_toml, find_cast
+    from verified_tts.errors import UserError
+    from verified_tts.options import ProductionOptions
+    from verified_tts.text.production import load_input
+    from verified_tts.voices import EMBEDDED_PIPER, catalogue, find_voice
 
-    @app.command("cast")
-    def cast_command(
-        book: Annotated[
-            Path,
-            typer.Argument(
-                help="Markdown (.md), EPUB (.epub) or plain-text (.txt) book.", show_default=False
-            ),
-        ],
-        out: Annotated[Path, typer.Option("--out", help="Cast file to write.")] = Path("cast.toml"),
-        narrator: Annotated[
-            str | None,
-            typer.Option("--narrator-voice", help="Narrator's voice (default: the config's)."),
-        ] = None,
-        voices_dir: Annotated[
-            Path | None,
-            typer.Option("--voices-dir", help="Folder of Piper voices to cast from."),
-        ] = None,
-        config: Annotated[
-            Path | None, typer.Option("--config", help="TOML config ([generator] voice).")
-        ] = None,
-        force: Annotated[
-            bool, typer.Option("--force", help="Overwrite an existing cast file.")
-        ] = False,
-        explain: Annotated[
-            bool,
-            typer.Option("--explain", help="Also list every quote: who says it, and why."),
-        ] = False,
-    ) -> None:
-        """List the characters who speak in BOOK and write cast.toml, a voice for each."""
-        from verified_tts.atomic import write_text_atomic
-        from verified_tts.cast import cast_toml, find_cast
-        from verified_tts.config import read_config_file
-        from verified_tts.errors import UserError
-        from verified_tts.options import ProductionOptions
-        from verified_tts.text.production import load_input
-        from verified_tts.voices import EMBEDDED_PIPER, catalogue, find_voice
-
-        if out.exists() and not force:
-            raise UserError(
-                f"{out} exists and may hold your edits: give another --out, or --force to "
-                "replace it"
-            )
-        table = read_config_file(config) if config else {}
-        folder = str(voices_dir) if voices_dir else table.get("voices_dir")
-        wanted = narrator or table.get("generator", {}).get("voice") or f"piper:{EMBEDDED_PIPER}"
-        narrator_voice = find_voice(wanted, folder).name
-        loaded = load_input(book, ProductionOptions(), dialogue=True)
-        cast, characters = find_cast(loaded.book, narrator=narrator_voice, voices=catalogue(folder))
-        write_text_atomic(out, cast_toml(str(book), cast, characters))
-        shown = Table(title=f"cast of {book.name}")
-        for column in ("character", "lines", "gender", "voice", "first line"):
-            shown.add_column(column, justify="right" if column == "lines" else "left")
-        for character in characters:
-            shown.add_row(
-                escape(character.name),
-                str(character.lines),
-                character.gender or "?",
-                escape(cast.characters[character.name]),
-                escape(character.first_line[:60]),
-            )
-        dialogue = [s for s in loaded.book.segments if s.kind == "dialogue"]
-        if explain:
-            lines = Table(title="who says each quote")
-            for column in ("line", "speaker", "why", "quote"):
-                lines.add_column(column)
-            for segment in dialogue:
-                lines.add_row(
-                    str(segment.line),
-                    escape(segment.speaker or "-"),
-                    escape(segment.speaker_reason or ""),
-                    escape(segment.text[:50]),
-                )
-            console.print(lines)
-        console.print(shown)
-        unknown = sum(1 for s in dialogue if not s.speaker)
-        console.print(
-            f"{len(dialogue)} dialogue utterances, {unknown} with no speaker found (they take "
-            f"the dialogue voice, {escape(cast.dialogue)}); narrator {escape(cast.narrator)}"
+    if out.exists() and not force:
+        raise UserError(
+            f"{out} exists and may hold your edits: give another --out, or --force to replace it"
         )
-        console.print(f"wrote {out}: edit the voices, then render with --cast {out}")
+    table = config_table(config)
+    folder = str(voices_dir) if voices_dir else table.get("voices_dir")
+    wanted = narrator or table.get("generator", {}).get("voice") or f"piper:{EMBEDDED_PIPER}"
+    narrator_voice = find_voice(wanted, folder).name
+    loaded = load_input(book, ProductionOptions(), dialogue=True)
+    cast, characters = find_cast(loaded.book, narrator=narrator_voice, voices=catalogue(folder))
+    write_text_atomic(out, cast_toml(str(book), cast, characters))
+    shown = Table(title=f"cast of {book.name}")
+    for column in ("character", "lines", "gender", "voice", "first line"):
+        shown.add_column(column, justify="right" if column == "lines" else "left")
+    for character in characters:
+        shown.add_row(
+            escape(character.name),
+            str(character.lines),
+            character.gender or "?",
+            escape(cast.characters[character.name]),
+            escape(character.first_line[:60]),
+        )
+    dialogue = [s for s in loaded.book.segments if s.kind == "dialogue"]
+    if explain:
+        lines = Table(title="who says each quote")
+        for column in ("line", "speaker", "why", "quote"):
+            lines.add_column(column)
+        for segment in dialogue:
+            lines.add_row(
+                str(segment.line),
+                escape(segment.speaker or "-"),
+                escape(segment.speaker_reason or ""),
+                escape(segment.text[:50]),
+            )
+        console.print(lines)
+    console.print(shown)
+    unknown = sum(1 for s in dialogue if not s.speaker)
+    console.print(
+        f"{len(dialogue)} dialogue utterances, {unknown} with no speaker found (they take "
+        f"the dialogue voice, {escape(cast.dialogue)}); narrator {escape(cast.narrator)}"
+    )
+    console.print(f"wrote {out}: edit the voices, then render with --cast {out}")

@@ -1,38 +1,32 @@
-"""``verified-tts cluster ...`` and ``verified-tts jobs ...``: the Ray cluster and job queue CLI.
+"""``verified-tts jobs ...``: the job queue on a Ray cluster (Ray Jobs API).
 
-Two typer sub-apps that :mod:`verified_tts.cli.commands` mounts. ``cluster up|down|status`` manage
-the local loopback head (:mod:`verified_tts.cluster.head`); ``jobs submit render|dub FILE
-[options]``, ``list``, ``status``, ``logs [--follow]``, ``cancel`` and ``resume`` drive the queue
-(:mod:`jobs.queue`). ``jobs submit`` forwards every option it does not know to the render or dub
-command, after checking them against that command's own parser, so a typo fails at submission and
-not on the cluster. Every command takes ``--json`` and then prints exactly one JSON object (``jobs
-list``: one array) on stdout, errors included (``{"error": ...}``, non-zero exit).
+A typer group that :mod:`verified_tts.cli.commands` mounts. ``jobs submit render|dub FILE
+[options]``, ``stage``, ``list``, ``status``, ``logs [--follow]``, ``cancel`` and ``resume``
+drive the queue (:mod:`jobs.queue`). ``jobs submit`` forwards every option it does not know to
+the render or dub command, after checking them against that command's own parser, so a typo fails
+at submission and not on the cluster. Every command takes ``--json`` and then prints exactly one
+JSON object (``jobs list``: one array) on stdout, errors included (``{"error": ...}``, non-zero
+exit; :class:`verified_tts.cli.report.Report`).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from verified_tts.cli.cluster import DirOption
+from verified_tts.cli.report import JsonOption, Report, console
 from verified_tts.errors import UserError
 
-__all__ = ["cluster_app", "jobs_app"]
+__all__ = ["jobs_app"]
 
-console = Console(stderr=True)
-
-cluster_app = typer.Typer(
-    help="Start, stop and inspect a local Ray head bound to 127.0.0.1.", no_args_is_help=True
-)
 jobs_app = typer.Typer(
     help="Queue render and dub jobs on a Ray cluster (Ray Jobs API).", no_args_is_help=True
 )
@@ -45,15 +39,6 @@ stage_app = typer.Typer(
 )
 jobs_app.add_typer(stage_app, name="stage")
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
-DirOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--state-dir",
-        help="Cluster state and job records (default $VERIFIED_TTS_CLUSTER_DIR or "
-        "~/.local/state/verified-tts/cluster).",
-    ),
-]
 AddressOption = Annotated[
     str | None,
     typer.Option(
@@ -64,175 +49,8 @@ JobIdArgument = Annotated[str, typer.Argument(help="Job id (a unique prefix is e
 PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-def _emit(as_json: bool, payload: Any, human: Callable[[], None]) -> None:
-    if as_json:
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
-        sys.stdout.flush()
-    else:
-        human()
-
-
-@contextmanager
-def _errors(as_json: bool) -> Iterator[None]:
-    """With --json, errors are JSON too (one object on stdout), still with a non-zero exit."""
-    try:
-        yield
-    except UserError as error:
-        if not as_json:
-            raise
-        payload: dict[str, Any] = {"error": str(error)}
-        record = getattr(error, "record", None)
-        if record is not None:  # a duplicate: point at the first job
-            payload.update({"id": record.id, "state": record.state})
-        sys.stdout.write(json.dumps(payload) + "\n")
-        raise typer.Exit(error.exit_code) from None
-
-
 def _when(timestamp: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
-
-
-# ------------------------------------------------------------------------------------------------
-# cluster
-
-
-@cluster_app.command("up")
-def cluster_up(
-    num_cpus: Annotated[
-        int | None, typer.Option("--num-cpus", help="CPUs Ray may schedule (default: all).")
-    ] = None,
-    num_gpus: Annotated[
-        int | None, typer.Option("--num-gpus", help="GPUs Ray may schedule (default: detected).")
-    ] = None,
-    object_store_mb: Annotated[
-        int, typer.Option("--object-store-mb", help="Shared-memory object store size.")
-    ] = 512,
-    max_jobs: Annotated[
-        int, typer.Option("--max-jobs", help="Jobs running at once; the rest wait PENDING.")
-    ] = 1,
-    nodes: Annotated[
-        int,
-        typer.Option(
-            "--nodes",
-            help="Nodes on this machine: the head plus NODES-1 worker nodes, each with its share "
-            "of --num-cpus (for trying multi-node runs locally).",
-        ),
-    ] = 1,
-    worker_resources: Annotated[
-        str | None,
-        typer.Option(
-            "--worker-resources",
-            help="Custom resources of each worker node as JSON, e.g. '{\"gpu_slot\": 2}'.",
-        ),
-    ] = None,
-    port: Annotated[int | None, typer.Option("--port", help="GCS port (default 6379).")] = None,
-    dashboard_port: Annotated[
-        int | None, typer.Option("--dashboard-port", help="Dashboard/Jobs API port (8265).")
-    ] = None,
-    state_dir: DirOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Start a local Ray head on 127.0.0.1 (dashboard on loopback only)."""
-    from dataclasses import asdict
-
-    from verified_tts.cluster import head as cluster
-
-    with _errors(as_json):
-        if not as_json:
-            console.print("starting a Ray head on 127.0.0.1 ...")
-        state, started = cluster.up(
-            directory=state_dir,
-            num_cpus=num_cpus,
-            num_gpus=num_gpus,
-            object_store_mb=object_store_mb,
-            port=port,
-            dashboard_port=dashboard_port,
-            max_jobs=max_jobs,
-            nodes=nodes,
-            worker_resources=_resources_json(worker_resources),
-        )
-
-    def human() -> None:
-        verb = "started" if started else "already running"
-        console.print(
-            f"cluster {verb}: address {state.gcs_address}, dashboard {state.dashboard_url}, "
-            f"{state.nodes} node(s), {state.num_cpus} CPUs, {state.max_jobs} job(s) at once; "
-            f"state in {state.state_dir}"
-        )
-
-    _emit(as_json, {**asdict(state), "started": started}, human)
-
-
-def _resources_json(text: str | None) -> dict[str, float] | None:
-    if not text:
-        return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise UserError(
-            f"--worker-resources is not JSON ({error.msg}): write it as '{{\"gpu_slot\": 2}}'"
-        ) from error
-    if not isinstance(value, dict):
-        raise UserError("--worker-resources must be a JSON object, e.g. '{\"gpu_slot\": 2}'")
-    return value
-
-
-@cluster_app.command("down")
-def cluster_down(state_dir: DirOption = None, as_json: JsonOption = False) -> None:
-    """Stop the local Ray head (job records are kept)."""
-    from verified_tts.cluster import head as cluster
-
-    with _errors(as_json):
-        stopped = cluster.down(state_dir)
-
-    def human() -> None:
-        console.print("cluster stopped" if stopped else "no cluster was running")
-
-    _emit(as_json, {"stopped": stopped, "state_dir": str(cluster.state_dir(state_dir))}, human)
-
-
-@cluster_app.command("status")
-def cluster_status(state_dir: DirOption = None, as_json: JsonOption = False) -> None:
-    """Resources (total / free) and the jobs on the local head."""
-    from verified_tts.cluster import head as cluster
-
-    with _errors(as_json):
-        info = cluster.status(state_dir)
-
-    def human() -> None:
-        if not info["running"]:
-            console.print(f"no cluster running (state in {info['state_dir']})")
-            return
-        table = Table(title=f"Ray cluster {info['address']}", show_header=False)
-        table.add_row("dashboard", info["dashboard"])
-        table.add_row("nodes", str(info["nodes"]))
-        for node in info.get("node_list", []):
-            kind = "head" if node["head"] else "worker"
-            custom = {
-                k: v for k, v in node["resources"].items() if "memory" not in k and k != "CPU"
-            }
-            table.add_row(
-                f"  {kind} {node['id'][:12]}",
-                escape(f"{node['resources'].get('CPU', 0):g} CPU {json.dumps(custom)}"),
-            )
-        table.add_row("jobs at once", str(info["max_jobs"]))
-        total, free = info["resources"]["total"], info["resources"]["available"]
-        for name, value in total.items():
-            if "memory" in name:  # bytes: show GiB
-                table.add_row(
-                    name, f"{free.get(name, 0) / 2**30:.2f} GiB free of {value / 2**30:.2f}"
-                )
-            else:
-                table.add_row(escape(name), f"{free.get(name, 0):g} free of {value:g}")
-        for job in info["jobs"]:
-            table.add_row(f"job {job['id']}", f"{job['state']}: {job['command']} {job['input']}")
-        console.print(table)
-
-    _emit(as_json, info, human)
-
-
-# ------------------------------------------------------------------------------------------------
-# jobs
 
 
 def _queue(state_dir: Path | None, address: str | None) -> Any:
@@ -266,7 +84,7 @@ def _submit(
     address: str | None,
     as_json: bool,
 ) -> None:
-    with _errors(as_json):
+    with Report(as_json).errors():
         args = list(ctx.args)
         _check_options(ctx, command, input_file, args)
         record = _queue(state_dir, address).submit(
@@ -281,8 +99,7 @@ def _submit(
             f"follow it: verified-tts jobs logs {record.id} --follow"
         )
 
-    _emit(
-        as_json,
+    Report(as_json).emit(
         {
             "id": record.id,
             "state": record.state,
@@ -344,7 +161,7 @@ def _stage(
     python: str,
     as_json: bool,
 ) -> None:
-    with _errors(as_json):
+    with Report(as_json).errors():
         args = list(ctx.args)
         _check_options(ctx, command, input_file, args)
         from jobs.kubernetes import rayjob_fields, stage_job
@@ -361,7 +178,9 @@ def _stage(
         sys.stdout.write("# RayJob spec fields (docs/kubernetes/rayjob.yaml)\n")
         sys.stdout.write(yaml.safe_dump(fields, sort_keys=False))
 
-    _emit(as_json, {"id": spec.job_id, "working_dir": str(working_dir), "rayjob": fields}, human)
+    Report(as_json).emit(
+        {"id": spec.job_id, "working_dir": str(working_dir), "rayjob": fields}, human
+    )
 
 
 @stage_app.command("render", context_settings=PASSTHROUGH)
@@ -412,12 +231,12 @@ def jobs_list(
     state_dir: DirOption = None, address: AddressOption = None, as_json: JsonOption = False
 ) -> None:
     """Every known job, oldest first (also jobs of an earlier run of the cluster)."""
-    with _errors(as_json):
+    with Report(as_json).errors():
         records = _queue(state_dir, address).list()
     payload = [
         {k: v for k, v in r.as_dict().items() if k not in ("spec", "history")} for r in records
     ]
-    _emit(as_json, payload, lambda: console.print(_record_table(records, "jobs")))
+    Report(as_json).emit(payload, lambda: console.print(_record_table(records, "jobs")))
 
 
 @jobs_app.command("status")
@@ -428,7 +247,7 @@ def jobs_status(
     as_json: JsonOption = False,
 ) -> None:
     """A job's state, message, output folder and state history."""
-    with _errors(as_json):
+    with Report(as_json).errors():
         record = _queue(state_dir, address).status(job_id)
 
     def human() -> None:
@@ -441,7 +260,7 @@ def jobs_status(
                 f"{escape(change.message)}"
             )
 
-    _emit(as_json, record.as_dict(), human)
+    Report(as_json).emit(record.as_dict(), human)
 
 
 @jobs_app.command("logs")
@@ -462,10 +281,10 @@ def jobs_logs(
             sys.stdout.write(text)
             sys.stdout.flush()
 
-    with _errors(as_json):
+    with Report(as_json).errors():
         text = queue.logs(job_id, follow=follow, write=write)
         record = queue.status(job_id)
-    _emit(as_json, {"id": record.id, "state": record.state, "logs": text}, lambda: None)
+    Report(as_json).emit({"id": record.id, "state": record.state, "logs": text}, lambda: None)
 
 
 @jobs_app.command("cancel")
@@ -476,10 +295,9 @@ def jobs_cancel(
     as_json: JsonOption = False,
 ) -> None:
     """Stop a PENDING or RUNNING job (its finished utterances stay in the store)."""
-    with _errors(as_json):
+    with Report(as_json).errors():
         record = _queue(state_dir, address).cancel(job_id)
-    _emit(
-        as_json,
+    Report(as_json).emit(
         {"id": record.id, "state": record.state, "message": record.message},
         lambda: console.print(f"job {record.id}: {record.state}"),
     )
@@ -493,7 +311,7 @@ def jobs_resume(
     as_json: JsonOption = False,
 ) -> None:
     """Submit a FAILED or STOPPED job again; it continues from the store."""
-    with _errors(as_json):
+    with Report(as_json).errors():
         record = _queue(state_dir, address).resume(job_id)
     payload = {
         "id": record.id,
@@ -501,8 +319,7 @@ def jobs_resume(
         "attempts": record.attempts,
         "submission_id": record.submission_id,
     }
-    _emit(
-        as_json,
+    Report(as_json).emit(
         payload,
         lambda: console.print(
             f"job {record.id} resubmitted (attempt {record.attempts}, {record.state})"

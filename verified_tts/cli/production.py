@@ -5,40 +5,45 @@ against ACX and prints one row per file, exiting 1 when any fails. ``verified-tt
 lists what to check before a long render: tokens the normaliser left unexpanded, and rare and
 proper words, with counts and a first example. ``verified-tts chapters BOOK`` lists the chapters
 a render would make (number, title, words), so ``--chapters`` and ``--toc-depth`` can be chosen,
-with what the EPUB reader left out and the warnings about the book's own pronunciations. All
-only parse options and call the library.
+with what the EPUB reader left out and the warnings about the book's own pronunciations. With
+``--json`` each prints its result as one JSON object on stdout instead; ``--json-out FILE`` also
+writes it to a file (the old ``--json FILE``). All only parse options and call the library.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-__all__ = ["register_production_commands"]
+from verified_tts.cli.report import JsonFileCompat, JsonOption, JsonOutOption, Report, console, warn
+
+__all__ = ["app"]
+
+app = typer.Typer()
 
 
-def register_production_commands(app: typer.Typer, console: Console) -> None:
-    """Add ``check``, ``words`` and ``chapters`` to the CLI app."""
+@app.command("check", cls=JsonFileCompat)
+def check_command(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Audio files or folders.", show_default=False)
+    ],
+    as_json: JsonOption = False,
+    json_out: JsonOutOption = None,
+) -> None:
+    """Check audio files against ACX: RMS, peak, noise floor, room tone, length, MP3 format."""
+    from dataclasses import asdict
 
-    @app.command("check")
-    def check_command(
-        paths: Annotated[
-            list[Path], typer.Argument(help="Audio files or folders.", show_default=False)
-        ],
-        json_out: Annotated[
-            Path | None, typer.Option("--json", help="Also write the results as JSON here.")
-        ] = None,
-    ) -> None:
-        """Check audio files against ACX: RMS, peak, noise floor, room tone, length, MP3 format."""
-        from verified_tts.output.acx import AcxLimits, check_paths
+    from verified_tts.output.acx import AcxLimits, check_paths
 
+    report = Report(as_json, json_out)
+    with report.errors():
         results = check_paths(paths)
+
+    def human() -> None:
         table = Table(title="ACX check")
         for column in ("file", "RMS dB", "peak dB", "floor dB", "head s", "tail s", "min", ""):
             table.add_column(column, justify="left" if column in ("file", "") else "right")
@@ -54,41 +59,42 @@ def register_production_commands(app: typer.Typer, console: Console) -> None:
                 "[green]pass[/]" if r.passed else f"[red]FAIL[/] {escape('; '.join(r.failures))}",
             )
         console.print(table)
-        if json_out:
-            from dataclasses import asdict
 
-            data = {
-                "limits": asdict(AcxLimits()),
-                "passed": all(r.passed for r in results),
-                "files": [r.as_dict() for r in results],
-            }
-            json_out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        if not all(r.passed for r in results):
-            raise typer.Exit(1)
+    passed = all(r.passed for r in results)
+    report.emit(
+        {"limits": asdict(AcxLimits()), "passed": passed, "files": [r.as_dict() for r in results]},
+        human,
+    )
+    if not passed:
+        raise typer.Exit(1)
 
-    @app.command("words")
-    def words_command(
-        book: Annotated[
-            Path, typer.Argument(help="Markdown, plain-text or EPUB book.", show_default=False)
-        ],
-        lexicon: Annotated[
-            Path | None, typer.Option("--lexicon", help="Mark words a lexicon already covers.")
-        ] = None,
-        top: Annotated[int, typer.Option("--top", help="Rows per list.")] = 40,
-        json_out: Annotated[
-            Path | None, typer.Option("--json", help="Also write the lists as JSON here.")
-        ] = None,
-    ) -> None:
-        """List unexpanded tokens and rare or proper words to check before a long render."""
-        from verified_tts.options import ProductionOptions
-        from verified_tts.text.production import load_input
-        from verified_tts.text.words import list_words
 
+@app.command("words", cls=JsonFileCompat)
+def words_command(
+    book: Annotated[
+        Path, typer.Argument(help="Markdown, plain-text or EPUB book.", show_default=False)
+    ],
+    lexicon: Annotated[
+        Path | None, typer.Option("--lexicon", help="Mark words a lexicon already covers.")
+    ] = None,
+    top: Annotated[int, typer.Option("--top", help="Rows per list.")] = 40,
+    as_json: JsonOption = False,
+    json_out: JsonOutOption = None,
+) -> None:
+    """List unexpanded tokens and rare or proper words to check before a long render."""
+    from verified_tts.options import ProductionOptions
+    from verified_tts.text.production import load_input
+    from verified_tts.text.words import list_words
+
+    report = Report(as_json, json_out)
+    with report.errors():
         loaded = load_input(book, ProductionOptions(lexicon=str(lexicon) if lexicon else None))
-        report = list_words(loaded.book, lexicon=loaded.lexicon, top=top)
+        words = list_words(loaded.book, lexicon=loaded.lexicon, top=top)
+
+    def human() -> None:
         for title, rows, extra in (
-            ("left unexpanded by the normaliser", report.unexpanded, "why"),
-            ("rare and proper words (Zipf < 3)", report.rare, "zipf"),
+            ("left unexpanded by the normaliser", words.unexpanded, "why"),
+            ("rare and proper words (Zipf < 3)", words.rare, "zipf"),
         ):
             table = Table(title=title)
             for column in ("word", "count", extra, "lexicon", "first example"):
@@ -102,38 +108,41 @@ def register_production_commands(app: typer.Typer, console: Console) -> None:
                     escape(row.example[:90]),
                 )
             console.print(table)
-        if json_out:
-            json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
 
-    @app.command("chapters")
-    def chapters_command(
-        book: Annotated[Path, typer.Argument(help="Markdown or EPUB book.", show_default=False)],
-        toc_depth: Annotated[
-            int | None,
-            typer.Option(
-                "--toc-depth",
-                help="EPUB: cut chapters at this depth of the table of contents (1 = top; "
-                "default: the level that splits the book into chapter-sized parts).",
-            ),
-        ] = None,
-        keep_extras: Annotated[
-            bool,
-            typer.Option("--keep-extras/--skip-extras", help="EPUB: read front matter and notes."),
-        ] = False,
-        skipped: Annotated[
-            bool, typer.Option("--skipped", help="Also list what the EPUB reader left out.")
-        ] = False,
-        json_out: Annotated[
-            Path | None, typer.Option("--json", help="Also write the chapters as JSON here.")
-        ] = None,
-    ) -> None:
-        """List the chapters a render would make (number, title, words) to choose --chapters."""
-        from verified_tts.options import ProductionOptions
-        from verified_tts.text.production import list_chapters, load_input
+    report.emit(words.as_dict(), human)
 
-        options = ProductionOptions(toc_depth=toc_depth, keep_extras=keep_extras)
-        loaded = load_input(book, options)
+
+@app.command("chapters", cls=JsonFileCompat)
+def chapters_command(
+    book: Annotated[Path, typer.Argument(help="Markdown or EPUB book.", show_default=False)],
+    toc_depth: Annotated[
+        int | None,
+        typer.Option(
+            "--toc-depth",
+            help="EPUB: cut chapters at this depth of the table of contents (1 = top; "
+            "default: the level that splits the book into chapter-sized parts).",
+        ),
+    ] = None,
+    keep_extras: Annotated[
+        bool,
+        typer.Option("--keep-extras/--skip-extras", help="EPUB: read front matter and notes."),
+    ] = False,
+    skipped: Annotated[
+        bool, typer.Option("--skipped", help="Also list what the EPUB reader left out.")
+    ] = False,
+    as_json: JsonOption = False,
+    json_out: JsonOutOption = None,
+) -> None:
+    """List the chapters a render would make (number, title, words) to choose --chapters."""
+    from verified_tts.options import ProductionOptions
+    from verified_tts.text.production import list_chapters, load_input
+
+    report = Report(as_json, json_out)
+    with report.errors():
+        loaded = load_input(book, ProductionOptions(toc_depth=toc_depth, keep_extras=keep_extras))
         rows = list_chapters(loaded)
+
+    def human() -> None:
         depth = ""
         if loaded.toc_depths:
             how = "chosen" if toc_depth is None else "asked"
@@ -155,16 +164,16 @@ def register_production_commands(app: typer.Typer, console: Console) -> None:
         elif loaded.skipped:
             console.print(f"{len(loaded.skipped)} lines of left-out matter: see --skipped")
         for warning in loaded.warnings:
-            console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
-        if json_out:
-            data = {
-                "book": str(book),
-                "toc_depth": loaded.toc_depth,
-                "toc_depths": list(loaded.toc_depths),
-                "chapters": [row.as_dict() for row in rows],
-                "skipped": list(loaded.skipped),
-                "warnings": list(loaded.warnings),
-            }
-            json_out.write_text(
-                json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-            )
+            warn(warning)
+
+    report.emit(
+        {
+            "book": str(book),
+            "toc_depth": loaded.toc_depth,
+            "toc_depths": list(loaded.toc_depths),
+            "chapters": [row.as_dict() for row in rows],
+            "skipped": list(loaded.skipped),
+            "warnings": list(loaded.warnings),
+        },
+        human,
+    )

@@ -9,66 +9,60 @@ voices folder, with language, gender, sample rate and where each comes from.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-__all__ = ["register_voice_commands"]
+from verified_tts.cli.options import ConfigOption, SeedOption, config_table
+from verified_tts.cli.report import JsonFileCompat, JsonOption, JsonOutOption, Report, console
+
+__all__ = ["app"]
+
+app = typer.Typer()
 
 VoicesDirOption = Annotated[
     Path | None,
     typer.Option("--voices-dir", help="Folder of Piper voices (VOICE.onnx + VOICE.onnx.json)."),
 ]
-ConfigOption = Annotated[
-    Path | None, typer.Option("--config", help="TOML config (voices_dir, [generator.*] tables).")
-]
-
-
-def _config_table(config: Path | None) -> dict:
-    from verified_tts.config import read_config_file
-
-    return read_config_file(config) if config else {}
 
 
 def _voices_dir(voices_dir: Path | None, table: dict) -> str | None:
     return str(voices_dir) if voices_dir else table.get("voices_dir")
 
 
-def register_voice_commands(app: typer.Typer, console: Console) -> None:
-    """Add ``voices`` and ``say`` to the CLI app."""
+@app.command("voices", cls=JsonFileCompat)
+def voices_command(
+    voices_dir: VoicesDirOption = None,
+    language: Annotated[
+        str | None,
+        typer.Option("--language", help="Only voices of this language (en, de, en-gb, all)."),
+    ] = None,
+    everything: Annotated[
+        bool, typer.Option("--all", help="Also voices that are not on this machine yet.")
+    ] = False,
+    as_json: JsonOption = False,
+    json_out: JsonOutOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """List the voices that can speak here, and how to hear each."""
+    from verified_tts.voices import SAMPLE_TEXT, catalogue, espeak_variant_hint
 
-    @app.command("voices")
-    def voices_command(
-        voices_dir: VoicesDirOption = None,
-        language: Annotated[
-            str | None,
-            typer.Option("--language", help="Only voices of this language (en, de, en-gb, all)."),
-        ] = None,
-        everything: Annotated[
-            bool, typer.Option("--all", help="Also voices that are not on this machine yet.")
-        ] = False,
-        json_out: Annotated[
-            Path | None, typer.Option("--json", help="Also write the catalogue as JSON here.")
-        ] = None,
-        config: ConfigOption = None,
-    ) -> None:
-        """List the voices that can speak here, and how to hear each."""
-        from verified_tts.voices import SAMPLE_TEXT, catalogue, espeak_variant_hint
+    report = Report(as_json, json_out)
+    with report.errors():
+        voices = catalogue(_voices_dir(voices_dir, config_table(config)), everything=everything)
+    wanted = (language or "en").lower()
+    shown = [
+        v
+        for v in voices
+        if wanted == "all"
+        or (v.language or "").lower().startswith(wanted)
+        or (language is None and v.generator != "espeak")
+    ]
 
-        voices = catalogue(_voices_dir(voices_dir, _config_table(config)), everything=everything)
-        wanted = (language or "en").lower()
-        shown = [
-            v
-            for v in voices
-            if wanted == "all"
-            or (v.language or "").lower().startswith(wanted)
-            or (language is None and v.generator != "espeak")
-        ]
+    def human() -> None:
         table = Table(title="voices")
         for column in ("name", "language", "gender", "Hz", "from", "notes"):
             table.add_column(column, justify="right" if column == "Hz" else "left")
@@ -88,35 +82,35 @@ def register_voice_commands(app: typer.Typer, console: Console) -> None:
         if hidden:
             console.print(f"{hidden} more (other languages): --language all lists them")
         console.print(f'hear one: verified-tts say "{SAMPLE_TEXT}" --voice NAME --out sample.wav')
-        if json_out:
-            data = {"voices": [v.as_dict() for v in shown]}
-            json_out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
-    @app.command("say")
-    def say_command(
-        text: Annotated[str, typer.Argument(help="The words to say.", show_default=False)],
-        voice: Annotated[
-            str | None,
-            typer.Option("--voice", help="A voice from `verified-tts voices` (default: piper)."),
-        ] = None,
-        out: Annotated[Path, typer.Option("--out", "-o", help="WAV or FLAC file.")] = Path(
-            "sample.wav"
-        ),
-        seed: Annotated[int, typer.Option("--seed", help="The candidate's seed.")] = 0,
-        voices_dir: VoicesDirOption = None,
-        config: ConfigOption = None,
-    ) -> None:
-        """Say one line in one voice (a sample to choose voices by; nothing is verified)."""
-        from verified_tts.workflows.say import say
+    report.emit({"voices": [v.as_dict() for v in shown]}, human)
 
-        table = _config_table(config)
-        generators = table.get("generator", {})
-        options = {k: v for k, v in generators.items() if isinstance(v, dict)}
-        clip = say(
-            text, out, voice=voice, seed=seed, voices_dir=_voices_dir(voices_dir, table),
-            options=options,
-        )  # fmt: skip
-        console.print(
-            f"{escape(str(clip.path))}: {clip.duration_s:.2f} s at {clip.sample_rate} Hz, "
-            f"{escape(clip.voice)}"
-        )
+
+@app.command("say")
+def say_command(
+    text: Annotated[str, typer.Argument(help="The words to say.", show_default=False)],
+    voice: Annotated[
+        str | None,
+        typer.Option("--voice", help="A voice from `verified-tts voices` (default: piper)."),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="WAV or FLAC file.")] = Path(
+        "sample.wav"
+    ),
+    seed: SeedOption = None,
+    voices_dir: VoicesDirOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Say one line in one voice (a sample to choose voices by; nothing is verified)."""
+    from verified_tts.workflows.say import say
+
+    table = config_table(config)
+    generators = table.get("generator", {})
+    options = {k: v for k, v in generators.items() if isinstance(v, dict)}
+    clip = say(
+        text, out, voice=voice, seed=seed or 0, voices_dir=_voices_dir(voices_dir, table),
+        options=options,
+    )  # fmt: skip
+    console.print(
+        f"{escape(str(clip.path))}: {clip.duration_s:.2f} s at {clip.sample_rate} Hz, "
+        f"{escape(clip.voice)}"
+    )

@@ -6,7 +6,8 @@ role; :meth:`Pool.start` sends one call per chunk with at most ``[ray] max_in_fl
 per actor (backpressure: the driver waits for results before sending more), notes a restarted actor
 by its new process id (and a moved one by its new node: its node was lost), and retries a call
 whose actor died, up to ``max_task_retries`` times. The proxies the pipeline talks to are in
-:mod:`verified_tts.cluster.ray_backend`. Nothing here imports Ray at import time.
+:mod:`verified_tts.cluster.ray_backend` (the generator) and
+:mod:`verified_tts.cluster.ray_verifiers` (the verifiers). Nothing here imports Ray at import time.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 from verified_tts.errors import UserError
 from verified_tts.generators import Candidate, GeneratorConfig, SynthesisRequest
 from verified_tts.options import RayOptions
-from verifiers import Clip, HasOptions, LabelChecker, Score, SpeakerEmbedder
+from verifiers import Clip, HasOptions, LabelChecker, Score, ShortClipJudge, SpeakerEmbedder
 
 __all__ = [
     "Batch",
@@ -127,6 +128,7 @@ class VerifierActor:
             "active": v is not None,
             "identity": dict(v.identity()) if v is not None else None,
             "embeds": isinstance(v, SpeakerEmbedder),
+            "judges_short": isinstance(v, ShortClipJudge),
             "checks_labels": isinstance(v, LabelChecker),
             "options": v.options if isinstance(v, HasOptions) else None,
             "where": whereabouts(),
@@ -145,6 +147,12 @@ class VerifierActor:
 
     def embed(self, refs: Sequence[Any]) -> tuple[tuple[int, str], np.ndarray]:
         return whereabouts(), np.asarray(self.verifier.embed(self._clips(refs)))
+
+    def embed_with_speech(
+        self, refs: Sequence[Any]
+    ) -> tuple[tuple[int, str], tuple[np.ndarray, list[float]]]:
+        embeddings, speech = self.verifier.embed_with_speech(self._clips(refs))
+        return whereabouts(), (np.asarray(embeddings), list(speech))
 
     def resolve_label(self, label: str) -> tuple[tuple[int, str], list[int]]:
         return whereabouts(), self.verifier.resolve_label(label)

@@ -1,69 +1,68 @@
 """The Ray execution backend: the same :class:`~verified_tts.pipeline.Synthesizer`, with its
-generator and verifiers running in Ray actors.
-
-Ray is a backend, not a second program: :func:`load_ray_synthesizer` returns an ordinary
-``Synthesizer`` whose generator is a :class:`RayGenerator` (one actor per replica, each holding the
-engine that ``verified_tts.generators.load_generator`` builds inside it) and whose verifiers are
+generator and verifiers running in Ray actors. Ray is a backend, not a second program:
+:func:`load_ray_synthesizer` returns an ordinary ``Synthesizer`` whose generator is a
+:class:`RayGenerator` (one actor per replica, each holding the engine that
+``verified_tts.generators.load_generator`` builds inside it) and whose verifiers are
 :class:`RayVerifier` proxies (a pool of actors per verifier, each built with
 ``verified_tts.verification.load_verifiers``). The driver keeps the store, the rounds, the
-selection and the speaker-centroid schedule, so the same seeds give the same winners locally and
-on Ray, and an interrupted run resumes from the store like a local one. A batch is split over the
+selection and the speaker-centroid schedule, so the same seeds give the same winners locally and on
+Ray, and an interrupted run resumes from the store like a local one. A batch is split over the
 actors of its pool (:mod:`verified_tts.cluster.ray_actors`) with at most ``[ray] max_in_flight``
 calls queued per actor (backpressure: the driver waits for results before sending more); the
 pipeline's ``window`` bounds the utterances in flight. Actors are created with
 ``max_restarts``/``max_task_retries``, so a killed actor comes back and Ray re-runs the calls it
-lost; the proxies notice the new process, retry calls that still failed, and log both. A proxy
-implements the optional capabilities its verifier declares (:mod:`verifiers.base`: embedding
-clips and reference files, checking target labels, its options), so the pipeline finds the same
-capabilities on Ray as locally. On a cluster of several nodes each pool is spread over the
-nodes (``[ray] spread``), every actor reports the node it runs on, and an actor whose node was
-lost is recreated by Ray on another node (logged as a move; ``manifest.json``'s
-``stats.backend`` lists where every actor ran). Before any actor is created, the requests are
-checked against the nodes (:mod:`verified_tts.cluster.placement`), so a request no node can hold
-is one error line, not a job pending forever. Nothing here imports Ray until :func:`connect` is
-called.
+lost; the proxies notice the new process, retry calls that still failed, and log both. A verifier
+proxy (:mod:`verified_tts.cluster.ray_verifiers`) implements the optional capabilities its verifier
+declares (:mod:`verifiers.base`: embedding clips and reference files, judging short clips against
+short takes, checking target labels, its options), so the pipeline finds the same capabilities on
+Ray as locally. On a cluster of several nodes each pool is spread over the nodes (``[ray]
+spread``), every actor reports the node it runs on, and an actor whose node was lost is recreated
+by Ray on another node (logged as a move; ``manifest.json``'s ``stats.backend`` lists where every
+actor ran). Before any actor is created, the requests are checked against the nodes
+(:mod:`verified_tts.cluster.placement`), so a request no node can hold is one error line, not a job
+pending forever. Nothing here imports Ray until :func:`connect` is called.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any
-
-import numpy as np
 
 from verified_tts.cluster.placement import actor_requests, check_fits
 from verified_tts.cluster.placement import placement as pool_placement
 from verified_tts.cluster.ray_actors import (
-    Batch,
     GeneratorActor,
     Pool,
     RayBackendError,
-    VerifierActor,
     actor_options,
     get_or_raise,
     split_chunks,
 )
+from verified_tts.cluster.ray_verifiers import (
+    RayLabelVerifier,
+    RayShortClipJudge,
+    RaySpeakerVerifier,
+    RayVerifier,
+    load_ray_verifiers,
+)
 from verified_tts.cluster.state import import_ray, prefer_loopback, resolve_address
 from verified_tts.errors import UserError
 from verified_tts.generators import Candidate, SynthesisRequest
-from verified_tts.options import GeneratorConfig, RayOptions, RenderConfig, VerifiersConfig
+from verified_tts.options import GeneratorConfig, RayOptions, RenderConfig
 from verified_tts.pipeline import Synthesizer
-from verified_tts.verification import LoadedVerifiers, verifier_settings
-from verifiers import DEFAULT_VERIFIERS, Clip, Score
+from verified_tts.verification import LoadedVerifiers
 
 __all__ = [
     "NAMESPACE",
     "RayBackendError",
     "RayGenerator",
     "RayLabelVerifier",
+    "RayShortClipJudge",
     "RaySpeakerVerifier",
     "RayVerifier",
     "actor_requests",
@@ -203,195 +202,6 @@ class RayGenerator:
 
     def close(self) -> None:
         self._pool.kill()
-
-
-class _ScoringBroker:
-    """Sends one batch of clips to every verifier pool at once.
-
-    The pipeline calls ``score(clips)`` on each verifier in turn with the same list; the first
-    call uploads every clip once and starts all pools, so verifiers run in parallel and each later
-    call only collects its own results. Verifiers never read each other's scores, so this changes
-    timing, not results.
-    """
-
-    def __init__(self, ray: ModuleType) -> None:
-        self.ray = ray
-        self.pools: dict[str, Pool] = {}
-        self._clips: Sequence[Clip] | None = None  # kept alive so the identity key stays valid
-        self._key: tuple[int, ...] | None = None
-        self._pending: dict[str, Batch] = {}
-
-    def refs(self, clips: Sequence[Clip]) -> list[Any]:
-        return [self.ray.put(clip) for clip in clips]
-
-    def score(self, name: str, clips: Sequence[Clip]) -> list[Score]:
-        key = tuple(id(clip) for clip in clips)
-        if key != self._key or name not in self._pending:
-            refs = self.refs(clips)
-            self._clips, self._key = clips, key
-            self._pending = {
-                n: pool.start("score", [(c,) for c in self._chunks(pool, refs)])
-                for n, pool in self.pools.items()
-            }
-        scores: list[Score] = []
-        for part in self._pending.pop(name).result():
-            scores.extend(part)
-        if not self._pending:
-            self._clips, self._key = None, None
-        return scores
-
-    @staticmethod
-    def _chunks(pool: Pool, refs: list[Any]) -> list[list[Any]]:
-        return split_chunks(refs, len(pool.actors), pool.options.chunk)
-
-
-class RayVerifier:
-    """The :class:`~verifiers.Verifier` protocol over a pool of actors of one verifier, with the
-    options the actors' verifier was built with (:class:`~verifiers.HasOptions`). Only verifiers
-    that have something to run get a pool, so a proxy is never unavailable."""
-
-    unavailable_reason: str | None = None
-
-    def __init__(
-        self,
-        name: str,
-        pool: Pool,
-        broker: _ScoringBroker,
-        identity: Mapping[str, Any],
-        options: Any = None,
-    ) -> None:
-        self.name = name
-        self._pool = pool
-        self._broker = broker
-        self._identity = dict(identity)
-        self.options = options
-
-    def identity(self) -> Mapping[str, Any]:
-        return self._identity
-
-    def score(self, clips: Sequence[Clip]) -> list[Score]:
-        return self._broker.score(self.name, clips) if clips else []
-
-    @property
-    def restarts(self) -> int:
-        return self._pool.restarts
-
-    def placement(self) -> dict[str, Any]:
-        return self._pool.placement()
-
-    def close(self) -> None:
-        self._pool.kill()
-
-
-class RaySpeakerVerifier(RayVerifier):
-    """A speaker verifier also embeds clips (the bootstrap reference) and reference files
-    (:class:`~verifiers.SpeakerEmbedder`)."""
-
-    def embed(self, clips: Sequence[Clip]) -> np.ndarray:
-        if not clips:
-            return np.zeros((0, 0), dtype=np.float32)
-        refs = self._broker.refs(clips)
-        parts = self._pool.run(
-            "embed",
-            [(c,) for c in split_chunks(refs, len(self._pool.actors), self._pool.options.chunk)],
-        )
-        return np.concatenate([np.asarray(p) for p in parts], axis=0)
-
-    def embed_file(self, path: str | os.PathLike[str]) -> np.ndarray:
-        # the file is on the driver's disk, which an actor on another node cannot read
-        local = Path(path)
-        payload: str | bytes = local.read_bytes() if local.is_file() else os.fspath(path)
-        (embedding,) = self._pool.run("embed_file", [(payload, local.suffix or ".wav")])
-        return np.asarray(embedding)
-
-
-class RayLabelVerifier(RayVerifier):
-    """A verifier whose targets are its model's labels (the emotion verifier) checks them on an
-    actor (:class:`~verifiers.LabelChecker`): an unknown label is the same one-line error as
-    locally, before any work."""
-
-    def resolve_label(self, label: str) -> list[int]:
-        (found,) = self._pool.run("resolve_label", [(label,)])
-        return list(found)
-
-
-class _RaySpeakerLabelVerifier(RaySpeakerVerifier, RayLabelVerifier):
-    """Both capabilities."""
-
-
-def _proxy_class(described: Mapping[str, Any]) -> type[RayVerifier]:
-    """The proxy that implements what the actors' verifier declares."""
-    return {
-        (False, False): RayVerifier,
-        (True, False): RaySpeakerVerifier,
-        (False, True): RayLabelVerifier,
-        (True, True): _RaySpeakerLabelVerifier,
-    }[(bool(described["embeds"]), bool(described["checks_labels"]))]
-
-
-@dataclass(frozen=True)
-class _Planned:
-    name: str
-    options: Any  # the verifier's options object
-    size: int
-
-
-def load_ray_verifiers(
-    tables: VerifiersConfig | Mapping[str, Any],
-    options: RayOptions,
-    order: Sequence[str] = DEFAULT_VERIFIERS,
-) -> LoadedVerifiers:
-    """Start a pool per verifier; the result has the same ``status`` a local load would have."""
-    import ray
-
-    remote = ray.remote(VerifierActor).options(
-        **actor_options(options.verifier_num_cpus, options.verifier_num_gpus, options)
-    )
-    settings = verifier_settings(tables)
-    plans = [
-        _Planned(name, settings.get(name), int(options.pools.get(name, options.pool_size)))
-        for name in order
-    ]
-    # one probe actor per verifier first (all load in parallel): a verifier that is off or has
-    # no model must not hold a pool
-    probes = [remote.remote(plan.name, {plan.name: plan.options}) for plan in plans]
-    described = get_or_raise(ray, [p.describe.remote() for p in probes])
-    broker = _ScoringBroker(ray)
-    active: list[RayVerifier] = []
-    status: dict[str, Mapping[str, Any]] = {}
-    extra: dict[str, list[Any]] = {}
-    for plan, probe, info in zip(plans, probes, described, strict=True):
-        status[plan.name] = info["status"]
-        if not info["active"]:
-            ray.kill(probe, no_restart=True)
-            continue
-        extra[plan.name] = [
-            remote.remote(plan.name, {plan.name: plan.options}) for _ in range(plan.size - 1)
-        ]
-    more = {
-        n: get_or_raise(ray, [a.describe.remote() for a in actors]) for n, actors in extra.items()
-    }
-    for plan, probe, info in zip(plans, probes, described, strict=True):
-        if not info["active"]:
-            continue
-        actors = [probe, *extra[plan.name]]
-        pool = Pool(ray, f"verifier {plan.name}", actors, options)
-        places = [d["where"] for d in [info, *more[plan.name]]]
-        for index, place in enumerate(places):
-            pool.note_place(index, place)
-        broker.pools[plan.name] = pool
-        proxy = _proxy_class(info)
-        active.append(proxy(plan.name, pool, broker, info["identity"], info["options"]))
-        log.info(
-            "verifier %s: pool of %d, %s CPU / %s %s each, on node(s) %s",
-            plan.name,
-            len(actors),
-            options.verifier_num_cpus,
-            options.verifier_num_gpus,
-            options.accelerator,
-            ", ".join(sorted({place[1][:12] for place in places})),
-        )
-    return LoadedVerifiers(tuple(active), status)
 
 
 def placement(generator: RayGenerator, verifiers: LoadedVerifiers) -> dict[str, Any]:

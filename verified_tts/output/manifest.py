@@ -9,32 +9,26 @@ hand. Keys a record does not know are kept in its ``extra`` and written back aft
 so reading and rewriting a manifest from a newer version loses nothing. The manifest's candidate
 keys (``scores``, ``failed_gates``) differ from the store's decision records (``metrics``,
 ``failed``, see :mod:`verified_tts.results`): the manifest is the published format, the store an
-internal one, and both stay as they are. :func:`build_manifest` makes the record of a finished run.
-What a producer decided in ``verified-tts review`` is added as ``review`` (per utterance, and a
-summary at the top); a manifest without a review has neither key.
+internal one, and both stay as they are. The record of a finished run is made by
+:mod:`verified_tts.output.run_manifest`. What a producer decided in ``verified-tts review`` is
+added as ``review`` (per utterance, and a summary at the top); a manifest without a review has
+neither key.
 """
 
 from __future__ import annotations
 
 import json
-import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from verified_tts.atomic import write_json_atomic
 from verified_tts.errors import UserError
-from verified_tts.options import SelectionPolicy, to_table
-from verified_tts.selection import round_targets
 from verified_tts.store import STORE_DIR
 
 if TYPE_CHECKING:
-    from verified_tts.options import RenderConfig
-    from verified_tts.output.assembly import AssembledFile
-    from verified_tts.pipeline import Synthesizer
     from verified_tts.results import CandidateResult, UtteranceResult
-    from verified_tts.text.production import LoadedBook
 
 __all__ = [
     "MANIFEST_FILE",
@@ -47,11 +41,7 @@ __all__ = [
     "UtteranceRecord",
     "as_candidate",
     "as_manifest",
-    "build_manifest",
-    "gate_bounds",
-    "production_record",
     "read_manifest",
-    "summarise",
     "output_folders",
     "write_manifest",
 ]
@@ -482,181 +472,3 @@ def write_manifest(out_dir: str | Path, manifest: Manifest) -> Path:
 
 # ------------------------------------------------------------------------------------------------
 # building the manifest of a finished run
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return round(statistics.fmean(values), 4) if values else None
-
-
-def summarise(results: Sequence[UtteranceResult]) -> dict[str, Any]:
-    """Quality figures of a run: flagged count, gate pass share, winner vs candidate-0 WER."""
-    flagged = sum(r.flagged for r in results)
-    winners = [
-        r.winner_candidate.metrics["wer"] for r in results if "wer" in r.winner_candidate.metrics
-    ]
-    firsts = [r.candidates[0].metrics["wer"] for r in results if "wer" in r.candidates[0].metrics]
-    return {
-        "utterances": len(results),
-        "flagged": flagged,
-        "passed_share": round(1 - flagged / len(results), 4) if results else 0.0,
-        "mean_wer_winners": _mean(winners),
-        "mean_wer_candidate0": _mean(firsts),
-        "mean_candidates_per_utterance": _mean([len(r.candidates) for r in results]),
-    }
-
-
-def production_record(config: RenderConfig, loaded: LoadedBook | None) -> dict[str, Any]:
-    """What was read (chapter selection, skipped parts, lexicon) and asked to be delivered."""
-    options = config.production
-    record: dict[str, Any] = {
-        "formats": list(options.formats),
-        "chapters": options.chapters,
-        "keep_extras": options.keep_extras,
-        "credits": options.credits,
-        "narrator": options.narrator,
-        "author": options.author,
-        "split_hours": options.split_hours,
-        "lexicon": options.lexicon,
-        "toc_depth": options.toc_depth,
-        "language_override": options.language_override,
-        "read_along": options.read_along,
-        "epub_audio": options.epub_audio,
-    }
-    if loaded is not None:
-        record["book_author"] = loaded.book.author
-        record["language"] = loaded.book.language
-        record["skipped"] = list(loaded.skipped)
-        # the EPUB TOC depth chapters were cut at (chosen when toc_depth is None), of its depths
-        record["toc_depth_cut"], record["toc_depths"] = loaded.toc_depth, list(loaded.toc_depths)
-        record["warnings"] = list(loaded.warnings)
-        if loaded.lexicon is not None:  # the book's own entries carry their PLS file as source
-            record["lexicon_entries"] = [e.as_dict() for e in loaded.lexicon.entries]
-    return record
-
-
-def build_manifest(
-    *,
-    synthesizer: Synthesizer,
-    source: str,
-    book_title: str | None,
-    results: Sequence[UtteranceResult],
-    files: Sequence[AssembledFile],
-    n: int,
-    wall_seconds: float,
-    loaded: LoadedBook | None = None,
-    delivery: Mapping[str, Any] | None = None,
-) -> Manifest:
-    """The manifest of a run that produced ``results`` and assembled ``files``."""
-    config = synthesizer.config
-    stats = synthesizer.stats.as_dict()
-    spoken, voices = _voices(synthesizer, results)
-    # each line's reasons say what its own voice's gates expected
-    bounds = {
-        voice: gate_bounds(synthesizer.policy_of(voice).gates)
-        for voice in dict.fromkeys(r.utterance.voice for r in results)
-    }
-    return Manifest(
-        input=source,
-        title=book_title,
-        generator=synthesizer.generator.name,
-        model=synthesizer.generator.model,
-        sample_rate=synthesizer.generator.sample_rate,
-        n=n,
-        adaptive=config.selection.adaptive,
-        seed=config.seed,
-        voice=config.generator.voice,
-        voice_ref=config.generator.voice_ref,
-        keep=config.keep,
-        verifiers=synthesizer.verifiers.status,
-        selection={
-            "gates": [
-                {k: v for k, v in vars(g).items() if v is not None} for g in config.selection.gates
-            ],
-            "weights": dict(config.selection.weights),
-            "rounds": list(round_targets(n, config.selection)),
-            **(
-                {
-                    "stop": config.selection.stop,
-                    **{
-                        name: getattr(config.selection, name)
-                        for name in ("stop_gain", "prior_spread", "prior_weight")
-                    },
-                }
-                if config.selection.adaptive
-                else {}
-            ),
-        },
-        stats={**stats, **summarise(results), "wall_seconds": round(wall_seconds, 3)},
-        production=production_record(config, loaded),
-        delivery=dict(delivery or {}),
-        chapters=tuple(
-            ChapterRecord(f.index, f.title, f.wav, f.flac, f.duration_s)
-            for f in files
-            if f.index is not None
-        ),
-        book=next(BookRecord(f.wav, f.flac, f.duration_s) for f in files if f.index is None),
-        voices=voices,
-        utterances=tuple(
-            replace(
-                UtteranceRecord.from_result(r, bounds[r.utterance.voice]),
-                spoken_by=spoken[r.utterance.voice],
-            )
-            for r in results
-        ),
-        config=to_table(config),
-    )
-
-
-def _voices(
-    synthesizer: Synthesizer, results: Sequence[UtteranceResult]
-) -> tuple[dict[str | None, str], dict[str, dict[str, Any]]]:
-    """Each line's voice setting -> the catalogue name of the voice that spoke it, and per voice
-    its generator, sample rate, lines, flagged lines and the reference its speaker scores used."""
-    from verified_tts.generators.voice_set import speaking_generator, voice_name
-
-    config, generator = synthesizer.config, synthesizer.generator
-    spoken: dict[str | None, str] = {}
-    voices: dict[str, dict[str, Any]] = {}
-    for result in results:
-        setting = result.utterance.voice
-        if setting not in spoken:
-            speaking = speaking_generator(generator, setting)
-            name = voice_name(generator, setting, config.voices_dir)
-            spoken[setting] = name
-            user_reference = config.generator.voice_ref and setting == config.generator.voice
-            voices.setdefault(
-                name,
-                {
-                    "generator": speaking.name,
-                    "sample_rate": speaking.sample_rate,
-                    "lines": 0,
-                    "flagged": 0,
-                    "reference": (
-                        config.generator.voice_ref if user_reference else "its own winners"
-                    ),
-                    **(
-                        {"selection": _policy_record(config.voice_selection[name])}
-                        if name in config.voice_selection
-                        else {}
-                    ),
-                },
-            )
-        voices[spoken[setting]]["lines"] += 1
-        voices[spoken[setting]]["flagged"] += int(result.flagged)
-    return spoken, voices
-
-
-def _policy_record(policy: SelectionPolicy) -> dict[str, Any]:
-    """A voice's own gates and weights, as the manifest's ``selection`` writes the book's."""
-    return {
-        "gates": [{k: v for k, v in vars(g).items() if v is not None} for g in policy.gates],
-        "weights": dict(policy.weights),
-    }
-
-
-def gate_bounds(gates: Iterable[Any]) -> dict[str, dict[str, float]]:
-    """Metric -> the gate's min and/or max, for reasons that say what was expected."""
-    return {
-        g.metric: {k: v for k, v in (("min", g.min), ("max", g.max)) if v is not None}
-        for g in gates
-    }

@@ -145,12 +145,12 @@ class Reviewer:
         entry = make_entry(" ".join(str(word).split()), value, where="the new lexicon entry")
         lexicon = Lexicon((entry,))
         lines = []
-        for state in {s.line: s for s in self.session.review.lines}.values():
-            spoken, _, used = lexicon.apply(state.record.spoken or state.record.text)
-            if used and (spoken != state.record.spoken or entry.phonemes):
-                lines.append(state)
-        return {"entry": entry.as_dict(), "lines": [s.line for s in lines],
-                "texts": [s.record.text for s in lines[:20]]}  # fmt: skip
+        for line, text, said in self.session.lines_saying():
+            spoken, _, used = lexicon.apply(said or text)
+            if used and (spoken != said or entry.phonemes):
+                lines.append((line, text))
+        return {"entry": entry.as_dict(), "lines": [line for line, _ in lines],
+                "texts": [text for _, text in lines[:20]]}  # fmt: skip
 
     def lexicon(self, word: str, say: str | None = None, phonemes: str | None = None) -> Entry:
         found = self.lexicon_lines(word, say, phonemes)
@@ -167,7 +167,7 @@ class Reviewer:
         return self.worker.submit("deliver", "deliver", self._run_deliver)
 
     def _can_render(self) -> None:
-        if self.session.manifest.keep == "winners":
+        if self.session.head.keep == "winners":
             raise UserError(
                 "this render kept only its winners (--keep winners): more takes and edits need "
                 "the store of a render with --keep all"

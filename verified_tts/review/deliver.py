@@ -43,6 +43,7 @@ from verified_tts.output.manifest import (
 from verified_tts.output.report import write_render_report
 from verified_tts.output.timings import READALONG_DIR
 from verified_tts.review.decisions import REVIEW_DIR
+from verified_tts.review.index import write_index
 from verified_tts.text.book import Book, Segment
 from verified_tts.text.production import load_input
 from verified_tts.workflows.render import book_tags, read_along_input
@@ -268,6 +269,7 @@ def deliver_review(
         review=summary if summary is not None else manifest.review,
     )
     write_manifest(out, updated)
+    write_index(out, updated)  # the review opens a long book from it
     write_render_report(out, updated)
     held.write(out)
     remove_interrupted_writes(output_folders(out), older_than=run_began)

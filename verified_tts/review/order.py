@@ -23,7 +23,7 @@ from verified_tts.output.manifest import UtteranceRecord
 from verified_tts.review.explain import doubtful_word, gate_scale, line_reasons, mark
 from verified_tts.review.state import LineState
 
-__all__ = ["FILTERS", "Ranked", "Ranking", "doubt"]
+__all__ = ["FILTERS", "Listed", "Ranked", "Ranking", "doubt", "order_of", "rows_of"]
 
 FILTERS = ("all", "flagged", "unreviewed", "reviewed", "changed")
 
@@ -67,6 +67,48 @@ def doubt(
     heard = _heard(winner.detail.get("transcript"))
     differ = sum((not c.passed) or _heard(c.detail.get("transcript")) != heard for c in others)
     return near + unlikely + differ / len(others)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One line as the list shows, filters and sorts it: the figures of the take the book holds
+    (``text``, ``spoken`` and ``flagged`` are the verifiers' record's, as the filters read them)."""
+
+    line: str
+    chapter: int
+    text: str
+    spoken: str | None
+    flagged: bool
+    doubt: float
+    reason: str | None
+    marked: tuple[int, int] | None
+    winner: int
+    candidates: int
+    decision: str | None = None
+    changed: bool = False
+    pending: bool = False
+    stale: bool = False
+
+    @property
+    def reviewed(self) -> bool:
+        return self.decision is not None
+
+    def row(self, position: int) -> dict[str, Any]:
+        return {
+            "pos": position,
+            "chapter": self.chapter,
+            "text": self.text,
+            "flagged": self.flagged,
+            "decision": self.decision,
+            "changed": self.changed,
+            "pending": self.pending,
+            "stale": self.stale,
+            "doubt": self.doubt,
+            "reason": self.reason,
+            "marked": list(self.marked) if self.marked else None,
+            "winner": self.winner,
+            "candidates": self.candidates,
+        }
 
 
 @dataclass(frozen=True)
@@ -115,65 +157,78 @@ class Ranking:
             self._cache[key] = found
         return found
 
+    def listed(self, state: LineState) -> Listed:
+        """What the list needs of one line (the review index keeps this for untouched lines)."""
+        record = state.effective()
+        figures = self.ranked(record)
+        return Listed(
+            line=state.line,
+            chapter=record.chapter,
+            text=state.record.text,
+            spoken=state.record.spoken,
+            flagged=state.record.flagged,
+            doubt=self.doubt(record if state.choice else state.record),
+            reason=figures.reason,
+            marked=figures.marked,
+            winner=record.winner,
+            candidates=len(record.candidates),
+            decision="chosen" if state.choice else "approved" if state.approval else None,
+            changed=bool(state.changes),
+            pending=bool(state.pending),
+            stale=bool(state.stale),
+        )
+
     def order(self, lines: Sequence[LineState]) -> list[int]:
         """Positions in the order a producer hears them: flagged, most doubtful, book order."""
-        doubts = [
-            self.doubt(state.effective() if state.choice else state.record) for state in lines
-        ]
-        return sorted(
-            range(len(lines)), key=lambda p: (not lines[p].record.flagged, -doubts[p], p)
-        )
+        return order_of([self.listed(state) for state in lines])
 
     def rows(
         self,
         lines: Sequence[LineState],
         order: Sequence[int],
-        *,
-        show: str = "all",
-        chapter: int | None = None,
-        query: str = "",
-        offset: int = 0,
-        limit: int = 100,
+        **query: Any,
     ) -> tuple[int, list[dict[str, Any]]]:
         """(how many match, the rows ``offset`` .. ``offset + limit`` of them)."""
-        needle = query.strip().lower()
-        keep = {
-            "all": lambda s: True,
-            "flagged": lambda s: s.record.flagged,
-            "unreviewed": lambda s: not s.reviewed,
-            "reviewed": lambda s: s.reviewed,
-            "changed": lambda s: bool(s.changes or s.pending),
-        }[show if show in FILTERS else "all"]
-        matching = [
-            p
-            for p in order
-            if keep(lines[p])
-            and (chapter is None or lines[p].record.chapter == chapter)
-            and (
-                not needle
-                or needle in lines[p].record.text.lower()
-                or needle in (lines[p].record.spoken or "").lower()
-            )
-        ]
-        return len(matching), [
-            self.row(p, lines[p]) for p in matching[max(0, offset) : max(0, offset) + limit]
-        ]
+        return rows_of([self.listed(state) for state in lines], order, **query)
 
     def row(self, position: int, state: LineState) -> dict[str, Any]:
-        record = state.effective()
-        figures = self.ranked(record)
-        return {
-            "pos": position,
-            "chapter": record.chapter,
-            "text": record.text,
-            "flagged": record.flagged,
-            "decision": "chosen" if state.choice else "approved" if state.approval else None,
-            "changed": bool(state.changes),
-            "pending": bool(state.pending),
-            "stale": bool(state.stale),
-            "doubt": figures.doubt,
-            "reason": figures.reason,
-            "marked": list(figures.marked) if figures.marked else None,
-            "winner": record.winner,
-            "candidates": len(record.candidates),
-        }
+        return self.listed(state).row(position)
+
+
+def order_of(listed: Sequence[Listed]) -> list[int]:
+    """Positions in the order a producer hears them: flagged, most doubtful, book order."""
+    return sorted(range(len(listed)), key=lambda p: (not listed[p].flagged, -listed[p].doubt, p))
+
+
+def rows_of(
+    listed: Sequence[Listed],
+    order: Sequence[int],
+    *,
+    show: str = "all",
+    chapter: int | None = None,
+    query: str = "",
+    offset: int = 0,
+    limit: int = 100,
+) -> tuple[int, list[dict[str, Any]]]:
+    """(how many of ``order`` match the filters, the rows ``offset`` .. ``offset + limit``)."""
+    needle = query.strip().lower()
+    keep = {
+        "all": lambda s: True,
+        "flagged": lambda s: s.flagged,
+        "unreviewed": lambda s: not s.reviewed,
+        "reviewed": lambda s: s.reviewed,
+        "changed": lambda s: s.changed or s.pending,
+    }[show if show in FILTERS else "all"]
+    matching = [
+        p
+        for p in order
+        if keep(listed[p])
+        and (chapter is None or listed[p].chapter == chapter)
+        and (
+            not needle
+            or needle in listed[p].text.lower()
+            or needle in (listed[p].spoken or "").lower()
+        )
+    ]
+    start = max(0, offset)
+    return len(matching), [listed[p].row(p) for p in matching[start : start + limit]]

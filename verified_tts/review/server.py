@@ -80,7 +80,8 @@ def serve(
     with output_lock(out, "review", wait=options.wait, on_wait=waiting):
         # the lock is ours: a temporary file here is a killed writer's, never to be read
         remove_interrupted_writes([*output_folders(out), out / REVIEW_DIR], older_than=time.time())
-        reviewer = Reviewer(ReviewSession(out), by=options.reviewer)
+        indexing = lambda: say(f"indexing {out / 'manifest.json'} for the review (once) ...")  # noqa: E731
+        reviewer = Reviewer(ReviewSession(out, on_index=indexing), by=options.reviewer)
         resumed = reviewer.resume()
         sock = _bind(options.host, options.port)
         port = sock.getsockname()[1]
@@ -96,7 +97,8 @@ def serve(
         say("press Ctrl-C to stop (every decision is already saved)")
         if options.open_browser:
             webbrowser.open(url)
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False,
+                                ws="none")  # the page uses no websockets: none to import
         try:
             uvicorn.Server(config).run(sockets=[sock])
         finally:

@@ -1,21 +1,22 @@
 """One open review: the output folder's manifest, its decision log, and what the page asks of them.
 
-:class:`ReviewSession` reads ``manifest.json`` once (and a dub's ``dub.json``), opens the decision
-log, and keeps the fold of one over the other in memory with the worst-first order, so every
-page request is answered from memory: the list rows (filtered and paged), one line's detail
+:class:`ReviewSession` opens the folder's review index (:mod:`~verified_tts.review.index`, built
+first when the manifest has none or has changed since; and a dub's ``dub.json``), opens the
+decision log, and keeps the fold of one over the other in memory with the worst-first order, so
+every page request is answered from memory: the list rows (filtered and paged), one line's detail
 (its text with the doubtful word marked, the reasons, what the ASR model heard, every kept take
 with its own reason, the chapter and position, a dub cue's window and where the take sits), the
 review's progress, and the files a player may load, which are looked up from the manifest by
-number and must lie inside the output folder: no request names a path.
+number and must lie inside the output folder: no request names a path. A line's whole record
+(its takes and scores) is read from the index when the line is opened or a decision is about it;
+the whole manifest is read only for work that needs it (more takes, an edit, a delivery).
 """
 
 from __future__ import annotations
 
-import gc
 import json
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,8 @@ from verified_tts.errors import UserError
 from verified_tts.output.manifest import Manifest, UtteranceRecord, read_manifest
 from verified_tts.review.decisions import DecisionLog, Entry
 from verified_tts.review.explain import candidate_reasons, line_reasons, mark
-from verified_tts.review.order import Ranking
+from verified_tts.review.index import ReviewIndex, open_index, records_of
+from verified_tts.review.order import Listed, Ranking, order_of, rows_of
 from verified_tts.review.state import LineState, Review, first_records, fold, plain
 
 __all__ = ["ReviewSession", "describe"]
@@ -45,21 +47,6 @@ def describe(entry: Entry, text: str | None = None) -> str:
     return f"{what}{on}"
 
 
-@contextmanager
-def _no_collection() -> Iterator[None]:
-    """No garbage collection while a manifest's records are made (a 10,000-line manifest is
-    millions of objects, which the collector would scan again and again for nothing), and after
-    it those records are left out of later collections: they live as long as the review."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
-
-
 def _inside(root: Path, relative: str | None) -> Path | None:
     """``root / relative`` when it is a file inside ``root`` (links resolved), else None."""
     if not relative:
@@ -71,43 +58,64 @@ def _inside(root: Path, relative: str | None) -> Path | None:
 class ReviewSession:
     """The state of one review of ``out_dir`` (see the module docstring)."""
 
-    def __init__(self, out_dir: str | Path) -> None:
+    def __init__(
+        self, out_dir: str | Path, *, on_index: Callable[[], None] | None = None
+    ) -> None:
         self.out = Path(out_dir).resolve()
+        self._on_index = on_index  # called before the index is built (not when it is there)
         self.log = DecisionLog(self.out)
         self._lock = threading.RLock()
         self._entries: list[Entry] = []
-        with _no_collection():
-            self.load_manifest(read_manifest(self.out))
+        self._index: ReviewIndex | None = None
+        self._manifest: Manifest | None = None
+        self.load_manifest(None)
 
     # state ------------------------------------------------------------------------------------
-    def load_manifest(self, manifest: Manifest) -> None:
-        """Take ``manifest`` (read at open, or just written by a delivery) as the base."""
+    @property
+    def manifest(self) -> Manifest:
+        """The whole manifest (read on first use: the list and the lines come from the index)."""
         with self._lock:
-            self.manifest = manifest
-            self.dub_cues = self._read_dub_cues(manifest)
-            self.ranking = Ranking(manifest.selection.get("gates", ()))
-            self.titles = {c.index: c.title for c in manifest.chapters}
+            if self._manifest is None:
+                self._manifest = read_manifest(self.out)
+            return self._manifest
+
+    def load_manifest(self, manifest: Manifest | None) -> None:
+        """Take the folder's manifest as the base: at open (``None``), or ``manifest`` just
+        written by a delivery (the index of it is opened, or built when the writer made none)."""
+        with self._lock:
+            if self._index is not None:
+                self._index.close()
+            self._manifest = manifest
+            self._index = index = open_index(self.out, on_build=self._on_index)
+            self.head = index.head
+            self.records = records_of(index)
+            self.dub_cues = self._read_dub_cues(index)
+            self.ranking = Ranking(index.head.selection.get("gates", ()))
+            self.titles = {c.index: c.title for c in index.head.chapters}
             places: dict[int, int] = {}
             self.places = []
-            for record in manifest.utterances:
-                places[record.chapter] = places.get(record.chapter, 0) + 1
-                self.places.append(places[record.chapter])
+            for chapter, *_ in index.places:
+                places[chapter] = places.get(chapter, 0) + 1
+                self.places.append(places[chapter])
             self.chapter_sizes = places
+            self.positions: dict[str, list[int]] = {}
+            for position, ident in enumerate(index.ids):
+                self.positions.setdefault(ident, []).append(position)
             self._untouched: dict[str, LineState] = {}  # states of lines no decision is about
             self.refresh()
 
-    def _read_dub_cues(self, manifest: Manifest) -> list[Mapping[str, Any] | None]:
-        if not manifest.dub:
-            return [None] * len(manifest.utterances)
+    def _read_dub_cues(self, index: ReviewIndex) -> list[Mapping[str, Any] | None]:
+        if not index.head.dub:
+            return [None] * len(index)
         try:
-            cues = json.loads((self.out / manifest.dub).read_text(encoding="utf-8"))["cues"]
+            cues = json.loads((self.out / index.head.dub).read_text(encoding="utf-8"))["cues"]
         except (OSError, ValueError, KeyError):
             cues = []
         by_key = {cue.get("key"): cue for cue in cues}
-        aligned = len(cues) == len(manifest.utterances)
+        aligned = len(cues) == len(index)
         return [
-            cues[i] if aligned and cues[i].get("key") == u.key else by_key.get(u.key)
-            for i, u in enumerate(manifest.utterances)
+            cues[i] if aligned and cues[i].get("key") == key else by_key.get(key)
+            for i, key in enumerate(index.keys)
         ]
 
     def refresh(self) -> None:
@@ -115,12 +123,20 @@ class ReviewSession:
         with self._lock:
             last = self._entries[-1].seq if self._entries else 0
             self._entries.extend(self.log.entries(after=last))
-            self.review: Review = fold(self.manifest.utterances, self._entries,
-                                       untouched=self._untouched)  # fmt: skip
-            self.order = self.ranking.order(self.review.lines)
-            self.positions: dict[str, list[int]] = {}
-            for position, state in enumerate(self.review.lines):
-                self.positions.setdefault(state.line, []).append(position)
+            index = self._index
+            assert index is not None
+            self.review: Review = fold(self.records, self._entries, line_ids=index.ids,
+                                       untouched=self._untouched, places=index.places,
+                                       flags=index.flags)  # fmt: skip
+            # the index's figures, but a line a decision is about is listed as it is now
+            listed: list[Listed] = list(index.listed)
+            touched = self.review.lines.touched  # type: ignore[attr-defined]
+            for ident, state in touched.items():
+                row = self.ranking.listed(state)
+                for position in self.positions.get(ident, ()):
+                    listed[position] = row
+            self.listed = listed
+            self.order = order_of(listed)
 
     def record(self, kind: str, *, by: str, line: str | None = None, of: int | None = None,
                data: Mapping[str, Any] | None = None) -> Entry:  # fmt: skip
@@ -158,13 +174,13 @@ class ReviewSession:
         found = self.line(line)
         if found is None:
             raise UserError("this line is not in the render any more")
-        return plain(self.manifest.utterances[found[0]])
+        return plain(self.records[found[0]])
 
     # what the page shows ----------------------------------------------------------------------
     def rows(self, **query: Any) -> dict[str, Any]:
         with self._lock:
-            review, order = self.review, self.order
-        total, rows = self.ranking.rows(review.lines, order, **query)
+            listed, order = self.listed, self.order
+        total, rows = rows_of(listed, order, **query)
         return {"total": total, "rows": rows}
 
     def detail(self, position: int) -> dict[str, Any]:
@@ -218,7 +234,7 @@ class ReviewSession:
         }
 
     def summary(self) -> dict[str, Any]:
-        manifest, review = self.manifest, self.review
+        manifest, review = self.head, self.review
         undo = review.undoable()
         undo_text = None
         if undo is not None:
@@ -255,12 +271,26 @@ class ReviewSession:
         return _inside(self.out, candidates[index].audio)
 
     def chapter_audio(self, index: int) -> Path | None:
-        chapter = next((c for c in self.manifest.chapters if c.index == index), None)
+        head = self.head
+        chapter = next((c for c in head.chapters if c.index == index), None)
         if chapter is None:
-            return _inside(self.out, self.manifest.book.flac) if self.manifest.dub else None
+            return _inside(self.out, head.book.flac) if head.dub else None
         return _inside(self.out, chapter.flac)
 
+    def lines_saying(self) -> list[tuple[str, str, str | None]]:
+        """(line, text, spoken) of every line once, in book order (for a lexicon entry)."""
+        with self._lock:
+            listed = self.listed
+        seen: dict[str, tuple[str, str, str | None]] = {}
+        for row in listed:
+            seen.setdefault(row.line, (row.line, row.text, row.spoken))
+        return list(seen.values())
+
     def close(self) -> None:
+        with self._lock:
+            if self._index is not None:
+                self._index.close()
+                self._index = None
         self.log.close()
 
 

@@ -14,14 +14,14 @@ fold serves the review app and the render hook, so both agree on what a decision
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from verified_tts.output.manifest import UtteranceRecord
 from verified_tts.review.decisions import DECISIONS, REQUESTS, Entry
 
-__all__ = ["LineState", "Review", "first_records", "fold", "line_id", "plain", "where"]
+__all__ = ["LineState", "Lines", "Review", "first_records", "fold", "line_id", "plain", "where"]
 
 
 def line_id(record: UtteranceRecord) -> str:
@@ -131,15 +131,54 @@ class _Line:
                          tuple(self.pending), tuple(self.history), self.stale)  # fmt: skip
 
 
+class Lines(Sequence[LineState]):
+    """The fold's states in book order. A line no decision is about gets its state (the
+    verifiers' record as it is) only when asked for, so a review served from the index reads
+    the records of the lines it shows and no others."""
+
+    def __init__(
+        self,
+        ids: Sequence[str],
+        records: Sequence[UtteranceRecord],
+        touched: Mapping[str, LineState],
+        cache: dict[str, LineState],
+    ) -> None:
+        self.ids, self._records, self.touched, self._cache = ids, records, touched, cache
+        self._first: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, position: Any) -> Any:
+        if isinstance(position, slice):
+            return [self[i] for i in range(*position.indices(len(self)))]
+        ident = self.ids[position]
+        state = self.touched.get(ident) or self._cache.get(ident)
+        if state is None:  # a repeated sentence's state is made from its first place's record
+            if self._first is None:
+                self._first = {}
+                for place, each in enumerate(self.ids):
+                    self._first.setdefault(each, place)
+            record = self._records[self._first[ident]]
+            state = self._cache[ident] = LineState(ident, plain(record))
+        return state
+
+    def __iter__(self) -> Iterator[LineState]:
+        return (self[i] for i in range(len(self)))
+
+
 @dataclass(frozen=True)
 class Review:
-    """The fold's result: one state per place in the book (a repeated sentence shares its state)."""
+    """The fold's result: one state per place in the book (a repeated sentence shares its state).
+    ``flags`` (each place's flagged, when known without its record) lets :meth:`progress`
+    count without reading the records of lines no decision is about."""
 
-    lines: tuple[LineState, ...]
+    lines: Sequence[LineState]
     entries: tuple[Entry, ...] = ()
     pending: tuple[Entry, ...] = ()  # requests recorded but not answered, oldest first
     orphans: tuple[Entry, ...] = ()  # decisions about lines this render does not have
     lexicon: tuple[Entry, ...] = ()  # live lexicon entries, in the order they were added
+    flags: Sequence[bool] | None = None
 
     def records(self) -> list[UtteranceRecord]:
         return [state.effective() for state in self.lines]
@@ -151,10 +190,25 @@ class Review:
         return live[-1] if live else None
 
     def progress(self) -> dict[str, int]:
-        states = list({s.line: s for s in self.lines}.values())
-        reviewed = sum(s.reviewed for s in states)
-        flagged_left = sum(s.record.flagged and not s.reviewed for s in states)
-        return {"lines": len(states), "reviewed": reviewed, "left": len(states) - reviewed,
+        lines = self.lines
+        if isinstance(lines, Lines) and self.flags is not None:
+            first: dict[str, int] = {}
+            for position, ident in enumerate(lines.ids):
+                first.setdefault(ident, position)
+            touched = lines.touched
+            reviewed = sum(touched[i].reviewed for i in first if i in touched)
+            flagged_left = sum(
+                (touched[i].record.flagged and not touched[i].reviewed) if i in touched
+                else bool(self.flags[p])
+                for i, p in first.items()
+            )  # fmt: skip
+            count = len(first)
+        else:
+            states = list({s.line: s for s in lines}.values())
+            reviewed = sum(s.reviewed for s in states)
+            flagged_left = sum(s.record.flagged and not s.reviewed for s in states)
+            count = len(states)
+        return {"lines": count, "reviewed": reviewed, "left": count - reviewed,
                 "flagged_left": flagged_left, "pending": len(self.pending)}  # fmt: skip
 
 
@@ -191,19 +245,27 @@ def fold(
     line_ids: Sequence[str] | None = None,
     from_log: bool = True,
     untouched: dict[str, LineState] | None = None,
+    places: Sequence[Sequence[Any]] | None = None,
+    flags: Sequence[bool] | None = None,
 ) -> Review:
     """Play ``entries`` over ``records`` (book order); see the module docstring. ``line_ids``
     name each record's line (default: :func:`line_id`); with ``from_log`` a line starts from the
     first record the log kept of it, which undoes what a delivery wrote into the manifest.
-    ``untouched`` caches the states of lines no entry is about, across folds of one manifest."""
+    ``untouched`` caches the states of lines no entry is about, across folds of one manifest.
+    With ``line_ids``, ``places`` (each record's :func:`where`) and ``flags`` given, only the
+    records of lines an entry is about are read from ``records``."""
     ids = list(line_ids) if line_ids is not None else [line_id(r) for r in records]
+    if len(ids) != len(records):
+        raise ValueError(f"{len(ids)} line ids for {len(records)} records")
     befores = first_records(entries) if from_log else {}
     touched = _touched(entries)
     lines: dict[str, _Line] = {}
-    for ident, record in zip(ids, records, strict=True):
+    for position, ident in enumerate(ids):
         if ident in touched and ident not in lines:
             base = befores.get(ident)
-            lines[ident] = _Line(ident, UtteranceRecord.from_json(base) if base else plain(record))
+            lines[ident] = _Line(
+                ident, UtteranceRecord.from_json(base) if base else plain(records[position])
+            )
     undone = {e.of for e in entries if e.kind == "undo"}
     answers = {e.of: e for e in entries if e.kind in ("result", "failed")}
     pending: list[Entry] = []
@@ -246,17 +308,13 @@ def fold(
             state.approval = entry
         state.history.append(entry)
     if orphans:
-        _mark_stale(lines, ids, records, orphans)
+        wheres = places if places is not None else [where(r) for r in records]
+        _mark_stale(lines, ids, records, wheres, orphans)
     cache = untouched if untouched is not None else {}
     frozen = {ident: state.frozen() for ident, state in lines.items()}
-    states = []
-    for ident, record in zip(ids, records, strict=True):
-        state = frozen.get(ident) or cache.get(ident)
-        if state is None:
-            state = cache[ident] = LineState(ident, plain(record))
-        states.append(state)
     return Review(
-        lines=tuple(states),
+        lines=Lines(ids, records, frozen, cache),
+        flags=flags,
         entries=tuple(entries),
         pending=tuple(pending),
         orphans=tuple({e.seq: e for e in orphans}.values()),
@@ -268,12 +326,13 @@ def _mark_stale(
     lines: dict[str, _Line],
     ids: Sequence[str],
     records: Sequence[UtteranceRecord],
+    wheres: Sequence[Sequence[Any]],
     orphans: Sequence[Entry],
 ) -> None:
     """A line at the place an orphan decision was made, with other text now, says so."""
     places: dict[tuple[Any, ...], list[str]] = {}
-    for ident, record in zip(ids, records, strict=True):
-        places.setdefault(tuple(where(record)), []).append(ident)
+    for ident, place in zip(ids, wheres, strict=True):
+        places.setdefault(tuple(place), []).append(ident)
     for entry in orphans:
         place = entry.data.get("where")
         if not place:

@@ -44,17 +44,14 @@ from verified_tts.output.dub_track import (
     track_stats,
 )
 from verified_tts.output.lock import output_lock
-from verified_tts.output.manifest import (
-    Manifest,
-    build_manifest,
-    output_folders,
-    write_manifest,
-)
+from verified_tts.output.manifest import Manifest, output_folders, write_manifest
 from verified_tts.output.readalong import READ_ALONG_FORMATS
+from verified_tts.output.run_manifest import build_manifest
 from verified_tts.output.video import language_code, probe_video
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import UtteranceResult
 from verified_tts.review.hook import ReviewHook
+from verified_tts.review.index import write_index
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.book import Segment
 from verified_tts.text.cues import cue_segments, cues_within, unmapped_speakers
@@ -260,6 +257,7 @@ def dub(
         manifest = review.manifest(manifest)
         write_json_atomic(out / "dub.json", report)
         write_manifest(out, manifest)
+        write_index(out, manifest)  # the review opens a long book from it
         remove_interrupted_writes(output_folders(out), older_than=run_began)
         summary = _summary(out, synth, manifest, stats, placed, subtitles, warnings, files)
         return replace(summary, damaged=damaged)

@@ -25,18 +25,15 @@ from verified_tts.output.assembly import AssembledFile, Placed, assemble_book
 from verified_tts.output.deliver import deliver
 from verified_tts.output.encode import BookTags
 from verified_tts.output.lock import output_lock
-from verified_tts.output.manifest import (
-    build_manifest,
-    output_folders,
-    summarise,
-    write_manifest,
-)
+from verified_tts.output.manifest import output_folders, write_manifest
 from verified_tts.output.readalong import ReadAlongInput
 from verified_tts.output.report import write_render_report
+from verified_tts.output.run_manifest import build_manifest, summarise
 from verified_tts.output.word_timing import ALIGNER_VERSION, DEFAULT_LAG_S, load_aligner
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import UtteranceResult
 from verified_tts.review.hook import ReviewHook
+from verified_tts.review.index import write_index
 from verified_tts.store import STORE_DIR, Store
 from verified_tts.text.book import Book
 from verified_tts.text.production import check_language, load_input
@@ -216,6 +213,7 @@ def render(
         )
         manifest = review.manifest(manifest)
         write_manifest(out, manifest)
+        write_index(out, manifest)  # the review opens a long book from it
         write_render_report(out, manifest)  # report.html: flagged utterances first
         remove_interrupted_writes(output_folders(out), older_than=run_began)
     quality = summarise(results)

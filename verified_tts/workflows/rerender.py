@@ -40,15 +40,16 @@ from verified_tts.output.manifest import (
     RerenderMark,
     UtteranceRecord,
     as_manifest,
-    build_manifest,
     output_folders,
     read_manifest,
     write_manifest,
 )
 from verified_tts.output.report import write_render_report
+from verified_tts.output.run_manifest import build_manifest
 from verified_tts.pipeline import Synthesizer
 from verified_tts.results import Utterance, UtteranceResult
 from verified_tts.review.hook import ReviewHook
+from verified_tts.review.index import write_index
 from verified_tts.scoring import unit_centroid
 from verified_tts.selection import per_clip_policy
 from verified_tts.store import STORE_DIR, Store
@@ -213,6 +214,7 @@ def _rerender(
     updated = _mark_rerendered(updated, key, RerenderMark(n, old.winner, old.flagged), earlier)
     updated = review.manifest(updated)
     write_manifest(out, updated)
+    write_index(out, updated)  # the review opens a long book from it
     write_render_report(out, updated)
     remove_interrupted_writes(output_folders(out), older_than=run_began)
     return _summary(out, key, n, old, replaced[key], runs[-1])

@@ -1,0 +1,207 @@
+"""The manifest of a finished run: :func:`build_manifest` turns a synthesizer's results and the
+assembled files into a :class:`~verified_tts.output.manifest.Manifest`.
+
+It gathers what the records themselves do not know: the run's quality figures
+(:func:`summarise`), what was read and asked to be delivered (:func:`production_record`), which
+voice spoke each line, each voice's gates (:func:`gate_bounds`) and the whole effective
+configuration. Render, dub and rerender all call it; reading and writing the file is
+:mod:`verified_tts.output.manifest`'s.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from verified_tts.options import SelectionPolicy, to_table
+from verified_tts.output.manifest import BookRecord, ChapterRecord, Manifest, UtteranceRecord
+from verified_tts.selection import round_targets
+
+if TYPE_CHECKING:
+    from verified_tts.options import RenderConfig
+    from verified_tts.output.assembly import AssembledFile
+    from verified_tts.pipeline import Synthesizer
+    from verified_tts.results import UtteranceResult
+    from verified_tts.text.production import LoadedBook
+
+__all__ = ["build_manifest", "gate_bounds", "production_record", "summarise"]
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return round(statistics.fmean(values), 4) if values else None
+
+
+def summarise(results: Sequence[UtteranceResult]) -> dict[str, Any]:
+    """Quality figures of a run: flagged count, gate pass share, winner vs candidate-0 WER."""
+    flagged = sum(r.flagged for r in results)
+    winners = [
+        r.winner_candidate.metrics["wer"] for r in results if "wer" in r.winner_candidate.metrics
+    ]
+    firsts = [r.candidates[0].metrics["wer"] for r in results if "wer" in r.candidates[0].metrics]
+    return {
+        "utterances": len(results),
+        "flagged": flagged,
+        "passed_share": round(1 - flagged / len(results), 4) if results else 0.0,
+        "mean_wer_winners": _mean(winners),
+        "mean_wer_candidate0": _mean(firsts),
+        "mean_candidates_per_utterance": _mean([len(r.candidates) for r in results]),
+    }
+
+
+def production_record(config: RenderConfig, loaded: LoadedBook | None) -> dict[str, Any]:
+    """What was read (chapter selection, skipped parts, lexicon) and asked to be delivered."""
+    options = config.production
+    record: dict[str, Any] = {
+        "formats": list(options.formats),
+        "chapters": options.chapters,
+        "keep_extras": options.keep_extras,
+        "credits": options.credits,
+        "narrator": options.narrator,
+        "author": options.author,
+        "split_hours": options.split_hours,
+        "lexicon": options.lexicon,
+        "toc_depth": options.toc_depth,
+        "language_override": options.language_override,
+        "read_along": options.read_along,
+        "epub_audio": options.epub_audio,
+    }
+    if loaded is not None:
+        record["book_author"] = loaded.book.author
+        record["language"] = loaded.book.language
+        record["skipped"] = list(loaded.skipped)
+        # the EPUB TOC depth chapters were cut at (chosen when toc_depth is None), of its depths
+        record["toc_depth_cut"], record["toc_depths"] = loaded.toc_depth, list(loaded.toc_depths)
+        record["warnings"] = list(loaded.warnings)
+        if loaded.lexicon is not None:  # the book's own entries carry their PLS file as source
+            record["lexicon_entries"] = [e.as_dict() for e in loaded.lexicon.entries]
+    return record
+
+
+def build_manifest(
+    *,
+    synthesizer: Synthesizer,
+    source: str,
+    book_title: str | None,
+    results: Sequence[UtteranceResult],
+    files: Sequence[AssembledFile],
+    n: int,
+    wall_seconds: float,
+    loaded: LoadedBook | None = None,
+    delivery: Mapping[str, Any] | None = None,
+) -> Manifest:
+    """The manifest of a run that produced ``results`` and assembled ``files``."""
+    config = synthesizer.config
+    stats = synthesizer.stats.as_dict()
+    spoken, voices = _voices(synthesizer, results)
+    # each line's reasons say what its own voice's gates expected
+    bounds = {
+        voice: gate_bounds(synthesizer.policy_of(voice).gates)
+        for voice in dict.fromkeys(r.utterance.voice for r in results)
+    }
+    return Manifest(
+        input=source,
+        title=book_title,
+        generator=synthesizer.generator.name,
+        model=synthesizer.generator.model,
+        sample_rate=synthesizer.generator.sample_rate,
+        n=n,
+        adaptive=config.selection.adaptive,
+        seed=config.seed,
+        voice=config.generator.voice,
+        voice_ref=config.generator.voice_ref,
+        keep=config.keep,
+        verifiers=synthesizer.verifiers.status,
+        selection={
+            "gates": [
+                {k: v for k, v in vars(g).items() if v is not None} for g in config.selection.gates
+            ],
+            "weights": dict(config.selection.weights),
+            "rounds": list(round_targets(n, config.selection)),
+            **(
+                {
+                    "stop": config.selection.stop,
+                    **{
+                        name: getattr(config.selection, name)
+                        for name in ("stop_gain", "prior_spread", "prior_weight")
+                    },
+                }
+                if config.selection.adaptive
+                else {}
+            ),
+        },
+        stats={**stats, **summarise(results), "wall_seconds": round(wall_seconds, 3)},
+        production=production_record(config, loaded),
+        delivery=dict(delivery or {}),
+        chapters=tuple(
+            ChapterRecord(f.index, f.title, f.wav, f.flac, f.duration_s)
+            for f in files
+            if f.index is not None
+        ),
+        book=next(BookRecord(f.wav, f.flac, f.duration_s) for f in files if f.index is None),
+        voices=voices,
+        utterances=tuple(
+            replace(
+                UtteranceRecord.from_result(r, bounds[r.utterance.voice]),
+                spoken_by=spoken[r.utterance.voice],
+            )
+            for r in results
+        ),
+        config=to_table(config),
+    )
+
+
+def _voices(
+    synthesizer: Synthesizer, results: Sequence[UtteranceResult]
+) -> tuple[dict[str | None, str], dict[str, dict[str, Any]]]:
+    """Each line's voice setting -> the catalogue name of the voice that spoke it, and per voice
+    its generator, sample rate, lines, flagged lines and the reference its speaker scores used."""
+    from verified_tts.generators.voice_set import speaking_generator, voice_name
+
+    config, generator = synthesizer.config, synthesizer.generator
+    spoken: dict[str | None, str] = {}
+    voices: dict[str, dict[str, Any]] = {}
+    for result in results:
+        setting = result.utterance.voice
+        if setting not in spoken:
+            speaking = speaking_generator(generator, setting)
+            name = voice_name(generator, setting, config.voices_dir)
+            spoken[setting] = name
+            user_reference = config.generator.voice_ref and setting == config.generator.voice
+            voices.setdefault(
+                name,
+                {
+                    "generator": speaking.name,
+                    "sample_rate": speaking.sample_rate,
+                    "lines": 0,
+                    "flagged": 0,
+                    "reference": (
+                        config.generator.voice_ref if user_reference else "its own winners"
+                    ),
+                    **(
+                        {"selection": _policy_record(config.voice_selection[name])}
+                        if name in config.voice_selection
+                        else {}
+                    ),
+                },
+            )
+        voices[spoken[setting]]["lines"] += 1
+        voices[spoken[setting]]["flagged"] += int(result.flagged)
+    return spoken, voices
+
+
+def _policy_record(policy: SelectionPolicy) -> dict[str, Any]:
+    """A voice's own gates and weights, as the manifest's ``selection`` writes the book's."""
+    return {
+        "gates": [{k: v for k, v in vars(g).items() if v is not None} for g in policy.gates],
+        "weights": dict(policy.weights),
+    }
+
+
+def gate_bounds(gates: Iterable[Any]) -> dict[str, dict[str, float]]:
+    """Metric -> the gate's min and/or max, for reasons that say what was expected."""
+    return {
+        g.metric: {k: v for k, v in (("min", g.min), ("max", g.max)) if v is not None}
+        for g in gates
+    }
