@@ -58,7 +58,7 @@ def predicted_lengths(rows: list[Any]) -> dict[str, float | None]:
 
 def regate(rows: list[Any], predicted: dict[str, float | None]) -> list[Any]:
     """Every take's duration gates against its voice's prediction, every utterance judged again."""
-    from verified_tts.output.manifest import gate_bounds
+    from verified_tts.output.run_manifest import gate_bounds
     from verified_tts.reasons import utterance_reasons
     from verified_tts.selection import default_policy, judge
 
