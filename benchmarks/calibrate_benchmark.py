@@ -12,7 +12,8 @@ both gate sets and the goals. Writes benchmarks/results/calibrate_<generator>.js
 sentences spread over it), labelled ``real_prose_<part>``. With ``--from``, ``--reanalyse`` redoes
 the analysis under today's shipped gates, and with ``--real-prose`` first recomputes each case's
 ``pace_ratio`` from its kept length under today's pace constants (the clip is what the metric
-measures; only its expectation changed), without generating or scoring anything again.
+measures; only its expectation changed; a case held to its voice's own predicted length keeps
+it), without generating or scoring anything again.
 
 Usage: python benchmarks/calibrate_benchmark.py [BOOK_OR_SUBTITLES] [--generator NAME]
        [--config FILE] [--sentences K] [--candidates N] [--faults KINDS] [--label NAME]
@@ -84,9 +85,14 @@ def reanalysed(data: dict, part: str | None) -> dict:
             book = Path(work) / f"{part}.txt"
             write_sample(book, part)
             segments = _segments(book, int(data["utterances"]), 250)
+        # from signal version 5 a voice that predicts its length holds pace_ratio to it (equal
+        # to duration_ratio, no constants involved): only the text's expectation is recomputed
+        version = data["verifiers"]["signal"]["identity"]["version"]
         for case in data["cases"]:
-            seconds = case["metrics"]["duration_s"]
-            case["metrics"]["pace_ratio"] = seconds / expected_reading_s(
+            metrics = case["metrics"]
+            if version >= 5 and metrics.get("pace_ratio") == metrics.get("duration_ratio"):
+                continue
+            metrics["pace_ratio"] = metrics["duration_s"] / expected_reading_s(
                 segments[case["utterance"]].spoken
             )
     options = CalibrateOptions(

@@ -33,7 +33,7 @@ METRIC_DOCS: Mapping[str, str] = {
     "asr_logprob": "mean log-probability of the reference text",
     "asr_insertions": "words heard beyond the text",
     "duration_ratio": "duration against what the reading rate expects of the text",
-    "pace_ratio": "duration against a reading that pauses where the punctuation asks",
+    "pace_ratio": "duration against the voice's own length for the text, else a punctuated reading",
     "speech_ratio": "speech span against what the voice means to take",
     "clipping": "share of samples at the clip level",
     "leading_silence_s": "seconds of silence before the speech",

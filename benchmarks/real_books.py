@@ -22,8 +22,9 @@ records the load average; the real-time factor of the issue is measured on idle 
 
 Usage: python benchmarks/real_books.py [--part held_out|dev | --demo] [--per-chapter 35]
        [--chapters 3] [--skip-before] [--seed-store STORE] [--work DIR] [--output JSON]
-       python benchmarks/real_books.py --analyse OUT_DIR --output JSON  (a finished render, no
-       judge: its flags and causes only)
+       python benchmarks/real_books.py --analyse OUT_DIR [--judged JUDGED_JSON] --output JSON
+       (a finished render: its flags and causes, and the judge's figures where a run's
+       judgements of its takes are given)
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ import os
 import platform
 import shutil
 import statistics
+import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -164,11 +167,15 @@ def cause_of(u: Any, index: int, views: list[Any], shared: set[str]) -> str | No
 
 def analyse(out: Path, judged: dict[str, tuple[float, str]]) -> dict[str, Any]:
     """The figures of one render (module docstring)."""
-    from verified_tts.consensus import shared_hard_words, take_views
     from verified_tts.output.manifest import read_manifest
 
-    manifest = read_manifest(out)
-    rows = manifest.utterances
+    return analyse_rows(read_manifest(out).utterances, judged)
+
+
+def analyse_rows(rows: Sequence[Any], judged: dict[str, tuple[float, str]]) -> dict[str, Any]:
+    """:func:`analyse` of a render's utterance records."""
+    from verified_tts.consensus import shared_hard_words, take_views
+
     flagged = [u for u in rows if u.flagged]
     wer = {u.key: judged.get(_key(u, u.winner), (None, ""))[0] for u in rows}
     c0 = {u.key: judged.get(_key(u, 0), (None, ""))[0] for u in rows}
@@ -179,6 +186,7 @@ def analyse(out: Path, judged: dict[str, tuple[float, str]]) -> dict[str, Any]:
     flag_causes: Counter[str] = Counter()
     false_alarms: Counter[str] = Counter()
     notes = 0
+    flag_cause: dict[str, str] = {}
     for u in rows:
         details = [c.detail for c in u.candidates]
         views = take_views(details)
@@ -190,6 +198,7 @@ def analyse(out: Path, judged: dict[str, tuple[float, str]]) -> dict[str, Any]:
                 candidate_causes[cause] += 1
         if u.flagged:
             cause = cause_of(u, u.winner, views, shared) or "?"
+            flag_cause[u.key] = cause
             flag_causes[cause] += 1
             if wer[u.key] == 0.0:
                 false_alarms[cause] += 1
@@ -222,6 +231,7 @@ def analyse(out: Path, judged: dict[str, tuple[float, str]]) -> dict[str, Any]:
         "flagged_utterances": [
             {
                 "text": u.text,
+                "cause": flag_cause[u.key],
                 "reasons": [r.get("text") for r in u.reasons if r.get("flag", True)],
                 "judge_wer": wer[u.key],
                 "judge_heard": judged.get(_key(u, u.winner), (0, ""))[1],
@@ -276,15 +286,26 @@ def main() -> None:
         "--analyse", type=Path, default=None, help="only analyse this finished render (no judge)"
     )
     parser.add_argument("--note", default=None, help="with --analyse: how the render was made")
+    parser.add_argument(
+        "--judged", type=Path, default=None,
+        help="with --analyse: a run's judged.json, whose judgements the analysis uses",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.analyse is not None:
         output = args.output or ROOT / "benchmarks" / "results" / "real_books_analysis.json"
-        figures = {"render": str(args.analyse), "note": args.note, "judge": None,
-                   **analyse(args.analyse, {})}  # fmt: skip
+        judged, judge = {}, None
+        if args.judged is not None:
+            cache = json.loads(args.judged.read_text(encoding="utf-8"))
+            judge = cache["judge"]
+            judged = {key: (wer, heard) for key, (wer, heard, _) in cache["clips"].items()}
+        figures = {"command": " ".join(["python", "benchmarks/real_books.py", *sys.argv[1:]]),
+                   "render": str(args.analyse), "note": args.note, "judge": judge,
+                   **analyse(args.analyse, judged)}  # fmt: skip
         output.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", "utf-8")
         print(json.dumps({k: v for k, v in figures.items() if k != "flagged_utterances"}))
         return
     common = {
+        "command": " ".join(["python", "benchmarks/real_books.py", *sys.argv[1:]]),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "judge": args.judge,
         "before_config": BEFORE.relative_to(ROOT).as_posix(),

@@ -74,6 +74,47 @@ def figures_table(stem: str) -> str:
     return md_table(("", *(label for label, _ in renders)), rows)
 
 
+def side_by_side(columns: tuple[tuple[str, str], ...]) -> str:
+    """Rows are figures, columns the ``after`` render of each (result stem, label)."""
+    figures = [(label, result(stem)["after"]) for stem, label in columns]
+    values = [_rows(f) for _, f in figures]
+    rows = [(label, *(column[i] for column in values)) for i, label in enumerate(LABELS)]
+    return md_table(("", *(label for label, _ in figures)), rows)
+
+
+def causes_side_by_side(columns: tuple[tuple[str, str], ...]) -> str:
+    """:func:`causes_table` for the ``after`` render of each (result stem, label)."""
+    figures = [(label, result(stem)["after"]) for stem, label in columns]
+    causes: dict[str, None] = {}
+    for _, f in figures:
+        for field in ("flagged_by_cause", "failed_takes_by_cause"):
+            causes.update(dict.fromkeys(f[field]))
+    rows = []
+    for cause in causes:
+        row = [cause.replace("|", "\\|")]
+        for _, f in figures:
+            row += [
+                str(f["flagged_by_cause"].get(cause, 0)),
+                str(f["false_alarms_by_cause"].get(cause, 0)),
+                str(f["failed_takes_by_cause"].get(cause, 0)),
+            ]
+        rows.append(row)
+    header = ["cause of the first failed gate"]
+    for label, f in figures:
+        header += [
+            f"{label}: flagged",
+            f"{label}: flagged, heard word for word",
+            f"{label}: failed takes (of {f['takes']})",
+        ]
+    return md_table(header, rows)
+
+
+DEV_COLUMNS = (
+    ("real_books_dev", "main before this change"),
+    ("real_books_dev_repaced", "the same takes, pace held to the voice"),
+)
+
+
 def causes_table(stem: str) -> str:
     """Each cause of a failed gate (benchmarks/real_books.py ``cause_of``): flagged utterances,
     of them heard word for word by the judge, and failed takes, per render."""
@@ -146,14 +187,45 @@ def goals_table(stem: str) -> str:
     return md_table(("goal", "measured", ""), rows)
 
 
-def _block(render: Callable[[str], str], stem: str) -> Generated:
-    return Generated((stem,), lambda: render(stem))
+def flags_table(stem: str) -> str:
+    """Every flagged line of today's render: its text, the cause of its kept take's first failed
+    gate, the reasons the manifest gives, and what the judge hears in the kept take."""
+    rows = []
+    for flagged in result(stem)["after"]["flagged_utterances"]:
+        text = " ".join(flagged["text"].split())
+        text = text if len(text) <= 60 else text[:57] + "..."
+        heard = (
+            NONE
+            if flagged["judge_wer"] is None
+            else "word for word"
+            if flagged["judge_wer"] == 0
+            else f"'{flagged['judge_heard'].strip()}'"
+        )
+        rows.append(
+            [
+                cell.replace("|", "\\|")
+                for cell in (text, flagged.get("cause", NONE), "; ".join(flagged["reasons"]), heard)
+            ]
+        )
+    return md_table(("line", "cause", "reason given", "the judge hears"), rows)
+
+
+def _block(render: Callable[[str], str], stem: str, labels: int = 1) -> Generated:
+    return Generated((stem,), lambda: render(stem), labels=labels)
 
 
 BLOCKS = {
     "real-books-held-out": _block(figures_table, "real_books_held_out"),
     "real-books-held-out-causes": _block(causes_table, "real_books_held_out"),
     "real-books-goals": _block(goals_table, "real_books_held_out"),
+    "real-books-dev": Generated(
+        tuple(stem for stem, _ in DEV_COLUMNS), lambda: side_by_side(DEV_COLUMNS)
+    ),
+    "real-books-dev-causes": Generated(
+        tuple(stem for stem, _ in DEV_COLUMNS), lambda: causes_side_by_side(DEV_COLUMNS)
+    ),
+    "real-books-dev-flags": _block(flags_table, "real_books_dev", labels=4),
+    "real-books-dev-repaced-flags": _block(flags_table, "real_books_dev_repaced", labels=4),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),
 }

@@ -150,7 +150,7 @@ def test_the_config_is_typed_all_the_way_down():
     gates = {g.metric: g for g in config.selection.gates}
     assert "speaker" not in gates and gates["asr_min_logprob"].min == -9.5
     # on the per-clip profile (packing = false): its gates, the user's on top
-    assert gates["pace_ratio"] == Gate("pace_ratio", min=0.8, max=1.15, margin=0.077)
+    assert gates["pace_ratio"] == Gate("pace_ratio", min=0.9, max=1.1, margin=0.08639)
     assert RenderConfig() == build_config({})
     # a table given as a mapping is read as the generator's own options type
     assert GeneratorConfig(name="llasa", options={"top_p": 0.5}).options == LlasaOptions(top_p=0.5)

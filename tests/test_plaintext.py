@@ -288,3 +288,24 @@ def test_parse_keeps_dialogue_paragraphs_apart():
     parsed = parse_plaintext('CHAPTER I.\n\n"Come here," she said.\n\nHe came.\n')
     kinds = [b.kind for b in parsed.document.sections[0].blocks]
     assert kinds == ["heading", "dialogue", "paragraph"]
+
+
+def test_a_brace_drawn_down_a_cast_list_is_not_read(tmp_path):
+    # little-colonels-hero.txt: a printed brace groups six names under "Flower Messengers"
+    cast = (
+        "CHAPTER I.\n\n    Chorus of Fairies.\n"
+        "                           {Pansy.\n"
+        "    Flower Messengers      {Rose.\n"
+        "                           {Daisy.\n\n"
+        "A set {of braces} and a lone { here are the author's.\n"
+    )
+    book = _book(tmp_path, cast).book
+    segments = [s.text for chapter in book.chapters for s in chapter.segments]
+    assert segments == [
+        "Chapter I",
+        "Chorus of Fairies.",
+        "Pansy.",
+        "Flower Messengers Rose.",
+        "Daisy.",
+        "A set {of braces} and a lone { here are the author's.",
+    ]

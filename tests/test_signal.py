@@ -180,3 +180,19 @@ def test_pace_ratio_expects_the_pauses_the_punctuation_asks_for():
     metrics = SignalVerifier().score([Clip(tone(seconds), RATE, "So!")])[0].metrics
     assert metrics["pace_ratio"] == pytest.approx(1.0, abs=0.02)
     assert metrics["duration_ratio"] > 2.5
+
+
+def test_pace_ratio_is_held_to_the_voice_prediction_and_to_the_text_without_one():
+    from verifiers.signal import expected_reading_s
+
+    # "Act II." read by a voice that means 1.1 s for it, in 1.1 s: on time, whatever the
+    # punctuation formula expects of seven letters and two full stops
+    text = "Act two."
+    audio = tone(1.1)
+    voiced, plain = SignalVerifier().score(
+        [Clip(audio, RATE, text, info={"timing": {"predicted_s": 1.1}}), Clip(audio, RATE, text)]
+    )
+    assert voiced.metrics["pace_ratio"] == pytest.approx(1.0, abs=1e-3)
+    assert voiced.metrics["pace_ratio"] == pytest.approx(voiced.metrics["duration_ratio"])
+    assert plain.metrics["pace_ratio"] == pytest.approx(1.1 / expected_reading_s(text), abs=1e-3)
+    assert abs(plain.metrics["pace_ratio"] - 1.0) > 0.15

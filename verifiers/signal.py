@@ -16,18 +16,20 @@ read, so "1999" counts as "nineteen ninety-nine") or on ``clip.text`` when that 
 whatever the options' text model adds for short lines and punctuation
 (:mod:`verifiers.duration_model`, fitted by ``verified-tts calibrate``). The score's detail says
 which (``expected_from``: "voice" or "text").
-``pace_ratio`` compares the clip with a reading that also pauses where the text's punctuation
-asks (:func:`expected_reading_s`: :data:`LETTER_S` per letter or digit, :data:`CLAUSE_PAUSE_S` per
-comma, colon or semicolon, :data:`SENTENCE_PAUSE_S` per sentence end inside the text and
-:data:`FINAL_PAUSE_S` for the one that closes it): on real prose, where punctuation is dense,
-headings hold two sentences and lines as short as "So!" are common, a letters-only expectation
-flagged clean readings as too long or too short, and this one follows the voice's pace
-(docs/real-prose.md). ``speech_ratio`` is the duration ratio for the speech alone (first to last
-voiced frame, against the voice's predicted span from its first word to its last where it gives
-one), which edge silences do not blur: a repeated phrase or appended babble lengthens it, a cut
-ending shortens it. Silence is framewise RMS below a dBFS threshold. Everything here is
-vectorised numpy per clip; the selection policy, not this module, decides which values are
-acceptable.
+``pace_ratio`` is the book's duration gate: the clip against the voice's own predicted length where
+the voice gives one (then it equals ``duration_ratio``: the voice knows how long it pauses after
+"Act II." or reads "Hark!", and a heading or a one-word line is held to that), and otherwise against
+a reading that also pauses where the text's punctuation asks (:func:`expected_reading_s`:
+:data:`LETTER_S` per letter or digit, :data:`CLAUSE_PAUSE_S` per comma, colon or semicolon,
+:data:`SENTENCE_PAUSE_S` per sentence end inside the text and :data:`FINAL_PAUSE_S` for the one that
+closes it): on real prose, where punctuation is dense, headings hold two sentences and lines as
+short as "So!" are common, a letters-only expectation flagged clean readings as too long or too
+short, and this one follows a narrator's pace (docs/real-prose.md); ``expected_from`` says which.
+``speech_ratio`` is the duration ratio for the speech alone (first to last voiced frame, against the
+voice's predicted span from its first word to its last where it gives one), which edge silences do
+not blur: a repeated phrase or appended babble lengthens it, a cut ending shortens it. Silence is
+framewise RMS below a dBFS threshold. Everything here is vectorised numpy per clip; the selection
+policy, not this module, decides which values are acceptable.
 """
 
 from __future__ import annotations
@@ -139,8 +141,9 @@ class SignalVerifier:
         self.options = options or SignalOptions()
 
     def identity(self) -> Mapping[str, Any]:
-        # 2: speech_ratio; 3: pace_ratio; 4: the voice's own predicted length where it gives one
-        return {"verifier": self.name, "version": 4, "options": scoring_options(self.options)}
+        # 2: speech_ratio; 3: pace_ratio; 4: the voice's own predicted length where it gives one;
+        # 5: pace_ratio held to it too
+        return {"verifier": self.name, "version": 5, "options": scoring_options(self.options)}
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
         return [self._score_one(clip) for clip in clips]
@@ -161,13 +164,16 @@ class SignalVerifier:
             expected, source = text_model(options).seconds(said), "text"
         # the speech alone against the speech the voice means, where it says (its words' span)
         expected_speech = voice_predicted_s(clip.info, "predicted_speech_s") or expected
-        reading = expected_reading_s(
-            said,
-            options.letter_s,
-            options.clause_pause_s,
-            options.sentence_pause_s,
-            options.final_pause_s,
-        )
+        if predicted is not None:
+            reading = predicted
+        else:
+            reading = expected_reading_s(
+                said,
+                options.letter_s,
+                options.clause_pause_s,
+                options.sentence_pause_s,
+                options.final_pause_s,
+            )
         # A text with nothing to read (punctuation only) expects no audio; report the ratio
         # against one frame so it stays finite and large for any real length.
         frame = max(1, round(rate * options.frame_ms / 1000.0))

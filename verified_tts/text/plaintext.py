@@ -37,6 +37,7 @@ from verified_tts.text.plaintext_headings import (
 from verified_tts.text.plaintext_inline import (
     EDITORIAL,
     clean,
+    erase_drawn_braces,
     join_lines,
     title_case,
     uncap,
@@ -247,7 +248,7 @@ def _list_follows(paragraphs: list[Paragraph], index: int) -> bool:
 
 
 def _block(paragraph: Paragraph, words: Counter[str], skipped: list[str]) -> Block | None:
-    joined = join_lines(paragraph.lines, words)
+    joined = join_lines(erase_drawn_braces(paragraph.lines), words)
     for removed in clean(joined):
         shown = " ".join(removed.split())
         shown = shown if len(shown) <= 70 else shown[:70] + "..."

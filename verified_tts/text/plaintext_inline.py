@@ -4,7 +4,10 @@ A plain-text edition marks in characters what a printed book showed in type: ``_
 ``*emphasis*`` and ``=bold=``, words in capitals for small capitals (chapter openings, signs,
 titles), editorial brackets (``[Illustration: ...]``, ``[Footnote 3: ...]``, ``[Transcriber's
 Note: ...]``) and footnote marks (``[3]``, ``[A]``), and words hyphenated across a line end. None
-of that is read aloud. :func:`join_lines` joins a paragraph's hard-wrapped lines (mending line-end
+of that is read aloud; neither is a brace that a table draws down several lines to group them (a
+cast list's "Flower Messengers {Rose." between "{Pansy." and "{Poppy."), which a plain-text edition
+types as the same ``{`` or ``}`` in the same column of each line (:func:`erase_drawn_braces`).
+:func:`join_lines` joins a paragraph's hard-wrapped lines (mending line-end
 hyphenation with the book's own vocabulary as evidence), :func:`clean` removes the markup and
 brackets (returning what it removed, for the book's ``skipped`` list) while keeping track of where
 each source line starts, and :func:`uncap` and :func:`title_case` turn capitals into the case a
@@ -17,7 +20,16 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-__all__ = ["EDITORIAL", "Joined", "clean", "join_lines", "title_case", "uncap", "vocabulary"]
+__all__ = [
+    "EDITORIAL",
+    "Joined",
+    "clean",
+    "erase_drawn_braces",
+    "join_lines",
+    "title_case",
+    "uncap",
+    "vocabulary",
+]
 
 # One [keyword ...] bracket an editor added: never part of the author's text.
 EDITORIAL = re.compile(
@@ -93,6 +105,32 @@ class Joined:
             for offset, line in self.starts
         )
         return removed
+
+
+def _lone_braces(line: str) -> set[tuple[int, str]]:
+    """Columns of the braces in ``line`` that no partner on the line closes or opens."""
+    lone, opened = set(), []
+    for column, char in enumerate(line):
+        if char == "{":
+            opened.append(column)
+        elif char == "}":
+            if opened:
+                opened.pop()
+            else:
+                lone.add((column, "}"))
+    return lone | {(column, "{") for column in opened}
+
+
+def erase_drawn_braces(lines: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    """(line number, text) lines with every drawn brace blanked: a ``{`` or ``}`` without a
+    partner on its line that has one in the same column on the line above or below."""
+    lone = [_lone_braces(text) for _, text in lines]
+    out = []
+    for index, (number, text) in enumerate(lines):
+        around = set().union(*lone[max(0, index - 1) : index], *lone[index + 1 : index + 2])
+        drawn = {column for column, char in lone[index] & around}
+        out.append((number, "".join(" " if i in drawn else c for i, c in enumerate(text))))
+    return out
 
 
 def join_lines(lines: Sequence[tuple[int, str]], words: Counter[str]) -> Joined:
