@@ -110,7 +110,14 @@ def test_the_replayed_judgements_are_todays() -> None:
     assert committed["all_rejected"] == rejected
 
 
-def _real_books(share: float, ratio: float, low: float, utterances: int) -> dict:
+def _real_books(
+    share: float,
+    ratio: float,
+    low: float,
+    utterances: int,
+    rtf: float | None = None,
+    seeded: bool = False,
+) -> dict:
     paired = {"mean_gain": 0.01, "ci95": [low, 0.02], "better": 30, "worse": 10, "same": 260}
     figures = {
         "utterances": utterances,
@@ -122,6 +129,10 @@ def _real_books(share: float, ratio: float, low: float, utterances: int) -> dict
         "judge_wer_ratio_flagged_to_rest": ratio,
         "judge_gain_n8_over_candidate0": paired,
     }
+    if rtf is not None:  # a render's timing; one seeded from another's takes is not a speed
+        figures["timing"] = {"real_time_factor": rtf, "load_average_at_end": [0.5, 0.4, 0.3]}
+        if seeded:
+            figures["timing"]["seeded_from"] = "/tmp/store"
     return {"after": figures}
 
 
@@ -131,6 +142,9 @@ def _real_books(share: float, ratio: float, low: float, utterances: int) -> dict
         (_real_books(0.02, 3.5, 0.001, 315), ["met", "met", "-", "met"]),
         (_real_books(0.067, 2.9, -0.001, 315), ["not met", "not met", "-", "not met"]),
         (_real_books(0.02, 3.5, 0.001, 299), ["met", "met", "-", "not met"]),
+        (_real_books(0.02, 3.5, 0.001, 315, rtf=0.24), ["met", "met", "-", "met", "met"]),
+        (_real_books(0.02, 3.5, 0.001, 315, rtf=0.33), ["met", "met", "-", "met", "not met"]),
+        (_real_books(0.02, 3.5, 0.001, 315, rtf=0.2, seeded=True), ["met", "met", "-", "met"]),
     ],
 )
 def test_the_real_books_goals_are_read_from_the_file(
