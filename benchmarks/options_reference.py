@@ -34,6 +34,7 @@ METRIC_DOCS: Mapping[str, str] = {
     "asr_insertions": "words heard beyond the text",
     "duration_ratio": "duration against what the reading rate expects of the text",
     "pace_ratio": "duration against the voice's own length for the text, else a punctuated reading",
+    "voice_pace_ratio": "pace_ratio, for a voice that predicts its own length (its own bounds)",
     "speech_ratio": "speech span against what the voice means to take",
     "clipping": "share of samples at the clip level",
     "leading_silence_s": "seconds of silence before the speech",

@@ -71,7 +71,8 @@ def regate(rows: list[Any], predicted: dict[str, float | None]) -> list[Any]:
         for c in u.candidates:
             scores = dict(c.scores)
             if expected and c.duration_s:
-                scores["pace_ratio"] = scores["duration_ratio"] = c.duration_s / expected
+                held = c.duration_s / expected  # as signal verifier 6 holds a predicting voice
+                scores["pace_ratio"] = scores["voice_pace_ratio"] = scores["duration_ratio"] = held
             verdict = judge(scores, policy)
             takes.append(replace(c, scores=scores, passed=verdict.passed,
                                  failed_gates=verdict.failed, score=verdict.score))  # fmt: skip

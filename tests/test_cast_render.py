@@ -241,6 +241,7 @@ def test_a_voice_sampled_in_its_own_rounds(tmp_path, loaded):
         "gates": {
             "duration_ratio": {"min": 0.4, "max": 2.0},
             "pace_ratio": {"min": 0.4, "max": 2.0},
+            "voice_pace_ratio": {"min": 0.4, "max": 2.0},
         },
     }
     table = {"selection": {"rounds": [4], "voices": {"hibari:heart": heart}}}

@@ -150,7 +150,8 @@ def test_the_config_is_typed_all_the_way_down():
     gates = {g.metric: g for g in config.selection.gates}
     assert "speaker" not in gates and gates["asr_min_logprob"].min == -9.5
     # on the per-clip profile (packing = false): its gates, the user's on top
-    assert gates["pace_ratio"] == Gate("pace_ratio", min=0.9, max=1.1, margin=0.08639)
+    assert gates["pace_ratio"] == Gate("pace_ratio", min=0.8, max=1.15, margin=0.077)
+    assert gates["voice_pace_ratio"] == Gate("voice_pace_ratio", min=0.9, max=1.1, margin=0.08639)
     assert RenderConfig() == build_config({})
     # a table given as a mapping is read as the generator's own options type
     assert GeneratorConfig(name="llasa", options={"top_p": 0.5}).options == LlasaOptions(top_p=0.5)
@@ -301,6 +302,7 @@ def test_verifiers_report_exactly_the_metrics_they_declare(synthesizer_factory, 
     clip = Clip(
         audio=audio, sample_rate=rate, text=text, spoken=text, emotion="happy",
         speaker_reference=reference_embedding, target_duration_s=3.0,
+        info={"timing": {"predicted_s": 2.5, "predicted_speech_s": 2.3}},
     )  # fmt: skip
     model = build_emotion_model(tmp_path / "emotion", {0: "neutral", 1: "happy"})
     extra = load_verifiers(

@@ -171,7 +171,7 @@ def candidate_reasons(
         elif name == "wer":
             heard = str(detail.get("transcript", "")).strip()
             out.append(Reason("misheard", f"the ASR model heard something else: '{heard}'"))
-        elif name in ("duration_ratio", "speech_ratio", "pace_ratio"):
+        elif name in ("duration_ratio", "speech_ratio", "pace_ratio", "voice_pace_ratio"):
             out.append(_duration(metrics, name))
         elif name == "target_duration_ratio":
             over = "over" if value >= 1.0 else "short of"

@@ -16,15 +16,19 @@ read, so "1999" counts as "nineteen ninety-nine") or on ``clip.text`` when that 
 whatever the options' text model adds for short lines and punctuation
 (:mod:`verifiers.duration_model`, fitted by ``verified-tts calibrate``). The score's detail says
 which (``expected_from``: "voice" or "text").
-``pace_ratio`` is the book's duration gate: the clip against the voice's own predicted length where
-the voice gives one (then it equals ``duration_ratio``: the voice knows how long it pauses after
-"Act II." or reads "Hark!", and a heading or a one-word line is held to that), and otherwise against
-a reading that also pauses where the text's punctuation asks (:func:`expected_reading_s`:
+``pace_ratio`` and ``voice_pace_ratio`` are the book's duration gates. ``pace_ratio`` is the clip
+against the voice's own predicted length where the voice gives one (then it equals
+``duration_ratio``: the voice knows how long it pauses after "Act II." or reads "Hark!", and a
+heading or a one-word line is held to that), and otherwise against a reading that also pauses where
+the text's punctuation asks (:func:`expected_reading_s`:
 :data:`LETTER_S` per letter or digit, :data:`CLAUSE_PAUSE_S` per comma, colon or semicolon,
 :data:`SENTENCE_PAUSE_S` per sentence end inside the text and :data:`FINAL_PAUSE_S` for the one that
 closes it): on real prose, where punctuation is dense, headings hold two sentences and lines as
 short as "So!" are common, a letters-only expectation flagged clean readings as too long or too
 short, and this one follows a narrator's pace (docs/real-prose.md); ``expected_from`` says which.
+``voice_pace_ratio`` is the same value, reported only where the voice gave its length: a voice's
+own length is a much tighter expectation than any formula of the text, so it carries its own,
+narrower gate, and the formula's bounds on ``pace_ratio`` stay those fitted on the formula.
 ``speech_ratio`` is the duration ratio for the speech alone (first to last voiced frame, against the
 voice's predicted span from its first word to its last where it gives one), which edge silences do
 not blur: a repeated phrase or appended babble lengthens it, a cut ending shortens it. Silence is
@@ -71,9 +75,9 @@ __all__ = [
 
 # what score() reports (target_duration_ratio only for a clip with a slot to fill)
 METRICS = (
-    "duration_s", "duration_ratio", "pace_ratio", "speech_ratio", "clipping", "peak_dbfs",
-    "leading_silence_s", "trailing_silence_s", "max_internal_silence_s", "dropped_frames",
-    "target_duration_ratio",
+    "duration_s", "duration_ratio", "pace_ratio", "voice_pace_ratio", "speech_ratio", "clipping",
+    "peak_dbfs", "leading_silence_s", "trailing_silence_s", "max_internal_silence_s",
+    "dropped_frames", "target_duration_ratio",
 )  # fmt: skip
 _SPOKEN_CHARS = re.compile(r"[^\W_]", re.UNICODE)  # letters and digits, any script
 _CLAUSE_MARKS = re.compile(r"[,;:]")
@@ -142,8 +146,8 @@ class SignalVerifier:
 
     def identity(self) -> Mapping[str, Any]:
         # 2: speech_ratio; 3: pace_ratio; 4: the voice's own predicted length where it gives one;
-        # 5: pace_ratio held to it too
-        return {"verifier": self.name, "version": 5, "options": scoring_options(self.options)}
+        # 5: pace_ratio held to it too; 6: voice_pace_ratio, where the voice gave its length
+        return {"verifier": self.name, "version": 6, "options": scoring_options(self.options)}
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
         return [self._score_one(clip) for clip in clips]
@@ -201,7 +205,6 @@ class SignalVerifier:
             "duration_s": float(duration),
             "duration_ratio": float(ratio),
             "speech_ratio": float(speech / max(expected_speech, frame / rate)),
-            "pace_ratio": float(duration / max(reading, frame / rate)),
             "clipping": float(np.mean(magnitude >= options.clip_level)) if audio.size else 0.0,
             "peak_dbfs": float(20.0 * np.log10(peak)) if peak > 0 else _FLOOR_DBFS,
             "leading_silence_s": float(leading),
@@ -209,6 +212,9 @@ class SignalVerifier:
             "max_internal_silence_s": float(internal),
             "dropped_frames": float(clip.info.get("dropped_frames", 0) or 0),
         }
+        metrics["pace_ratio"] = float(duration / max(reading, frame / rate))
+        if predicted is not None:
+            metrics["voice_pace_ratio"] = metrics["pace_ratio"]
         target = getattr(clip, "target_duration_s", None)
         if target:  # a dubbing cue's slot: how well the clip fits it (1.0 = exactly)
             metrics["target_duration_ratio"] = float(duration / target)

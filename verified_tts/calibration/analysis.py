@@ -50,6 +50,8 @@ CALIBRATED_SIDES: tuple[Side, ...] = (
     Side("duration_ratio", "min"),
     Side("pace_ratio", "max"),
     Side("pace_ratio", "min"),
+    Side("voice_pace_ratio", "max"),
+    Side("voice_pace_ratio", "min"),
     Side("speech_ratio", "max"),
     Side("speech_ratio", "min"),
     Side("speaker", "min"),
