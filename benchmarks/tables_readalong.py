@@ -53,7 +53,27 @@ def word_alignment_sample() -> str:
     )
 
 
+def readalong_cost() -> str:
+    data = result("readalong_cost")
+    labels = {
+        "flac": "FLAC chapters and timings.json only",
+        "epub3_sentences": "+ read-along EPUB, SRT and VTT, sentence level",
+        "epub3_words": "+ the same at word level (`--read-along words`)",
+    }
+    rows = [
+        (
+            label,
+            num(data["runs"][name]["assemble_s"], 2),
+            num(data["runs"][name]["assemble_s_per_audio_hour"], 1),
+        )
+        for name, label in labels.items()
+    ]
+    header = ("outputs", "assemble stage (s)", "seconds per hour of audio")
+    return md_table(header, rows)
+
+
 BLOCKS = {
+    "readalong-cost": Generated(("readalong_cost",), readalong_cost),
     "word-alignment": Generated(("word_alignment",), word_alignment),
     "word-alignment-sample": Generated(("word_alignment",), word_alignment_sample, labels=0),
 }
