@@ -66,59 +66,16 @@ LABELS = (
 )
 
 
-def figures_table(stem: str) -> str:
-    """Rows are figures, columns the renders of one result file."""
-    renders = _renders(stem)
+def _figures(renders: list[tuple[str, dict[str, Any]]]) -> str:
+    """Rows are figures, one column per (label, render figures)."""
     columns = [_rows(figures) for _, figures in renders]
     rows = [(label, *(column[i] for column in columns)) for i, label in enumerate(LABELS)]
     return md_table(("", *(label for label, _ in renders)), rows)
 
 
-def side_by_side(columns: tuple[tuple[str, str], ...]) -> str:
-    """Rows are figures, columns the ``after`` render of each (result stem, label)."""
-    figures = [(label, result(stem)["after"]) for stem, label in columns]
-    values = [_rows(f) for _, f in figures]
-    rows = [(label, *(column[i] for column in values)) for i, label in enumerate(LABELS)]
-    return md_table(("", *(label for label, _ in figures)), rows)
-
-
-def causes_side_by_side(columns: tuple[tuple[str, str], ...]) -> str:
-    """:func:`causes_table` for the ``after`` render of each (result stem, label)."""
-    figures = [(label, result(stem)["after"]) for stem, label in columns]
-    causes: dict[str, None] = {}
-    for _, f in figures:
-        for field in ("flagged_by_cause", "failed_takes_by_cause"):
-            causes.update(dict.fromkeys(f[field]))
-    rows = []
-    for cause in causes:
-        row = [cause.replace("|", "\\|")]
-        for _, f in figures:
-            row += [
-                str(f["flagged_by_cause"].get(cause, 0)),
-                str(f["false_alarms_by_cause"].get(cause, 0)),
-                str(f["failed_takes_by_cause"].get(cause, 0)),
-            ]
-        rows.append(row)
-    header = ["cause of the first failed gate"]
-    for label, f in figures:
-        header += [
-            f"{label}: flagged",
-            f"{label}: flagged, heard word for word",
-            f"{label}: failed takes (of {f['takes']})",
-        ]
-    return md_table(header, rows)
-
-
-DEV_COLUMNS = (
-    ("real_books_dev", "main before this change"),
-    ("real_books_dev_repaced", "the same takes, pace held to the voice"),
-)
-
-
-def causes_table(stem: str) -> str:
+def _causes(renders: list[tuple[str, dict[str, Any]]]) -> str:
     """Each cause of a failed gate (benchmarks/real_books.py ``cause_of``): flagged utterances,
-    of them heard word for word by the judge, and failed takes, per render."""
-    renders = _renders(stem)
+    of them heard word for word by the judge, and failed takes, per (label, render figures)."""
     causes: dict[str, None] = {}
     for _, figures in renders:
         for field in ("flagged_by_cause", "failed_takes_by_cause"):
@@ -141,6 +98,36 @@ def causes_table(stem: str) -> str:
             f"{label}: failed takes (of {figures['takes']})",
         ]
     return md_table(header, rows)
+
+
+def _afters(columns: tuple[tuple[str, str], ...]) -> list[tuple[str, dict[str, Any]]]:
+    return [(label, result(stem)["after"]) for stem, label in columns]
+
+
+def figures_table(stem: str) -> str:
+    """Rows are figures, columns the renders of one result file."""
+    return _figures(_renders(stem))
+
+
+def side_by_side(columns: tuple[tuple[str, str], ...]) -> str:
+    """Rows are figures, columns the ``after`` render of each (result stem, label)."""
+    return _figures(_afters(columns))
+
+
+def causes_side_by_side(columns: tuple[tuple[str, str], ...]) -> str:
+    """:func:`causes_table` for the ``after`` render of each (result stem, label)."""
+    return _causes(_afters(columns))
+
+
+DEV_COLUMNS = (
+    ("real_books_dev", "main before this change"),
+    ("real_books_dev_repaced", "the same takes, pace held to the voice"),
+)
+
+
+def causes_table(stem: str) -> str:
+    """:func:`_causes` for the renders of one result file."""
+    return _causes(_renders(stem))
 
 
 # the goals of the real-books work on held-out real prose (what was asked, not what was measured)

@@ -33,6 +33,7 @@ __all__ = [
     "Batch",
     "GeneratorActor",
     "Pool",
+    "PoolProxy",
     "RayBackendError",
     "VerifierActor",
     "actor_options",
@@ -237,6 +238,23 @@ class Pool:
     def kill(self) -> None:
         for actor in self.actors:
             self.ray.kill(actor, no_restart=True)
+
+
+class PoolProxy:
+    """What every proxy over a :class:`Pool` reports the same way: restarts, where its actors
+    ran, and closing them."""
+
+    _pool: Pool
+
+    @property
+    def restarts(self) -> int:
+        return self._pool.restarts
+
+    def placement(self) -> dict[str, Any]:
+        return self._pool.placement()
+
+    def close(self) -> None:
+        self._pool.kill()
 
 
 class Batch:

@@ -38,6 +38,7 @@ from verified_tts.cluster.placement import placement as pool_placement
 from verified_tts.cluster.ray_actors import (
     GeneratorActor,
     Pool,
+    PoolProxy,
     RayBackendError,
     actor_options,
     get_or_raise,
@@ -147,7 +148,7 @@ def disconnect() -> None:
 # proxies
 
 
-class RayGenerator:
+class RayGenerator(PoolProxy):
     """The :class:`~verified_tts.generators.Generator` protocol over generator replicas."""
 
     def __init__(self, pool: Pool, described: Mapping[str, Any]) -> None:
@@ -192,16 +193,6 @@ class RayGenerator:
         for candidates in self._pool.run("sample", [(c,) for c in chunks]):
             out.extend(candidates)
         return out
-
-    @property
-    def restarts(self) -> int:
-        return self._pool.restarts
-
-    def placement(self) -> dict[str, Any]:
-        return self._pool.placement()
-
-    def close(self) -> None:
-        self._pool.kill()
 
 
 def placement(generator: RayGenerator, verifiers: LoadedVerifiers) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import numpy as np
 from verified_tts.cluster.ray_actors import (
     Batch,
     Pool,
+    PoolProxy,
     VerifierActor,
     actor_options,
     get_or_raise,
@@ -82,7 +83,7 @@ class _ScoringBroker:
         return split_chunks(refs, len(pool.actors), pool.options.chunk)
 
 
-class RayVerifier:
+class RayVerifier(PoolProxy):
     """The :class:`~verifiers.Verifier` protocol over a pool of actors of one verifier, with the
     options the actors' verifier was built with (:class:`~verifiers.HasOptions`). Only verifiers
     that have something to run get a pool, so a proxy is never unavailable."""
@@ -108,16 +109,6 @@ class RayVerifier:
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
         return self._broker.score(self.name, clips) if clips else []
-
-    @property
-    def restarts(self) -> int:
-        return self._pool.restarts
-
-    def placement(self) -> dict[str, Any]:
-        return self._pool.placement()
-
-    def close(self) -> None:
-        self._pool.kill()
 
 
 class RaySpeakerVerifier(RayVerifier):
