@@ -56,7 +56,7 @@ def main() -> None:
         )
         samples = []
         for _ in range(args.repeats):
-            # a fresh Synthesizer each time: its stats (the manifest's seconds) add up over renders
+            # the loaded models under this run's production settings
             synthesizer = Synthesizer(loaded.generator, loaded.verifiers, config)
             folder = args.work / name
             shutil.rmtree(folder, ignore_errors=True)

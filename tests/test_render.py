@@ -93,6 +93,18 @@ def test_rerun_reuses_everything_and_an_edit_rerenders_only_itself(
     assert manifest["stats"]["candidates_generated"] == len(changed[0]["candidates"])
 
 
+def test_a_reused_synthesizer_reports_each_render_on_its_own(
+    small_book, tmp_path, synthesizer_factory
+):
+    synthesizer = synthesizer_factory(candidates=2, adaptive=False)
+    render(small_book, tmp_path / "one", synthesizer.config, synthesizer=synthesizer)
+    second = render(small_book, tmp_path / "two", synthesizer.config, synthesizer=synthesizer)
+    manifest = read_manifest(tmp_path / "two")
+    # the second folder starts empty: its own takes, counted once, not the first render's too
+    assert manifest["stats"]["candidates_generated"] == 2 * len(manifest["utterances"])
+    assert second.candidates_generated == manifest["stats"]["candidates_generated"]
+
+
 def test_adaptive_samples_no_more_than_n_and_winners_only_drops_audio(
     small_book, tmp_path, synthesizer_factory
 ):

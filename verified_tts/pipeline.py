@@ -125,6 +125,15 @@ class Synthesizer:
         self.voice_reference = voice_reference
         self.reference_for_every_voice = reference_for_every_voice
         self.stats = RunStats()
+        self._runs_started = 0
+
+    def start_run(self) -> None:
+        """Begin a run's own statistics. A synthesizer reused for another render (a job
+        worker, a benchmark's repeats) reports that render's work, not the sum of every render
+        it did; the first run keeps the seconds that loading the models took."""
+        if self._runs_started:
+            self.stats = RunStats(backend=self.stats.backend)
+        self._runs_started += 1
 
     @classmethod
     def load(cls, config: RenderConfig) -> Synthesizer:

@@ -188,6 +188,7 @@ def render(
             load_started = time.perf_counter()
             synthesizer = Synthesizer.load(config)
             synthesizer.stats.seconds["load"] += time.perf_counter() - load_started
+        synthesizer.start_run()
         utterances = review.plan(synthesizer, book.segments)
         if on_start:
             on_start(len(utterances))
