@@ -11,7 +11,9 @@ of an utterance is the same audio in both), so the two differ in verification on
 winner of both. Reports per render: utterances, flagged, flagged the judge confirms (it hears an
 error in the kept take) and flagged it hears perfectly, the judge WER of flagged winners against
 the rest, the judge WER of candidate 0 and of the winners with the paired interval
-(verified_tts.paired), candidates per utterance and the timing; and each false-alarm cause
+(verified_tts.paired), candidates per utterance and the timing; the passed winners' judge WER by
+what the verifier's own transcripts miss in every take of the line (a word in lower case, only a
+name, or nothing); and each false-alarm cause
 (classified from the failed gate and its worst token: punctuation, a heading, a word every take
 gets low, a hyphenated compound heard as two words, a long utterance) with its counts before and
 after. ``--demo`` does the same for examples/book.md instead of a sample (into
@@ -165,6 +167,50 @@ def cause_of(u: Any, index: int, views: list[Any], shared: set[str]) -> str | No
     return first
 
 
+def misheard_in_every_take(u: Any) -> tuple[set[str], set[str]]:
+    """The words of the text that the verifier's own transcript misses or replaces in every take
+    of ``u``, as (words the text writes in lower case, names: capitalised in the text)."""
+    import jiwer
+
+    from verifiers.reference import heard_text
+    from verifiers.textnorm import normalize
+
+    text = u.spoken or u.text
+    reference = normalize(heard_text(text)).split()
+    missed: set[str] | None = None
+    for candidate in u.candidates:
+        heard = normalize(str(candidate.detail.get("transcript", ""))).split()
+        wrong = set(reference)
+        if heard and reference:
+            wrong = set()
+            for chunk in jiwer.process_words(" ".join(reference), " ".join(heard)).alignments[0]:
+                if chunk.type in ("substitute", "delete"):
+                    wrong |= set(reference[chunk.ref_start_idx : chunk.ref_end_idx])
+        missed = wrong if missed is None else missed & wrong
+    names = {normalize(word) for word in text.split() if word[:1].isupper()}
+    words = {w for w in missed or set() if not w.isdigit()}
+    return words - names, words & names
+
+
+def by_transcripts(
+    rows: Sequence[Any], wer: dict[str, float | None]
+) -> dict[str, dict[str, Any]]:
+    """The passed winners' judge WER split by what the verifier heard in every take: a word the
+    text writes in lower case misheard in all of them, only a name, or nothing misheard in all."""
+    groups: dict[str, list[float]] = {"a lower-case word": [], "only a name": [], "none": []}
+    for u in rows:
+        if u.flagged or wer[u.key] is None:
+            continue
+        words, names = misheard_in_every_take(u)
+        group = "a lower-case word" if words else "only a name" if names else "none"
+        groups[group].append(float(wer[u.key]))  # type: ignore[arg-type]
+    return {
+        name: {"utterances": len(values),
+               "judge_wer": round(statistics.fmean(values), 4) if values else None}
+        for name, values in groups.items()
+    }  # fmt: skip
+
+
 def analyse(out: Path, judged: dict[str, tuple[float, str]]) -> dict[str, Any]:
     """The figures of one render (module docstring)."""
     from verified_tts.output.manifest import read_manifest
@@ -223,6 +269,7 @@ def analyse_rows(rows: Sequence[Any], judged: dict[str, tuple[float, str]]) -> d
         ),
         "candidates_per_utterance": mean([len(u.candidates) for u in rows]),
         "words_to_check_once": notes,
+        "passed_winners_misheard_in_every_take": by_transcripts(rows, wer),
         "flagged_by_cause": dict(flag_causes.most_common()),
         "false_alarms_by_cause": dict(false_alarms.most_common()),
         "failed_takes_by_cause": dict(candidate_causes.most_common()),

@@ -131,7 +131,7 @@ def adaptive_judged() -> str:
          "adaptive_judged_packed_one_a_round"),
         ("per clip, beam 5, a single-threaded Whisper worker per core",
          "adaptive_judged_per_clip_workers"),
-        ("**packed, beam 1, rounds 2, 4, 8, a worker per core (the defaults)**",
+        ("**packed, beam 1, rounds 2, 4, 8, a worker per core (the earlier defaults)**",
          "adaptive_judged_packed_workers"),
     )  # fmt: skip
     rows = []

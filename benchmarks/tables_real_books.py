@@ -221,12 +221,44 @@ def speed_figure(stem: str) -> str:
     )
 
 
+def stop_replay_table(stem: str) -> str:
+    """The render's adaptive stop setting, the chosen one, and every replayed setting that gains
+    more than any with fewer takes (stop_replay.py): the trade-off's frontier."""
+    data = result(stem)
+    frontier, best = [], float("-inf")
+    mean_gain = lambda r: r["judge_gain_over_candidate0"]["mean_gain"]  # noqa: E731
+    for row in sorted(data["settings"], key=lambda r: (r["takes_per_utterance"], -mean_gain(r))):
+        if mean_gain(row) > best:
+            best = mean_gain(row)
+            frontier.append(row)
+    rows = []
+    labelled = [("rendered (the earlier setting)", data["rendered"]), ("chosen", data["chosen"])]
+    for label, row in [*labelled, *(("", r) for r in frontier)]:
+        paired = row["judge_gain_over_candidate0"]
+        rows.append((
+            label,
+            ", ".join(str(k) for k in [*row["rounds"], 8] if k <= 8),
+            num(row["stop_gain"], 3),
+            num(row["prior_spread"], 1),
+            num(row["takes_per_utterance"], 2),
+            str(row["flagged"]),
+            gain(paired, 4),
+            _or_none(row.get("share_of_rendered_gain"), pct),
+            str(row["winners_changed"]),
+        ))  # fmt: skip
+    header = ("", "takes after each round", "stop gain", "prior spread", "takes per utterance",
+              "flagged", "judge gain over candidate 0 (95% interval)", "of the render's gain",
+              "winners changed")  # fmt: skip
+    return md_table(header, rows)
+
+
 def _block(render: Callable[[str], str], stem: str, labels: int = 1) -> Generated:
     return Generated((stem,), lambda: render(stem), labels=labels)
 
 
 HELD_OUT_COLUMNS = (
     ("real_books_held_out_earlier", "before short-clip judging and the voice's pace"),
+    ("real_books_held_out_before_stop", "before the stop setting of the real-prose replay"),
     ("real_books_held_out", "today"),
 )
 
@@ -249,6 +281,7 @@ BLOCKS = {
     ),
     "real-books-dev-flags": _block(flags_table, "real_books_dev", labels=4),
     "real-books-dev-repaced-flags": _block(flags_table, "real_books_dev_repaced", labels=4),
+    "real-books-stop-replay-dev": _block(stop_replay_table, "stop_replay_dev"),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),
 }
