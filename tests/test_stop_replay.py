@@ -1,0 +1,46 @@
+"""benchmarks/stop_replay.py over a real adaptive render: the render's own setting replays its
+decisions exactly, a sooner stop is replayed from the takes it made, and a later one is refused."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import stop_replay  # noqa: E402
+
+from verified_tts.output.manifest import read_manifest  # noqa: E402
+from verified_tts.workflows.render import render  # noqa: E402
+
+
+def test_the_recorded_setting_replays_the_render_and_a_later_stop_is_refused(
+    small_book, tmp_path, synthesizer_factory
+):
+    synthesizer = synthesizer_factory(candidates=8, keep="all")
+    policy = replace(synthesizer.config.selection, rounds=(2, 4), stop="expected_gain",
+                     stop_gain=0.01, prior_spread=0.3, prior_weight=8.0)  # fmt: skip
+    config = synthesizer.config.variant(selection=policy)
+    synthesizer = synthesizer.variant(config)
+    render(small_book, tmp_path / "out", config, synthesizer=synthesizer)
+    manifest = read_manifest(tmp_path / "out")
+    recorded = stop_replay.recorded_policy(manifest.selection)
+    assert recorded.rounds == (2, 4) and recorded.stop_gain == 0.01
+    takes = [[(c.scores, c.detail) for c in u.candidates] for u in manifest.utterances]
+    for u, made in zip(manifest.utterances, takes, strict=True):
+        outcome = stop_replay.replay(made, recorded)
+        assert (outcome.winner, outcome.takes, outcome.flagged) == (
+            u.winner, len(u.candidates), u.flagged
+        )
+    # a sooner stop needs no take the render did not make
+    sooner = replace(recorded, stop_gain=10.0)
+    assert all(
+        stop_replay.replay(made, sooner).takes <= len(made) for made in takes
+    )
+    # a rule that never stops early wants takes that lines stopped before making
+    never = replace(recorded, stop_gain=0.0)
+    stopped_early = [made for made in takes if len(made) < 8]
+    assert stopped_early, "the render stopped no line early: nothing to refuse"
+    assert all(stop_replay.replay(made, never) is None for made in stopped_early)
