@@ -198,17 +198,30 @@ def by_transcripts(
     """The passed winners' judge WER split by what the verifier heard in every take: a word the
     text writes in lower case misheard in all of them, only a name, or nothing misheard in all."""
     groups: dict[str, list[float]] = {"a lower-case word": [], "only a name": [], "none": []}
+    flagged = [float(wer[u.key]) for u in rows if u.flagged and wer[u.key] is not None]  # type: ignore[arg-type]
     for u in rows:
         if u.flagged or wer[u.key] is None:
             continue
         words, names = misheard_in_every_take(u)
         group = "a lower-case word" if words else "only a name" if names else "none"
         groups[group].append(float(wer[u.key]))  # type: ignore[arg-type]
-    return {
+    out: dict[str, Any] = {
         name: {"utterances": len(values),
                "judge_wer": round(statistics.fmean(values), 4) if values else None}
         for name, values in groups.items()
     }  # fmt: skip
+    # what the first goal's ratio would be if the lines of a kind were flagged as well
+    for kinds in (("a lower-case word",), ("a lower-case word", "only a name")):
+        more = flagged + [w for kind in kinds for w in groups[kind]]
+        rest = [w for kind, values in groups.items() if kind not in kinds for w in values]
+        if more and rest and statistics.fmean(rest) > 0:
+            out[f"if flagged too: {' or '.join(kinds)}"] = {
+                "flagged_share": round(len(more) / (len(more) + len(rest)), 4),
+                "judge_wer_ratio_flagged_to_rest": round(
+                    statistics.fmean(more) / statistics.fmean(rest), 2
+                ),
+            }
+    return out
 
 
 def analyse(out: Path, judged: dict[str, tuple[float, str]]) -> dict[str, Any]:
