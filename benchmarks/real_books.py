@@ -22,8 +22,9 @@ real_books_demo.json). ``--seed-store`` starts the first render from an earlier 
 records the load average; the real-time factor of the issue is measured on idle cores
 (docs/real-prose.md gives the command).
 
-Usage: python benchmarks/real_books.py [--part held_out|dev | --demo] [--per-chapter 35]
-       [--chapters 3] [--skip-before] [--seed-store STORE] [--work DIR] [--output JSON]
+Usage: python benchmarks/real_books.py [--part held_out|dev | --demo | --harvard N]
+       [--per-chapter 35] [--chapters 3] [--skip-before] [--before-config TOML]
+       [--seed-store STORE] [--work DIR] [--output JSON]
        python benchmarks/real_books.py --analyse OUT_DIR [--judged JUDGED_JSON] --output JSON
        (a finished render: its flags and causes, and the judge's figures where a run's
        judgements of its takes are given)
@@ -302,10 +303,12 @@ def analyse_rows(rows: Sequence[Any], judged: dict[str, tuple[float, str]]) -> d
 
 
 def run(
-    book: Path, work: Path, skip_before: bool, judge_name: str, seed: Path | None = None
-) -> dict[str, Any]:
-    """Render ``book`` with today's verification and the one before, judge both, analyse;
-    ``seed``: a store whose takes the first render starts from (its time is then not its own)."""
+    book: Path, work: Path, skip_before: bool, judge_name: str, seed: Path | None = None,
+    before: Path = BEFORE,
+) -> dict[str, Any]:  # fmt: skip
+    """Render ``book`` with today's verification and the one before (``before``: a config file),
+    judge both, analyse; ``seed``: a store whose takes the first render starts from (its time is
+    then not its own)."""
     from verified_tts.config import read_config_file
 
     after, before = work / "after", work / "before"
@@ -320,7 +323,7 @@ def run(
     outs = [after]
     if not skip_before:
         shutil.copytree(after / "store", before / "store")  # the same takes, scored again
-        render_timed(book, before, read_config_file(BEFORE))
+        render_timed(book, before, read_config_file(before))
         outs.append(before)
     judged = judge_runs(outs, judge_name, work / "judged.json")
     result: dict[str, Any] = {"after": {**analyse(after, judged), "timing": timing}}
@@ -329,13 +332,27 @@ def run(
     return result
 
 
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository where it lies in it."""
+    resolved = path.resolve()
+    return resolved.relative_to(ROOT).as_posix() if resolved.is_relative_to(ROOT) else str(path)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("held_out", "dev"), default="held_out")
     parser.add_argument("--per-chapter", type=int, default=35)
     parser.add_argument("--chapters", type=int, default=3, help="chapters per book")
     parser.add_argument("--demo", action="store_true", help="examples/book.md, not a sample")
+    parser.add_argument(
+        "--harvard", type=int, default=None, metavar="N",
+        help="the first N Harvard sentences as a Markdown book, not a sample",
+    )  # fmt: skip
     parser.add_argument("--skip-before", action="store_true")
+    parser.add_argument(
+        "--before-config", type=Path, default=BEFORE,
+        help="the config of the 'before' render (default: the verification before real prose)",
+    )  # fmt: skip
     parser.add_argument("--judge", default="bundled:base")
     parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / "work" / "real_books")
     parser.add_argument("--output", type=Path, default=None)
@@ -368,18 +385,31 @@ def main() -> None:
         "command": " ".join(["python", "benchmarks/real_books.py", *sys.argv[1:]]),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "judge": args.judge,
-        "before_config": BEFORE.relative_to(ROOT).as_posix(),
+        "before_config": _shown(args.before_config),
         "timing_note": "wall seconds grow with other work on the machine (load_average_at_end); "
         "the real-time factor of the goal is measured on idle cores",
     }
-    if args.demo:
+    if args.harvard is not None:
+        from harvard import harvard_book
+
+        output = args.output or ROOT / "benchmarks" / "results" / "real_books_harvard.json"
+        harvard_work = args.work / "harvard"
+        book = harvard_book(harvard_work / "harvard.md", args.harvard)
+        data = {
+            **common,
+            "book": f"the first {args.harvard} Harvard sentences (benchmarks/harvard.py)",
+            **run(book, harvard_work, args.skip_before, args.judge, args.seed_store,
+                  args.before_config),
+        }  # fmt: skip
+    elif args.demo:
         output = args.output or ROOT / "benchmarks" / "results" / "real_books_demo.json"
         demo_work = args.work / "demo"
         demo_work.mkdir(parents=True, exist_ok=True)
         data: dict[str, Any] = {
             **common,
             "book": DEMO.relative_to(ROOT).as_posix(),
-            **run(DEMO, demo_work, args.skip_before, args.judge, args.seed_store),
+            **run(DEMO, demo_work, args.skip_before, args.judge, args.seed_store,
+                  args.before_config),
         }
     else:
         output = args.output or ROOT / "benchmarks" / "results" / f"real_books_{args.part}.json"
@@ -398,7 +428,7 @@ def main() -> None:
                 f"first {args.per_chapter} utterances each (benchmarks/real_prose.py)",
                 "chapters": [[name, chapter.title, len(segs)] for name, chapter, segs in samples],
             },
-            **run(book, work, args.skip_before, args.judge, args.seed_store),
+            **run(book, work, args.skip_before, args.judge, args.seed_store, args.before_config),
         }
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
