@@ -304,9 +304,9 @@ def analyse_rows(rows: Sequence[Any], judged: dict[str, tuple[float, str]]) -> d
 
 def run(
     book: Path, work: Path, skip_before: bool, judge_name: str, seed: Path | None = None,
-    before: Path = BEFORE,
+    before_config: Path = BEFORE,
 ) -> dict[str, Any]:  # fmt: skip
-    """Render ``book`` with today's verification and the one before (``before``: a config file),
+    """Render ``book`` with today's verification and the one before (``before_config``),
     judge both, analyse; ``seed``: a store whose takes the first render starts from (its time is
     then not its own)."""
     from verified_tts.config import read_config_file
@@ -323,7 +323,7 @@ def run(
     outs = [after]
     if not skip_before:
         shutil.copytree(after / "store", before / "store")  # the same takes, scored again
-        render_timed(book, before, read_config_file(before))
+        render_timed(book, before, read_config_file(before_config))
         outs.append(before)
     judged = judge_runs(outs, judge_name, work / "judged.json")
     result: dict[str, Any] = {"after": {**analyse(after, judged), "timing": timing}}

@@ -20,9 +20,15 @@ NONE = "-"
 RENDERS = (("after", "today"), ("before", "before real prose"))
 
 
-def _renders(stem: str) -> list[tuple[str, dict[str, Any]]]:
+# a file whose "before" render is the earlier stop setting (configs/stop_before_real_prose.toml)
+STOP_RENDERS = (("after", "today's stop setting"), ("before", "the earlier stop setting"))
+
+
+def _renders(
+    stem: str, renders: tuple[tuple[str, str], ...] = RENDERS
+) -> list[tuple[str, dict[str, Any]]]:
     data = result(stem)
-    return [(label, data[key]) for key, label in RENDERS if key in data]
+    return [(label, data[key]) for key, label in renders if key in data]
 
 
 def _or_none(value: Any, show: Callable[[Any], str]) -> str:
@@ -107,6 +113,11 @@ def _afters(columns: tuple[tuple[str, str], ...]) -> list[tuple[str, dict[str, A
 def figures_table(stem: str) -> str:
     """Rows are figures, columns the renders of one result file."""
     return _figures(_renders(stem))
+
+
+def stop_settings_table(stem: str) -> str:
+    """:func:`figures_table` of a file whose "before" is the earlier stop setting."""
+    return _figures(_renders(stem, STOP_RENDERS))
 
 
 def side_by_side(columns: tuple[tuple[str, str], ...]) -> str:
@@ -282,6 +293,7 @@ BLOCKS = {
     "real-books-dev-flags": _block(flags_table, "real_books_dev", labels=4),
     "real-books-dev-repaced-flags": _block(flags_table, "real_books_dev_repaced", labels=4),
     "real-books-stop-replay-dev": _block(stop_replay_table, "stop_replay_dev"),
+    "real-books-harvard-stop": _block(stop_settings_table, "real_books_harvard"),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),
 }
