@@ -81,45 +81,59 @@ def render_timed(book: Path, out: Path, table: dict[str, Any]) -> dict[str, Any]
     }
 
 
+class JudgeCache:
+    """The judge's WER and transcript of takes, by take key, kept in a JSON file (by judge, take
+    key and reference) that is read and written back, so a rerun over the same takes judges only
+    the ones it has not judged; the judge is loaded once, when a take first needs it."""
+
+    def __init__(self, path: Path | None, judge_name: str) -> None:
+        self.path, self.judge_name = path, judge_name
+        self.known: dict[str, list[Any]] = {}
+        if path is not None and path.is_file():
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            self.known = stored["clips"] if stored.get("judge") == judge_name else {}
+        self._judge: Any = None
+
+    def judge(self, out: Path, takes: Sequence[tuple[Any, int]]) -> dict[str, tuple[float, str]]:
+        """(WER, transcript) of each (utterance record, take index) of the render in ``out``
+        that has audio, by take key."""
+        from verified_tts.atomic import write_json_atomic
+        from verified_tts.workflows.judge import judge_clips, load_judge
+
+        wanted, keys = {}, {}
+        for u, index in takes:
+            key = _key(u, index)
+            stored = self.known.get(key)
+            if u.candidates[index].audio and (stored is None or stored[2] != u.text):
+                wanted[(u.key, index)] = (u.candidates[index].audio, u.text)
+                keys[(u.key, index)] = key
+        if wanted:
+            self._judge = self._judge or load_judge(self.judge_name)
+            fresh, _ = judge_clips(self._judge, wanted, out)
+            for k, (wer, heard) in fresh.items():
+                self.known[keys[k]] = [wer, heard, wanted[k][1]]
+            if self.path is not None:
+                write_json_atomic(self.path, {"judge": self.judge_name, "clips": self.known})
+        return {
+            _key(u, index): (self.known[_key(u, index)][0], self.known[_key(u, index)][1])
+            for u, index in takes
+            if _key(u, index) in self.known
+        }
+
+
 def judge_runs(
     outs: list[Path], judge_name: str, cache: Path | None = None
 ) -> dict[str, tuple[float, str]]:
     """Judge WER and transcript of candidate 0 and the winner of every utterance of every run,
-    by candidate key (the same take in two runs is judged once). ``cache``: a JSON file of
-    earlier judgements (by judge, candidate key and reference), read and written back, so a
-    rerun over the same takes judges only the ones it has not judged."""
-    from verified_tts.atomic import write_json_atomic
+    by candidate key (the same take in two runs is judged once; ``cache``: see
+    :class:`JudgeCache`)."""
     from verified_tts.output.manifest import read_manifest
-    from verified_tts.workflows.judge import judge_clips, load_judge
 
-    known: dict[str, list[Any]] = {}
-    if cache is not None and cache.is_file():
-        stored = json.loads(cache.read_text(encoding="utf-8"))
-        known = stored["clips"] if stored.get("judge") == judge_name else {}
-    judge = None
+    judges = JudgeCache(cache, judge_name)
     judged: dict[str, tuple[float, str]] = {}
     for out in outs:
-        manifest = read_manifest(out)
-        wanted, keys = {}, {}
-        for u in manifest.utterances:
-            for index in dict.fromkeys((0, u.winner)):
-                candidate = u.candidates[index]
-                key = candidate.extra.get("key") or f"{u.key}:{index}"
-                if key in judged or not candidate.audio:
-                    continue
-                if key in known and known[key][2] == u.text:
-                    judged[key] = (known[key][0], known[key][1])
-                    continue
-                wanted[(u.key, index)] = (candidate.audio, u.text)
-                keys[(u.key, index)] = key
-        if wanted:
-            judge = judge or load_judge(judge_name)
-            fresh, _ = judge_clips(judge, wanted, out)
-            for k, (wer, heard) in fresh.items():
-                judged[keys[k]] = (wer, heard)
-                known[keys[k]] = [wer, heard, wanted[k][1]]
-            if cache is not None:
-                write_json_atomic(cache, {"judge": judge_name, "clips": known})
+        rows = read_manifest(out).utterances
+        judged |= judges.judge(out, [(u, i) for u in rows for i in dict.fromkeys((0, u.winner))])
     return judged
 
 

@@ -92,35 +92,6 @@ def describe(policy: SelectionPolicy) -> dict[str, Any]:
             "prior_spread": policy.prior_spread, "prior_weight": policy.prior_weight}  # fmt: skip
 
 
-def judge_missing(
-    render: Path, rows: Sequence[Any], wanted: set[tuple[int, int]], cache: Path, judge_name: str
-) -> dict[str, tuple[float, str]]:
-    """Judge WER and transcript of every (row, take) in ``wanted`` by take key, judging only
-    what the cache does not hold and writing the cache back."""
-    from real_books import _key  # benchmarks/ is on sys.path when run
-
-    from verified_tts.atomic import write_json_atomic
-    from verified_tts.workflows.judge import judge_clips, load_judge
-
-    stored = json.loads(cache.read_text(encoding="utf-8"))
-    if stored.get("judge") != judge_name:
-        sys.exit(f"{cache} holds judgements of {stored.get('judge')}, not {judge_name}")
-    known: dict[str, list[Any]] = stored["clips"]
-    fresh: dict[tuple[int, int], tuple[str, str]] = {}
-    for row, take in sorted(wanted):
-        u = rows[row]
-        key = _key(u, take)
-        if key not in known or known[key][2] != u.text:
-            fresh[(row, take)] = (u.candidates[take].audio, u.text)
-    if fresh:
-        print(f"judging {len(fresh)} replayed winners the judge has not heard", file=sys.stderr)
-        judged, _ = judge_clips(load_judge(judge_name), fresh, render)
-        for (row, take), (wer, heard) in judged.items():
-            known[_key(rows[row], take)] = [wer, heard, rows[row].text]
-        write_json_atomic(cache, {"judge": judge_name, "clips": known})
-    return {key: (value[0], value[1]) for key, value in known.items()}
-
-
 def figures(
     rows: Sequence[Any], outcomes: Sequence[Outcome], rendered: Sequence[Outcome],
     judged: dict[str, tuple[float, str]],
@@ -187,7 +158,11 @@ def main() -> None:
         replayed.append((policy, outcomes))  # type: ignore[arg-type]
     wanted = {(i, o.winner) for _, outcomes in replayed for i, o in enumerate(outcomes)}
     wanted |= {(i, 0) for i in range(len(rows))}
-    judged = judge_missing(args.render, rows, wanted, args.judged, args.judge)
+    from real_books import JudgeCache  # benchmarks/ is on sys.path when run
+
+    judged = JudgeCache(args.judged, args.judge).judge(
+        args.render, [(rows[row], take) for row, take in sorted(wanted)]
+    )
     rendered_figures = figures(rows, rendered, rendered, judged)
     rows_out = [{**describe(p), **figures(rows, o, rendered, judged)} for p, o in replayed]
     keeping = [
