@@ -133,6 +133,22 @@ def test_candidate_reasons_say_what_a_listener_hears():
     assert unclear.text == "the word 'gate' is unclear (heard 'date')" and unclear.word == "gate"
 
 
+def test_a_take_heard_as_other_words_says_which_words():
+    def said(transcript: str, text: str):
+        (reason,) = candidate_reasons({"wer": 1.0}, {"transcript": transcript}, ["wer"], text=text)
+        return reason
+
+    author = said("and offer.", '"An author!')
+    assert author.kind == "misheard" and author.word == "An"
+    assert author.text == "2 of 2 words heard differently: 'An author' heard as 'and offer'"
+    drum = said("When forked lightnings flash, my wardrobe tissue here.",
+                "When forked lightnings flash, My war-drum 'tis you hear.")  # fmt: skip
+    assert drum.text == "5 of 10 words heard differently: 'war drum tis' heard as " \
+        "'wardrobe tissue here'" and drum.word == "war"  # fmt: skip
+    assert said("Oh", '"Oh, deah!').text == "1 word of 2 heard differently: 'deah' is not heard"
+    assert said("", "Oh, dear!").text == "none of the words is heard"
+
+
 def test_utterance_reasons_flagged_and_notes():
     takes = [({"asr_min_take_logprob": -1.0}, _detail(CLEAN), ()),
              ({"asr_min_take_logprob": -1.0}, _detail(OTHER), ())]  # fmt: skip

@@ -73,6 +73,9 @@ def heard_for(reference: str, transcript: str, word_index: int) -> str | None:
     return None
 
 
+_QUOTES_AND_STOPS = "\"'“”‘’()[],.;:!?"
+
+
 def _percent(ratio: float) -> str:
     return f"{abs(ratio - 1.0) * 100:.0f}%"
 
@@ -140,6 +143,34 @@ def _words_off(metrics: Mapping[str, float], detail: Mapping[str, Any], name: st
     return Reason("missing_words", f"{count} word{plural} of the text not heard (heard '{heard}')")
 
 
+def _misheard(detail: Mapping[str, Any], text: str) -> Reason:
+    """A take whose words differ from the text's: how many, and the first stretch heard wrong
+    with what was heard there, e.g. "'an author' heard as 'and offer'"."""
+    import jiwer
+
+    written = _words(str(detail.get("reference") or text))
+    said = _words(str(detail.get("transcript", "")))
+    ref, hyp = [_plain(w) for w in written], [_plain(w) for w in said]
+    if not ref or not hyp:
+        return Reason("misheard", "none of the words is heard")
+    chunks = [c for c in jiwer.process_words(" ".join(ref), " ".join(hyp)).alignments[0]
+              if c.type in ("substitute", "delete")]  # fmt: skip
+    wrong = sum(c.ref_end_idx - c.ref_start_idx for c in chunks)
+    counted = f"{wrong} of {len(ref)} words" if wrong != 1 else f"1 word of {len(ref)}"
+    if not chunks:  # only words added: the insertion gate's reason says which
+        heard = " ".join(said)
+        return Reason("misheard", f"words are heard that the text does not have (heard '{heard}')")
+    first = chunks[0]
+    span = [w.strip(_QUOTES_AND_STOPS) for w in written[first.ref_start_idx : first.ref_end_idx]]
+    # the first word alone: the report and the review mark it in the text as it is written
+    word, text_span = span[0], " ".join(span)
+    if first.type == "delete":
+        return Reason("misheard", f"{counted} heard differently: '{text_span}' is not heard", word)
+    heard_span = " ".join(said[first.hyp_start_idx : first.hyp_end_idx]).strip(",.;:!?")
+    return Reason("misheard", f"{counted} heard differently: '{text_span}' heard as "
+                  f"'{heard_span}'", word)  # fmt: skip
+
+
 def candidate_reasons(
     metrics: Mapping[str, float],
     detail: Mapping[str, Any],
@@ -169,8 +200,7 @@ def candidate_reasons(
         elif name in ("asr_insertions", "asr_deletions"):
             out.append(_words_off(metrics, detail, name))
         elif name == "wer":
-            heard = str(detail.get("transcript", "")).strip()
-            out.append(Reason("misheard", f"the ASR model heard something else: '{heard}'"))
+            out.append(_misheard(detail, text))
         elif name in ("duration_ratio", "speech_ratio", "pace_ratio", "voice_pace_ratio"):
             out.append(_duration(metrics, name))
         elif name == "target_duration_ratio":
