@@ -22,7 +22,7 @@ real_books_demo.json). ``--seed-store`` starts the first render from an earlier 
 records the load average; the real-time factor of the issue is measured on idle cores
 (docs/real-prose.md gives the command).
 
-Usage: python benchmarks/real_books.py [--part held_out|dev | --demo | --harvard N]
+Usage: python benchmarks/real_books.py [--part held_out|held_out_b|dev | --demo | --harvard N]
        [--per-chapter 35] [--chapters 3] [--skip-before] [--before-config TOML]
        [--seed-store STORE] [--work DIR] [--output JSON]
        python benchmarks/real_books.py --analyse OUT_DIR [--judged JUDGED_JSON] --output JSON
@@ -177,6 +177,8 @@ def cause_of(u: Any, index: int, views: list[Any], shared: set[str]) -> str | No
         if "-" in reference:
             return "extra words, text has a hyphenated compound"
         return "extra words"
+    if first == "wer":
+        return "words heard as other words"
     if (candidate.duration_s or 0.0) > LONG_S:
         return f"{first} (utterance longer than {LONG_S:g} s)"
     return first
@@ -354,7 +356,7 @@ def _shown(path: Path) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("held_out", "dev"), default="held_out")
+    parser.add_argument("--part", choices=("held_out", "held_out_b", "dev"), default="held_out")
     parser.add_argument("--per-chapter", type=int, default=35)
     parser.add_argument("--chapters", type=int, default=3, help="chapters per book")
     parser.add_argument("--demo", action="store_true", help="examples/book.md, not a sample")

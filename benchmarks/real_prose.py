@@ -5,6 +5,8 @@ chapters headed by bare roman numerals; ``log-school-house``, 18; ``little-colon
 heavy dialect) are read with the project's own plain-text reader. Of each book's n numbered
 chapters, the first ceil(n/2) are the development set (tune anything on them) and the rest are
 held out: nothing is tuned on them, and the held-out figures of a benchmark come from them alone.
+``held_out_b`` is a second held-out sample for a rule chosen after the first was looked at: its
+chapters are the held-out chapters the first sample does not use, spread the same way.
 Prefaces and notes outside the numbered chapters belong to neither. A benchmark renders a sample:
 the first ``per_chapter`` utterances (heading included) of ``chapters`` chapters per book, spread
 evenly over that book's part (first, middle and last by default), written as a plain-text book
@@ -45,7 +47,8 @@ DATA = next(
     ROOT.parent / "shared" / "data" / "books",
 )
 BOOKS = ("katrine", "log-school-house", "little-colonels-hero")
-Part = Literal["dev", "held_out"]
+Part = Literal["dev", "held_out", "held_out_b"]
+SAMPLE_CHAPTERS = 3  # chapters per book in a sample (the first held-out sample's spread)
 
 
 def load(name: str) -> Book:
@@ -67,7 +70,12 @@ def chapters_of(name: str, part: Part) -> list[Chapter]:
     """The development (first ceil(n/2)) or held-out (the rest) numbered chapters of a book."""
     chapters = book_chapters(load(name))
     cut = math.ceil(len(chapters) / 2)
-    return chapters[:cut] if part == "dev" else chapters[cut:]
+    if part == "dev":
+        return chapters[:cut]
+    if part == "held_out_b":
+        first = {id(c) for c in _spread(chapters[cut:], SAMPLE_CHAPTERS)}
+        return [c for c in chapters[cut:] if id(c) not in first]
+    return chapters[cut:]
 
 
 def _spread(items: Sequence[Chapter], count: int) -> list[Chapter]:
@@ -79,7 +87,8 @@ def _spread(items: Sequence[Chapter], count: int) -> list[Chapter]:
 
 
 def sample_segments(
-    part: Part, *, per_chapter: int = 35, chapters: int = 3, books: Sequence[str] = BOOKS
+    part: Part, *, per_chapter: int = 35, chapters: int = SAMPLE_CHAPTERS,
+    books: Sequence[str] = BOOKS,
 ) -> list[tuple[str, Chapter, list[Segment]]]:
     """(book, chapter, its first ``per_chapter`` segments) for ``chapters`` chapters per book of
     ``part``, spread over the part."""
@@ -103,7 +112,7 @@ def sample_text(samples: Sequence[tuple[str, Chapter, list[Segment]]]) -> str:
 
 
 def write_sample(
-    path: Path, part: Part, *, per_chapter: int = 35, chapters: int = 3
+    path: Path, part: Part, *, per_chapter: int = 35, chapters: int = SAMPLE_CHAPTERS
 ) -> list[tuple[str, Chapter, list[Segment]]]:
     """Write the sample of ``part`` as a ``.txt`` book and check that it reads back as the same
     utterances (text and spoken form); returns the samples."""

@@ -78,6 +78,24 @@ def recorded_policy(selection: Mapping[str, Any]) -> SelectionPolicy:
     )
 
 
+def replayed_render(
+    rows: Sequence[Any], takes: Sequence[Sequence[tuple[Any, Any]]], policy: SelectionPolicy
+) -> list[Outcome]:
+    """The render replayed under its own recorded ``policy``; exits when that does not give the
+    render's own takes, winners and flags (a replay of anything else would mean nothing)."""
+    rendered = [replay(t, policy) for t in takes]
+    mismatched = [
+        u.key for u, o in zip(rows, rendered, strict=True)
+        if o is None or (o.winner, o.takes, o.flagged) != (u.winner, len(u.candidates), u.flagged)
+    ]  # fmt: skip
+    if mismatched:
+        sys.exit(
+            f"the render's own setting does not replay the render ({len(mismatched)} utterances "
+            f"differ, e.g. {mismatched[0]}): was it rendered with another setting?"
+        )
+    return rendered  # type: ignore[return-value]
+
+
 def settings_grid(base: SelectionPolicy) -> list[SelectionPolicy]:
     return [
         replace(base, rounds=rounds, stop_gain=gain, prior_spread=spread)
@@ -136,16 +154,7 @@ def main() -> None:
     rows = manifest.utterances
     takes = [[(c.scores, c.detail) for c in u.candidates] for u in rows]
     base = recorded_policy(manifest.selection)
-    rendered = [replay(t, base) for t in takes]
-    mismatched = [
-        u.key for u, o in zip(rows, rendered, strict=True)
-        if o is None or (o.winner, o.takes, o.flagged) != (u.winner, len(u.candidates), u.flagged)
-    ]  # fmt: skip
-    if mismatched:
-        sys.exit(
-            f"the render's own setting does not replay the render ({len(mismatched)} utterances "
-            f"differ, e.g. {mismatched[0]}): was it rendered with another setting?"
-        )
+    rendered = replayed_render(rows, takes, base)
     replayed: list[tuple[SelectionPolicy, list[Outcome]]] = []
     not_replayable = []
     for policy in settings_grid(base):
