@@ -32,6 +32,7 @@ METRIC_DOCS: Mapping[str, str] = {
     "asr_min_take_logprob": "the worst token, less the doubt a sentence's best take shares",
     "asr_logprob": "mean log-probability of the reference text",
     "asr_insertions": "words heard beyond the text",
+    "wer": "share of the text's words heard otherwise or not at all (word error rate)",
     "duration_ratio": "duration against what the reading rate expects of the text",
     "pace_ratio": "duration against the voice's own length for the text, else a punctuated reading",
     "voice_pace_ratio": "pace_ratio, for a voice that predicts its own length (its own bounds)",

@@ -22,6 +22,8 @@ RENDERS = (("after", "today"), ("before", "before real prose"))
 
 # a file whose "before" render is the earlier stop setting (configs/stop_before_real_prose.toml)
 STOP_RENDERS = (("after", "today's stop setting"), ("before", "the earlier stop setting"))
+# a file whose "before" render is today's defaults without the word error gate
+WER_GATE_RENDERS = (("after", "today"), ("before", "without the word error gate"))
 
 
 def _renders(
@@ -79,9 +81,23 @@ def _figures(renders: list[tuple[str, dict[str, Any]]]) -> str:
     return md_table(("", *(label for label, _ in renders)), rows)
 
 
+# a cause as a render made before cause_of named it recorded it (the failed gate's own name)
+OLD_CAUSE_NAMES = {"wer": "words heard as other words"}
+
+
+def _named(counts: dict[str, int]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for cause, count in counts.items():
+        name = OLD_CAUSE_NAMES.get(cause, cause)
+        out[name] = out.get(name, 0) + count
+    return out
+
+
 def _causes(renders: list[tuple[str, dict[str, Any]]]) -> str:
     """Each cause of a failed gate (benchmarks/real_books.py ``cause_of``): flagged utterances,
     of them heard word for word by the judge, and failed takes, per (label, render figures)."""
+    fields = ("flagged_by_cause", "false_alarms_by_cause", "failed_takes_by_cause")
+    renders = [(label, {**f, **{k: _named(f[k]) for k in fields}}) for label, f in renders]
     causes: dict[str, None] = {}
     for _, figures in renders:
         for field in ("flagged_by_cause", "failed_takes_by_cause"):
@@ -118,6 +134,12 @@ def figures_table(stem: str) -> str:
 def stop_settings_table(stem: str) -> str:
     """:func:`figures_table` of a file whose "before" is the earlier stop setting."""
     return _figures(_renders(stem, STOP_RENDERS))
+
+
+def wer_gate_table(stem: str) -> str:
+    """:func:`figures_table` of a file whose "before" is today's defaults without the word error
+    gate (configs/before_wer_gate.toml)."""
+    return _figures(_renders(stem, WER_GATE_RENDERS))
 
 
 def side_by_side(columns: tuple[tuple[str, str], ...]) -> str:
@@ -212,12 +234,9 @@ def flags_table(stem: str) -> str:
             if flagged["judge_wer"] == 0
             else f"'{flagged['judge_heard'].strip()}'"
         )
-        rows.append(
-            [
-                cell.replace("|", "\\|")
-                for cell in (text, flagged.get("cause", NONE), "; ".join(flagged["reasons"]), heard)
-            ]
-        )
+        cause = flagged.get("cause", NONE)
+        cells = (text, OLD_CAUSE_NAMES.get(cause, cause), "; ".join(flagged["reasons"]), heard)
+        rows.append([cell.replace("|", "\\|") for cell in cells])
     return md_table(("line", "cause", "reason given", "the judge hears"), rows)
 
 
@@ -263,6 +282,28 @@ def stop_replay_table(stem: str) -> str:
     return md_table(header, rows)
 
 
+def gate_replay_table(stem: str) -> str:
+    """A gate's bounds replayed over the development render (gate_replay.py): what each flags,
+    whether the judge agrees, and the gain it keeps."""
+    data = result(stem)
+    rows = []
+    for name, row in data["variants"].items():
+        paired = row["judge_gain_over_candidate0"]
+        rows.append((
+            f"{data['gate']['metric']} gate: {name}",
+            num(row["takes_per_utterance"], 2),
+            f"{row['flagged']} ({pct(row['flagged_share'], 1)})",
+            str(row["flagged_judge_confirms"]),
+            str(row["flagged_judge_hears_perfectly"]),
+            _or_none(row["judge_wer_ratio_flagged_to_rest"], lambda r: f"{num(r, 2)}x"),
+            gain(paired, 4),
+        ))  # fmt: skip
+    header = ("", "takes per utterance", "flagged", "the judge hears an error",
+              "the judge hears it word for word", "flagged against the rest (judge WER)",
+              "judge gain over candidate 0 (95% interval)")  # fmt: skip
+    return md_table(header, rows)
+
+
 def _block(render: Callable[[str], str], stem: str, labels: int = 1) -> Generated:
     return Generated((stem,), lambda: render(stem), labels=labels)
 
@@ -270,20 +311,28 @@ def _block(render: Callable[[str], str], stem: str, labels: int = 1) -> Generate
 HELD_OUT_COLUMNS = (
     ("real_books_held_out_earlier", "before short-clip judging and the voice's pace"),
     ("real_books_held_out_before_stop", "before the stop setting of the real-prose replay"),
-    ("real_books_held_out", "today"),
+    ("real_books_held_out", "before the word error gate"),
+    ("real_books_held_out_wer_0_3", "word error gate at 0.3"),
 )
+# the causes table has three columns a render: the last three renders keep it readable
+HELD_OUT_CAUSE_COLUMNS = HELD_OUT_COLUMNS[1:]
 
 BLOCKS = {
     "real-books-held-out": Generated(
         tuple(stem for stem, _ in HELD_OUT_COLUMNS), lambda: side_by_side(HELD_OUT_COLUMNS)
     ),
     "real-books-held-out-causes": Generated(
-        tuple(stem for stem, _ in HELD_OUT_COLUMNS),
-        lambda: causes_side_by_side(HELD_OUT_COLUMNS),
+        tuple(stem for stem, _ in HELD_OUT_CAUSE_COLUMNS),
+        lambda: causes_side_by_side(HELD_OUT_CAUSE_COLUMNS),
     ),
-    "real-books-held-out-flags": _block(flags_table, "real_books_held_out", labels=4),
-    "real-books-speed": _block(speed_figure, "real_books_held_out", labels=0),
-    "real-books-goals": _block(goals_table, "real_books_held_out"),
+    "real-books-held-out-flags": _block(flags_table, "real_books_held_out_wer_0_3", labels=4),
+    "real-books-held-out-b": _block(figures_table, "real_books_held_out_b"),
+    "real-books-held-out-b-flags": _block(flags_table, "real_books_held_out_b", labels=4),
+    "real-books-held-out-b-causes": _block(causes_table, "real_books_held_out_b"),
+    "real-books-speed": _block(speed_figure, "real_books_held_out_b", labels=0),
+    "real-books-goals": _block(goals_table, "real_books_held_out_b"),
+    "real-books-gate-replay-held-out": _block(gate_replay_table, "gate_replay_held_out"),
+    "real-books-harvard-wer-gate": _block(wer_gate_table, "real_books_harvard_wer_gate"),
     "real-books-dev": Generated(
         tuple(stem for stem, _ in DEV_COLUMNS), lambda: side_by_side(DEV_COLUMNS)
     ),
@@ -293,6 +342,7 @@ BLOCKS = {
     "real-books-dev-flags": _block(flags_table, "real_books_dev", labels=4),
     "real-books-dev-repaced-flags": _block(flags_table, "real_books_dev_repaced", labels=4),
     "real-books-stop-replay-dev": _block(stop_replay_table, "stop_replay_dev"),
+    "real-books-gate-replay-dev": _block(gate_replay_table, "gate_replay_dev"),
     "real-books-harvard-stop": _block(stop_settings_table, "real_books_harvard"),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),
