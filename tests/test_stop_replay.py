@@ -44,3 +44,17 @@ def test_the_recorded_setting_replays_the_render_and_a_later_stop_is_refused(
     stopped_early = [made for made in takes if len(made) < 8]
     assert stopped_early, "the render stopped no line early: nothing to refuse"
     assert all(stop_replay.replay(made, never) is None for made in stopped_early)
+
+
+def test_gate_replay_variants_replace_one_gate_and_keep_its_margin():
+    import gate_replay
+
+    from verified_tts.selection import Gate, SelectionPolicy
+
+    shipped = SelectionPolicy(gates=(Gate("speaker", min=0.8), Gate("wer", max=0.5, margin=0.3)))
+    (without, policy), *bounded = gate_replay.variants(shipped, "wer", "max", [0.3, 0.75])
+    assert without == "without" and policy.gates == (Gate("speaker", min=0.8),)
+    assert [name for name, _ in bounded] == ["max 0.3", "max 0.75"]
+    for (_, policy), bound in zip(bounded, (0.3, 0.75), strict=True):
+        assert policy.gates == (Gate("speaker", min=0.8), Gate("wer", max=bound, margin=0.3))
+        assert policy.rounds == shipped.rounds and policy.stop_gain == shipped.stop_gain
