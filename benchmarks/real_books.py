@@ -25,9 +25,9 @@ records the load average; the real-time factor of the issue is measured on idle 
 Usage: python benchmarks/real_books.py [--part held_out|held_out_b|dev | --demo | --harvard N]
        [--per-chapter 35] [--chapters 3] [--skip-before] [--before-config TOML]
        [--seed-store STORE] [--work DIR] [--output JSON]
-       python benchmarks/real_books.py --analyse OUT_DIR [--judged JUDGED_JSON] --output JSON
-       (a finished render: its flags and causes, and the judge's figures where a run's
-       judgements of its takes are given)
+       python benchmarks/real_books.py --analyse OUT_DIR... [--judged JUDGED_JSON...] --output JSON
+       (finished renders, their utterances pooled: flags and causes, and the judge's figures
+       where the runs' judgements of their takes are given)
 """
 
 from __future__ import annotations
@@ -376,24 +376,31 @@ def main() -> None:
         "--seed-store", type=Path, default=None, help="start from this store's takes (no timing)"
     )
     parser.add_argument(
-        "--analyse", type=Path, default=None, help="only analyse this finished render (no judge)"
-    )
+        "--analyse", type=Path, nargs="+", default=None,
+        help="only analyse these finished renders (no judge), their utterances pooled",
+    )  # fmt: skip
     parser.add_argument("--note", default=None, help="with --analyse: how the render was made")
     parser.add_argument(
-        "--judged", type=Path, default=None,
-        help="with --analyse: a run's judged.json, whose judgements the analysis uses",
+        "--judged", type=Path, nargs="+", default=None,
+        help="with --analyse: runs' judged.json files, whose judgements the analysis uses",
     )  # fmt: skip
     args = parser.parse_args()
     if args.analyse is not None:
         output = args.output or ROOT / "benchmarks" / "results" / "real_books_analysis.json"
-        judged, judge = {}, None
-        if args.judged is not None:
-            cache = json.loads(args.judged.read_text(encoding="utf-8"))
-            judge = cache["judge"]
-            judged = {key: (wer, heard) for key, (wer, heard, _) in cache["clips"].items()}
+        from verified_tts.output.manifest import read_manifest
+
+        judged, judges = {}, set()
+        for path in args.judged or ():
+            cache = json.loads(path.read_text(encoding="utf-8"))
+            judges.add(cache["judge"])
+            judged |= {key: (wer, heard) for key, (wer, heard, _) in cache["clips"].items()}
+        if len(judges) > 1:
+            sys.exit(f"the judged files come from different judges ({', '.join(sorted(judges))})")
+        rows = [u for out in args.analyse for u in read_manifest(out).utterances]
+        render = str(args.analyse[0]) if len(args.analyse) == 1 else [str(a) for a in args.analyse]
         figures = {"command": " ".join(["python", "benchmarks/real_books.py", *sys.argv[1:]]),
-                   "render": str(args.analyse), "note": args.note, "judge": judge,
-                   **analyse(args.analyse, judged)}  # fmt: skip
+                   "render": render, "note": args.note, "judge": next(iter(judges), None),
+                   **analyse_rows(rows, judged)}  # fmt: skip
         output.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", "utf-8")
         print(json.dumps({k: v for k, v in figures.items() if k != "flagged_utterances"}))
         return
