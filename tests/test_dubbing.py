@@ -182,6 +182,17 @@ def test_sintel_report_manifest_and_voiced_srt(sintel):
     assert summary.candidates_generated == manifest["stats"]["candidates_generated"] > 0
 
 
+def test_a_given_synthesizer_s_start_up_is_reported_by_its_first_dub(synthesizer, tmp_path):
+    # as load_ray_synthesizer records the seconds it took to start the actors
+    loaded = Synthesizer(synthesizer.generator, synthesizer.verifiers, synthesizer.config)
+    loaded.stats.seconds["load"] = 2.5
+    src = sintel_subset(tmp_path / "sintel-1.srt", 1)
+    _, _, first = run(src, tmp_path / "first", loaded)
+    assert first["stats"]["seconds"]["load"] >= 2.5
+    _, _, second = run(src, tmp_path / "second", loaded)  # reported once, not by every dub
+    assert second["stats"]["seconds"].get("load", 0.0) < 2.5
+
+
 def test_rerun_reuses_the_store(sintel, synthesizer):
     src, out, first, report, _, _ = sintel
     track = (out / "track.wav").read_bytes()

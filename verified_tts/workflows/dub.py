@@ -393,7 +393,8 @@ def _load_dubbing_synthesizer(
     on_loading: Callable[[], None] | None,
 ) -> Synthesizer:
     """The given synthesizer, or one loaded from ``config``, under the dub policy; loading
-    seconds are counted in its stats."""
+    seconds (this call's, or those a given synthesizer has not reported yet) are counted in its
+    stats."""
     load_seconds = None
     if synthesizer is None:
         if on_loading:
@@ -402,7 +403,9 @@ def _load_dubbing_synthesizer(
         synthesizer = Synthesizer.load(config)
         load_seconds = time.perf_counter() - load_started
     synth = dubbing_synthesizer(synthesizer, options)
-    if load_seconds is not None:
+    if load_seconds is None:  # a loaded synthesizer: the seconds it took, unless a run had them
+        load_seconds = synthesizer.hand_over_load_seconds()
+    if load_seconds:
         synth.stats.seconds["load"] += load_seconds
     return synth
 
