@@ -161,6 +161,23 @@ def test_utterance_reasons_flagged_and_notes():
     assert [r.kind for r in flagged] == ["too_long"] and "flag" not in flagged[0].as_dict()
 
 
+def test_a_note_says_what_every_take_was_heard_as_in_place_of_the_word():
+    def note(*transcripts: str) -> str:
+        takes = [({}, _detail(CLEAN if i % 2 else OTHER, transcript=t), ())
+                 for i, t in enumerate(transcripts)]  # fmt: skip
+        (reason,) = utterance_reasons(takes, 0, False, text="The Biffin's gate-posts fell.")
+        assert reason.word == "Biffin's"
+        return reason.text
+
+    alike = note("The Boffin's gate-posts fell.", "The Boffin's gate posts fell.")
+    assert "doubts it in every take alike, heard as 'Boffin's' in every take (add" in alike
+    two = note("The Boffin's gate-posts fell.", "The Puffin's gate-posts fell.",
+               "The Boffin's gate-posts fell.")  # fmt: skip
+    assert "heard as 'Boffin's' or 'Puffin's' (add" in two
+    assert "heard as" not in note("The Biffin's gate-posts fell.", "The Boffin's gate-posts fell.")
+    assert ", not heard in any take (add" in note("The gate-posts fell.", "The gate posts fell.")
+
+
 def test_an_n_k_arm_compares_its_own_first_k_takes():
     from verified_tts.workflows.ab import arm_winners
 

@@ -30,6 +30,7 @@ __all__ = [
     "TAKE_METRIC",
     "TakeView",
     "judge_all",
+    "shared_hard_word_positions",
     "shared_hard_words",
     "take_views",
     "token_words",
@@ -132,15 +133,24 @@ def token_words(detail: Mapping[str, Any]) -> list[tuple[int | None, str]]:
 def shared_hard_words(details: Sequence[Mapping[str, Any]], below: float = -7.0) -> list[str]:
     """Words with a token that every take (two or more) scores below ``below``: the ASR model
     doubts them however they are read."""
+    return [word for _, word in shared_hard_word_positions(details, below)]
+
+
+def shared_hard_word_positions(
+    details: Sequence[Mapping[str, Any]], below: float = -7.0
+) -> list[tuple[int, str]]:
+    """:func:`shared_hard_words` with each word's index among the reference's words (as
+    :func:`token_words` counts them), the first time it is found."""
     parsed = [_tokens(d) for d in details]
     usable = [(i, p) for i, p in enumerate(parsed) if p is not None]
     if len(usable) < 2 or len({p[0] for _, p in usable}) != 1:
         return []
     rows = [p[1] for _, p in usable]
     words = token_words(details[usable[0][0]])
-    found: list[str] = []
+    found: list[tuple[int, str]] = []
     for position, column in enumerate(zip(*rows, strict=True)):
         index, word = words[position]
-        if index is not None and max(column) < below and word not in found:
-            found.append(word.strip("\"'“”‘’()[],.;:!?"))
+        word = word.strip("\"'“”‘’()[],.;:!?")
+        if index is not None and max(column) < below and word not in {w for _, w in found}:
+            found.append((index, word))
     return found

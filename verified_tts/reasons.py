@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from verified_tts.consensus import shared_hard_words, take_views, token_words
+from verified_tts.consensus import shared_hard_word_positions, take_views, token_words
 
 __all__ = ["Reason", "candidate_reasons", "heard_for", "utterance_reasons"]
 
@@ -74,6 +74,7 @@ def heard_for(reference: str, transcript: str, word_index: int) -> str | None:
 
 
 _QUOTES_AND_STOPS = "\"'“”‘’()[],.;:!?"
+_MOST_HEARD_WORDS = 3  # what a note quotes as heard in place of one word
 
 
 def _percent(ratio: float) -> str:
@@ -247,14 +248,46 @@ def utterance_reasons(
         out.extend(
             candidate_reasons(metrics, detail, failed, text=text, bounds=bounds, take_worst=worst)
         )
-    for word in shared_hard_words([detail for _, detail, _ in candidates]):
+    details = [detail for _, detail, _ in candidates]
+    for index, word in shared_hard_word_positions(details):
+        heard = _heard_in_every_take(details, text, index, word)
         out.append(
             Reason(
                 "check_pronunciation",
                 f"check the pronunciation of '{word}' once: the ASR model doubts it in every "
-                "take alike (add a lexicon entry if it is wrong)",
+                f"take alike{heard} (add a lexicon entry if it is wrong)",
                 word,
                 flag=False,
             )
         )
     return out
+
+
+def _heard_in_every_take(
+    details: Sequence[Mapping[str, Any]], text: str, index: int, word: str
+) -> str:
+    """", heard as 'capturing' in every take" when no take's transcript has ``word`` (the
+    ``index``-th word of the reference) and they agree on what is there instead; ", heard as
+    'Catrin' or 'Katherine'" when they differ (two at most, the commonest first); "" when a take
+    hears it, a transcript is missing, or what is there is a stretch of words the alignment
+    cannot pin to this one."""
+    heard = []
+    for detail in details:
+        transcript = detail.get("transcript")
+        if transcript is None:
+            return ""
+        said = heard_for(str(detail.get("reference") or text), str(transcript), index)
+        if said is None or _plain(said) == _plain(word) or len(said.split()) > _MOST_HEARD_WORDS:
+            return ""
+        heard.append(said.strip(_QUOTES_AND_STOPS))
+    if not any(heard):
+        return ", not heard in any take"
+    counts: dict[str, int] = {}
+    for said in heard:
+        counts[said.lower()] = counts.get(said.lower(), 0) + 1
+    common = sorted(counts, key=lambda s: -counts[s])
+    shown = [next(s for s in heard if s.lower() == c) for c in common[:2]]
+    if len(common) == 1:
+        return f", heard as '{shown[0]}' in every take"
+    quoted = [f"'{s}'" if s else "not at all" for s in shown]
+    return f", heard as {quoted[0]} or {quoted[1]}"
