@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import replace
 
 import pytest
 
 from tests.conftest import CLI, ROOT
 from tests.test_cli_errors import assert_clean_error
+from verified_tts.calibration.analysis import FIXED_SIDES
 from verified_tts.config import build_config, read_config_file
 from verified_tts.selection import SelectionPolicy, judge
 from verified_tts.workflows.calibrate import CalibrateOptions, reanalyse
@@ -52,19 +54,27 @@ def test_calibrate_small_run_writes_json_html_and_usable_gates(tmp_path):
     # Every share is the share of the kept cases that its policy rejects: recomputed here from
     # the cases' metrics, under the default gates and under the recommended ones (gates.toml).
     recommended_policy = build_config(read_config_file(out / "gates.toml")).selection
+    default_policy = build_config({}).selection  # the packed profile's, as calibrate scored
 
     def rejected(kind: str, policy: SelectionPolicy) -> float:
         group = [c for c in data["cases"] if c["kind"] == kind]
         return sum(not judge(c["metrics"], policy).passed for c in group) / len(group)
 
-    assert data["clean"]["false_alarm"] == rejected("clean", SelectionPolicy())
-    # the recommendation spends at most the target: 5% of 12 clean cases is none of them
+    assert data["clean"]["false_alarm"] == rejected("clean", default_policy)
+    # the recommendation spends at most the target (5% of 12 clean cases is none of them) beyond
+    # what the gates it keeps as configured reject on their own (a mushy espeak take can fail
+    # the word error gate)
     assert data["clean"]["false_alarm_recommended"] == rejected("clean", recommended_policy)
-    assert data["clean"]["false_alarm_recommended"] <= data["false_alarm_target"]
+    kept = {side.metric for side in FIXED_SIDES}
+    kept_only = replace(default_policy, gates=tuple(
+        g for g in default_policy.gates if g.metric in kept))  # fmt: skip
+    assert data["clean"]["false_alarm_recommended"] <= max(
+        data["false_alarm_target"], rejected("clean", kept_only)
+    )
     for fault in data["faults"]:
         assert fault["cases"] == 3
         assert {"recall", "recall_at_target", "auc", "best_metric"} <= set(fault)
-        assert fault["recall"] == rejected(fault["kind"], SelectionPolicy())
+        assert fault["recall"] == rejected(fault["kind"], default_policy)
         assert fault["recall_at_target"] == rejected(fault["kind"], recommended_policy)
     # faults the signal check sees by construction: a cut ending and 1.5 s+ of silence
     by_kind = {f["kind"]: f for f in data["faults"]}
@@ -87,7 +97,7 @@ def test_calibrate_small_run_writes_json_html_and_usable_gates(tmp_path):
         assert (out / example["audio"]).is_file() and (out / example["clean_audio"]).is_file()
     # the scored cases are kept: the same analysis comes back from them alone
     kinds = tuple(f["kind"] for f in data["faults"])
-    again = reanalyse(data, SelectionPolicy(), CalibrateOptions(kinds=kinds, candidates=4))
+    again = reanalyse(data, default_policy, CalibrateOptions(kinds=kinds, candidates=4))
     for before, after in zip(data["faults"], again["faults"], strict=True):
         assert before["recall"] == after["recall"]
         assert before["recall_at_target"] == after["recall_at_target"]
