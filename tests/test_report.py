@@ -267,7 +267,8 @@ def test_flagged_utterances_come_first():
         "book": {"flac": "book.flac", "duration_s": 2.0},
     }
     text = render_report_html(manifest, "out/x")
-    assert text.index("Bad one.") < text.index("Fine one.")
+    # the flagged line comes first, its misheard words marked where the reason names them
+    assert text.index("<mark>Bad</mark> one.") < text.index("Fine one.")
     assert "verified-tts rerender out/x --utterance bbb -n 16" in text
     assert "heard &lt;b&gt;this&lt;/b&gt;" in text  # transcripts are escaped
 

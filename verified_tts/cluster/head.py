@@ -228,11 +228,12 @@ def _alive_nodes(dashboard_url: str) -> int | None:
 def _wait_for_node(
     state: ClusterState, index: int, worker: subprocess.Popen[bytes], timeout_s: float
 ) -> None:
-    """Wait until worker node ``index`` has joined; one that exits or is too slow stops the
-    whole cluster with one error."""
+    """Wait until worker node ``index`` has joined (the head counts it alive and the node has
+    said so in its log: the head sees it a moment before the node's own start-up returns); one
+    that exits or is too slow stops the whole cluster with one error."""
     log = Path(state.state_dir) / NODE_LOG.format(index=index)
     deadline = time.monotonic() + timeout_s
-    while (_alive_nodes(state.dashboard_url) or 0) < index + 1:
+    while (_alive_nodes(state.dashboard_url) or 0) < index + 1 or not _says_joined(log):
         if worker.poll() is not None:
             down(state.state_dir)
             raise UserError(
@@ -243,6 +244,13 @@ def _wait_for_node(
             down(state.state_dir)
             raise UserError(f"worker node {index} did not join in {timeout_s:.0f} s; see {log}")
         time.sleep(0.5)
+
+
+def _says_joined(log: Path) -> bool:
+    try:
+        return " joined " in log.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return False
 
 
 def _head_args(
