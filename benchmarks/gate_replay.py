@@ -31,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from stop_replay import Outcome, recorded_policy, replay, replayed_render
+from stop_replay import Outcome, read_render, replay
 
 from verified_tts.paired import paired_gain
 from verified_tts.selection import Gate, SelectionPolicy
@@ -101,12 +101,8 @@ def main() -> None:
     from real_books import JudgeCache
 
     from verified_tts.config import build_config
-    from verified_tts.output.manifest import read_manifest
 
-    manifest = read_manifest(args.render)
-    rows = manifest.utterances
-    takes = [[(c.scores, c.detail) for c in u.candidates] for u in rows]
-    replayed_render(rows, takes, recorded_policy(manifest.selection))
+    _, rows, takes, _ = read_render(args.render)
     bounds = [float(b) for b in args.bounds.split(",") if b.strip()]
     shipped = build_config({}).selection
     runs = [(name, [replay(t, p) for t in takes]) for name, p in variants(

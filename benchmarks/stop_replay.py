@@ -96,6 +96,20 @@ def replayed_render(
     return rendered  # type: ignore[return-value]
 
 
+def read_render(
+    path: Path,
+) -> tuple[Any, list[Any], list[list[tuple[Any, Any]]], list[Outcome]]:
+    """A finished render's manifest, utterance records, each utterance's takes as (metrics,
+    detail), and its own decisions replayed under the setting it recorded
+    (:func:`replayed_render`, which exits when they differ)."""
+    from verified_tts.output.manifest import read_manifest
+
+    manifest = read_manifest(path)
+    rows = list(manifest.utterances)
+    takes = [[(c.scores, c.detail) for c in u.candidates] for u in rows]
+    return manifest, rows, takes, replayed_render(rows, takes, recorded_policy(manifest.selection))
+
+
 def settings_grid(base: SelectionPolicy) -> list[SelectionPolicy]:
     return [
         replace(base, rounds=rounds, stop_gain=gain, prior_spread=spread)
@@ -148,13 +162,8 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args()
 
-    from verified_tts.output.manifest import read_manifest
-
-    manifest = read_manifest(args.render)
-    rows = manifest.utterances
-    takes = [[(c.scores, c.detail) for c in u.candidates] for u in rows]
+    manifest, rows, takes, rendered = read_render(args.render)
     base = recorded_policy(manifest.selection)
-    rendered = replayed_render(rows, takes, base)
     replayed: list[tuple[SelectionPolicy, list[Outcome]]] = []
     not_replayable = []
     for policy in settings_grid(base):

@@ -15,6 +15,7 @@ phrase lives here, so the manifest, report.html, the dub and the review app say 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -92,8 +93,8 @@ def _word_at(text: str, fraction: float) -> str | None:
     for word, count in zip(words, letters, strict=True):
         reached += count
         if reached >= fraction * total:
-            return word.strip("\"'“”‘’()[],.;:!?")
-    return words[-1].strip("\"'“”‘’()[],.;:!?")
+            return word.strip(_QUOTES_AND_STOPS)
+    return words[-1].strip(_QUOTES_AND_STOPS)
 
 
 def _unclear(detail: Mapping[str, Any], text: str, worst: int | None) -> Reason:
@@ -282,11 +283,8 @@ def _heard_in_every_take(
         heard.append(said.strip(_QUOTES_AND_STOPS))
     if not any(heard):
         return ", not heard in any take"
-    counts: dict[str, int] = {}
-    for said in heard:
-        counts[said.lower()] = counts.get(said.lower(), 0) + 1
-    common = sorted(counts, key=lambda s: -counts[s])
-    shown = [next(s for s in heard if s.lower() == c) for c in common[:2]]
+    common = [said for said, _ in Counter(s.lower() for s in heard).most_common(2)]
+    shown = [next(s for s in heard if s.lower() == c) for c in common]
     if len(common) == 1:
         return f", heard as '{shown[0]}' in every take"
     quoted = [f"'{s}'" if s else "not at all" for s in shown]
