@@ -7,6 +7,9 @@ chapters, the first ceil(n/2) are the development set (tune anything on them) an
 held out: nothing is tuned on them, and the held-out figures of a benchmark come from them alone.
 ``held_out_b`` is a second held-out sample for a rule chosen after the first was looked at: its
 chapters are the held-out chapters the first sample does not use, spread the same way.
+``held_out_c`` is a third, for the changes made after the second was looked at: the held-out
+chapters neither of the others uses, spread the same way (two for the shortest book), and
+:data:`PER_CHAPTER` utterances of each so that it too holds more than 300.
 Prefaces and notes outside the numbered chapters belong to neither. A benchmark renders a sample:
 the first ``per_chapter`` utterances (heading included) of ``chapters`` chapters per book, spread
 evenly over that book's part (first, middle and last by default), written as a plain-text book
@@ -31,6 +34,8 @@ from verified_tts.text.book import Book, Chapter, Segment
 __all__ = [
     "BOOKS",
     "DATA",
+    "PARTS",
+    "PER_CHAPTER",
     "Part",
     "book_chapters",
     "chapters_of",
@@ -47,8 +52,11 @@ DATA = next(
     ROOT.parent / "shared" / "data" / "books",
 )
 BOOKS = ("katrine", "log-school-house", "little-colonels-hero")
-Part = Literal["dev", "held_out", "held_out_b"]
+Part = Literal["dev", "held_out", "held_out_b", "held_out_c"]
+PARTS: tuple[Part, ...] = ("dev", "held_out", "held_out_b", "held_out_c")
 SAMPLE_CHAPTERS = 3  # chapters per book in a sample (the first held-out sample's spread)
+# utterances per chapter in a sample; the third held-out sample has 8 chapters, not 9
+PER_CHAPTER: dict[str, int] = {"dev": 35, "held_out": 35, "held_out_b": 35, "held_out_c": 40}
 
 
 def load(name: str) -> Book:
@@ -72,10 +80,17 @@ def chapters_of(name: str, part: Part) -> list[Chapter]:
     cut = math.ceil(len(chapters) / 2)
     if part == "dev":
         return chapters[:cut]
+    held_out = chapters[cut:]
+    if part == "held_out":
+        return held_out
+    first = {id(c) for c in _spread(held_out, SAMPLE_CHAPTERS)}
+    rest = [c for c in held_out if id(c) not in first]
     if part == "held_out_b":
-        first = {id(c) for c in _spread(chapters[cut:], SAMPLE_CHAPTERS)}
-        return [c for c in chapters[cut:] if id(c) not in first]
-    return chapters[cut:]
+        return rest
+    if part == "held_out_c":
+        second = {id(c) for c in _spread(rest, SAMPLE_CHAPTERS)}
+        return [c for c in rest if id(c) not in second]
+    raise ValueError(f"unknown part {part!r}: one of {', '.join(PARTS)}")
 
 
 def _spread(items: Sequence[Chapter], count: int) -> list[Chapter]:
