@@ -43,6 +43,7 @@ METRIC_DOCS: Mapping[str, str] = {
     "max_internal_silence_s": "longest silence inside the speech",
     "dropped_frames": "codec frames dropped as malformed",
     "speaker": "similarity to the voice reference (or to earlier winners)",
+    "speaker_take": "speaker, less the distance a line's best take shares (at most 0.02)",
     "emotion": "probability of the target emotion",
     "duration_fit": "dubbing: how naturally the speech fits its slot",
     "stretch": "dubbing: how much a winner is sped up to fit its slot",

@@ -72,7 +72,7 @@ def main() -> None:
     texts = [*builtin_sentences()[: args.harvard], *lines]
     generator = load_generator(GeneratorConfig(name="piper"))
     speaker = load_speaker_verifier()
-    gate = next(g.min for g in PER_CLIP_GATES if g.metric == "speaker")
+    gate = next(g.min for g in PER_CLIP_GATES if g.metric in ("speaker", "speaker_take"))
 
     rows = []  # (text index, kind, speech seconds, embedding)
     if args.cache and args.cache.is_file():

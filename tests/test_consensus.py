@@ -7,8 +7,11 @@ import pytest
 
 from verified_tts.consensus import (
     SHARED_CEILING,
+    SPEAKER_ALLOWANCE,
+    SPEAKER_CEILING,
     judge_all,
     shared_hard_words,
+    shared_voice_shortfall,
     take_views,
     token_words,
     with_take_metrics,
@@ -60,6 +63,65 @@ def test_gate_on_the_take_metric_judges_a_lone_take_by_its_worst_token():
     assert not bare.passed
     added = with_take_metrics([metrics, metrics], [_detail(CLEAN), _detail(OTHER)])
     assert added[1]["asr_min_take_logprob"] == pytest.approx(SHARED_CEILING)
+
+
+def _voice(*similarities, against="book"):
+    metrics = [{"speaker": s} for s in similarities]
+    details = [{"speaker_against": against} if against != "book" else {} for _ in similarities]
+    return metrics, details
+
+
+def test_a_voice_every_take_shares_is_the_line_s_and_a_take_unlike_its_line_still_fails():
+    bound = SPEAKER_CEILING - SPEAKER_ALLOWANCE / 2  # a bound the shared part can reach
+    policy = SelectionPolicy(gates=(Gate("speaker_take", min=bound),), adaptive=False)
+    best = bound - SPEAKER_ALLOWANCE / 4  # every take of the line a little below the bound
+    metrics, details = _voice(best, best - 0.01, best - 0.35)  # the last: another voice
+    shared = SPEAKER_CEILING - best
+    assert shared_voice_shortfall(metrics, details) == [pytest.approx(shared)] * 3
+    judged = judge_all(list(zip(metrics, details, strict=True)), policy)
+    assert [j.passed for j in judged] == [True, True, False]
+    added = with_take_metrics(metrics, details)
+    assert added[0]["speaker_take"] == pytest.approx(SPEAKER_CEILING)
+    assert added[2]["speaker"] == best - 0.35  # the similarity itself is kept as it was
+    # a lone take has nothing to compare with: judged by its own similarity, as before
+    (lone,) = judge_all([(metrics[0], details[0])], policy)
+    assert not lone.passed and lone.failed == ("speaker_take",)
+    # a line whose every take is further below than the allowance is another voice throughout
+    far = bound - SPEAKER_ALLOWANCE - 0.05
+    metrics, details = _voice(far, far - 0.01)
+    assert shared_voice_shortfall(metrics, details) == [SPEAKER_ALLOWANCE] * 2
+    assert not any(j.passed for j in judge_all(list(zip(metrics, details, strict=True)), policy))
+
+
+def test_takes_judged_against_different_references_are_not_compared():
+    metrics, details = _voice(0.70, 0.95)
+    details[0] = {"speaker_against": "short takes"}
+    assert shared_voice_shortfall(metrics, details) == [0.0, 0.0]
+    assert shared_voice_shortfall([{"speaker": 0.9}, {}], [{}, {}]) == [0.0, None]
+
+
+def test_a_line_that_passes_only_on_what_its_takes_share_gets_a_note_to_listen_once():
+    bound = SPEAKER_CEILING - SPEAKER_ALLOWANCE / 2
+    best = bound - 0.01
+    metrics = with_take_metrics(*_voice(best, best - 0.02))
+    takes = [(m, {}, ()) for m in metrics]
+    bounds = {"speaker_take": {"min": bound}}
+    reasons = utterance_reasons(takes, 0, False, text="What?", bounds=bounds)
+    assert [(r.kind, r.flag) for r in reasons] == [("check_voice", False)]
+    assert f"{best:.2f} at best" in reasons[0].text
+    # a line whose best take is above the bound needs no note
+    metrics = with_take_metrics(*_voice(bound + 0.01, bound - 0.02))
+    assert utterance_reasons([(m, {}, ()) for m in metrics], 0, False, text="So!",
+                             bounds=bounds) == []  # fmt: skip
+
+
+def test_a_failed_speaker_take_says_the_similarity_and_the_bound_it_was_held_to():
+    metrics = {"speaker": 0.60, "speaker_take": 0.66}
+    (reason,) = candidate_reasons(
+        metrics, {}, ("speaker_take",), text="Who?", bounds={"speaker_take": {"min": 0.81}}
+    )
+    assert reason.kind == "voice"
+    assert "similarity 0.60, at least 0.75 expected" in reason.text
 
 
 def test_token_words_and_shared_hard_words():

@@ -7,9 +7,11 @@ about what they will hear, naming the word where there is one: "the word 'Sirrah
 :func:`utterance_reasons` gives an utterance's list: the kept take's reasons when it is flagged,
 plus, flagged or not, the words the ASR model doubts in every take alike (a name or rare word
 whose pronunciation is worth checking once, or a lexicon entry; more takes do not change it, see
-:mod:`verified_tts.consensus`). Each :class:`Reason` has a ``kind`` (stable, for programs: the
-review app and the dub use them), the ``word`` it is about (or None) and its ``text``. Every
-phrase lives here, so the manifest, report.html, the dub and the review app say the same thing.
+:mod:`verified_tts.consensus`), and a line that passed the speaker gate only because every take
+of it sounds alike a little unlike the narrator (listen once). Each :class:`Reason` has a
+``kind`` (stable, for programs: the review app and the dub use them), the ``word`` it is about
+(or None) and its ``text``. Every phrase lives here, so the manifest, report.html, the dub and
+the review app say the same thing.
 """
 
 from __future__ import annotations
@@ -219,11 +221,16 @@ def candidate_reasons(
         elif name == "dropped_frames":
             out.append(Reason("glitch", f"{int(value)} audio frames were dropped: a click or "
                               "skip may be audible"))  # fmt: skip
-        elif name == "speaker":
+        elif name in ("speaker", "speaker_take"):
+            # speaker_take is the similarity lifted by what the line's takes share: say the
+            # similarity itself, and the bound lowered by the same amount
+            similarity = float(metrics.get("speaker", value))
             expected = bounds.get(name, {}).get("min")
+            if expected is not None:
+                expected -= value - similarity
             also = f", at least {expected:.2f} expected" if expected is not None else ""
             out.append(Reason("voice", f"the voice sounds unlike the narrator's (similarity "
-                              f"{value:.2f}{also})"))  # fmt: skip
+                              f"{similarity:.2f}{also})"))  # fmt: skip
         elif name == "emotion":
             out.append(Reason("emotion", "the reading does not carry the emotion asked for"))
         else:
@@ -249,6 +256,9 @@ def utterance_reasons(
         out.extend(
             candidate_reasons(metrics, detail, failed, text=text, bounds=bounds, take_worst=worst)
         )
+    voice = _voice_note([metrics for metrics, _, _ in candidates], bounds or {})
+    if voice is not None:
+        out.append(voice)
     details = [detail for _, detail, _ in candidates]
     for index, word in shared_hard_word_positions(details):
         heard = _heard_in_every_take(details, text, index, word)
@@ -262,6 +272,32 @@ def utterance_reasons(
             )
         )
     return out
+
+
+def _voice_note(
+    metrics: Sequence[Mapping[str, float]], bounds: Mapping[str, Mapping[str, float]]
+) -> Reason | None:
+    """A note when the line's best take sounds less like the narrator than the speaker gate asks
+    and passes only because every take of the line shares that distance (an exclamation or a
+    question read as one; :func:`verified_tts.consensus.shared_voice_shortfall`)."""
+    bound = bounds.get("speaker_take", {}).get("min")
+    pairs = [
+        (float(m["speaker"]), float(m["speaker_take"]))
+        for m in metrics
+        if "speaker" in m and "speaker_take" in m
+    ]
+    if bound is None or len(pairs) < 2:
+        return None
+    best, lifted = max(pairs)
+    if not best < bound <= lifted:
+        return None
+    return Reason(
+        "check_voice",
+        f"listen to this line once: every take of it sounds a little unlike the narrator's voice "
+        f"(similarity {best:.2f} at best, {bound:.2f} asked of a single take), as an "
+        "exclamation or a question read on its own often does",
+        flag=False,
+    )
 
 
 def _heard_in_every_take(

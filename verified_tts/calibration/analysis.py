@@ -54,6 +54,7 @@ CALIBRATED_SIDES: tuple[Side, ...] = (
     Side("speech_ratio", "max"),
     Side("speech_ratio", "min"),
     Side("speaker", "min"),
+    Side("speaker_take", "min"),
 )
 # Limits that keep their configured gates: measured and reported, never switched off because
 # another metric happens to catch the same faults here.

@@ -66,7 +66,7 @@ _SCHEDULE = ("first_round", "step", "rounds", "stop", "stop_gain", "prior_spread
 
 # A metric computed from a sentence's takes together (verified_tts.consensus) is, for a take judged
 # alone, the take's own metric: a gate on it applies to a lone take through that one.
-_STANDS_IN = {"asr_min_take_logprob": "asr_min_logprob"}
+_STANDS_IN = {"asr_min_take_logprob": "asr_min_logprob", "speaker_take": "speaker"}
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ def _unclear(detail: Mapping[str, Any], text: str) -> tuple[str, str | None]:
 _WORDS = {
     "asr_insertions": ("extra-words", "{v:g} {words} heard that the text does not have"),
     "speaker": ("voice", "sounds unlike the book's voice"),
+    "speaker_take": ("voice", "sounds unlike the book's voice"),
     "clipping": ("clipping", "distorted: the audio clips"),
     "leading_silence_s": ("silence", "{v:.1f} s of silence before the line"),
     "trailing_silence_s": ("silence", "{v:.1f} s of silence after the line"),

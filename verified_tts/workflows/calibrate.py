@@ -49,7 +49,7 @@ from verified_tts.calibration.faults import (
     text_fault,
 )
 from verified_tts.calibration.gates import gates_toml
-from verified_tts.consensus import TAKE_METRIC, take_views
+from verified_tts.consensus import SPEAKER_TAKE_METRIC, TAKE_METRIC, with_take_metrics
 from verified_tts.dub_gates import dub_policy
 from verified_tts.errors import UserError
 from verified_tts.generators import SynthesisRequest, load_generator
@@ -381,14 +381,14 @@ def _score(
             )
             all_details.append(dict(scores.detail))
         say(f"scored {min(start + _CHUNK, len(cases))} of {len(cases)} clips")
-    _add_take_metric(scored, all_details)
     speaker_metric(scored, embeddings, speech, verifiers.get("speaker"))
+    _add_take_metrics(scored, all_details)
     return scored, signal_details
 
 
-def _add_take_metric(cases: Sequence[Case], details: Sequence[Mapping[str, Any]]) -> None:
-    """``asr_min_take_logprob`` of every case as a render would see it: a clean candidate among
-    its sentence's clean candidates, a faulted one among them plus itself
+def _add_take_metrics(cases: Sequence[Case], details: Sequence[Mapping[str, Any]]) -> None:
+    """``asr_min_take_logprob`` and ``speaker_take`` of every case as a render would see them: a
+    clean candidate among its sentence's clean candidates, a faulted one among them plus itself
     (:mod:`verified_tts.consensus`)."""
     clean: dict[int, list[int]] = {}
     for position, case in enumerate(cases):
@@ -397,6 +397,9 @@ def _add_take_metric(cases: Sequence[Case], details: Sequence[Mapping[str, Any]]
     for position, case in enumerate(cases):
         others = clean.get(case.utterance, [])
         group = others if case.kind == "clean" else [*others, position]
-        view = take_views([details[p] for p in group])[group.index(position)]
-        if view is not None:
-            case.metrics[TAKE_METRIC] = view.min_take_logprob
+        compared = with_take_metrics(
+            [cases[p].metrics for p in group], [details[p] for p in group]
+        )[group.index(position)]
+        for name in (TAKE_METRIC, SPEAKER_TAKE_METRIC):
+            if name in compared:
+                case.metrics[name] = compared[name]
