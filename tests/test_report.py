@@ -349,6 +349,36 @@ def test_report_says_why_in_words_and_marks_the_word():
     assert "asr_min_take_logprob" not in text.split("<details>")[0]  # no metric names up front
 
 
+def test_report_lists_the_lines_to_listen_to_once():
+    """A line that passed the speaker gate only on what every take of it shares gets a note, and
+    the report lists it under its own heading with the kept take's player."""
+    from verified_tts.consensus import with_take_metrics
+    from verified_tts.reasons import utterance_reasons
+
+    manifest = _flagged_manifest()
+    takes = with_take_metrics([{"speaker": 0.795}, {"speaker": 0.78}], [{}, {}])
+    reasons = utterance_reasons(
+        [(m, {}, ()) for m in takes], 0, False, text='"So!"',
+        bounds={"speaker_take": {"min": 0.8093}},
+    )  # fmt: skip
+    assert [r.kind for r in reasons] == ["check_voice"]
+    candidates = [
+        {"index": i, "scores": m, "passed": True, "score": 0.0,
+         "audio": f"store/audio/s-{i:03d}.flac"}
+        for i, m in enumerate(takes)
+    ]  # fmt: skip
+    manifest["utterances"].append({
+        "key": "s" * 64, "chapter": 0, "line": 14, "text": '"So!"', "winner": 0,
+        "flagged": False, "candidates": candidates, "reasons": [r.as_dict() for r in reasons],
+    })  # fmt: skip
+    text = render_report_html(manifest, "out/x")
+    assert "Lines to listen to once (1)" in text
+    section = text.split("Lines to listen to once (1)")[1]
+    listed = section.split("</ul>")[0]
+    assert "&quot;So!&quot;</a>" in listed and "s-000.flac" in listed
+    assert "Lines to listen to once" not in render_report_html(_flagged_manifest(), "out/x")
+
+
 # How far the page's content reaches past the page: anything outside a scrolling box beyond the
 # right edge of <main>, and any scrolling box (other than a take's table of scores, a click
 # away) whose content is wider than the box, so that the reader would have to scroll sideways.

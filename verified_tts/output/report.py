@@ -179,6 +179,24 @@ def _check_once(utterances: Sequence[UtteranceRecord]) -> str:
     )
 
 
+def _listen_once(utterances: Sequence[UtteranceRecord]) -> str:
+    """Lines that passed the speaker gate only on what all their takes share: one line each."""
+    lines = [u for u in utterances if any(r.kind == "check_voice" for r in _reasons(u))]
+    if not lines:
+        return ""
+    items = "".join(
+        f'<li><a href="#u-{escape(u.key)}">{escape(u.text)}</a> {player(u.winner_candidate.audio)}'
+        "</li>"
+        for u in lines
+    )
+    return (
+        f"<h2>Lines to listen to once ({len(lines)})</h2><p class='muted'>Every take of these "
+        "sounds a little unlike the narrator's voice, as an exclamation or a question read on its "
+        "own often does; more takes will not change it. Listen once, and re-render a line if it "
+        f"is not the narrator.</p><ul>{items}</ul>"
+    )
+
+
 def _utterance_card(utterance: UtteranceRecord, out_hint: str, bounds: Mapping) -> str:
     words = [r.word for r in _reasons(utterance) if r.word]
     notes = "".join(f"<li>{escape(r.text)}</li>" for r in _reasons(utterance))
@@ -293,6 +311,7 @@ def render_report_html(manifest: Manifest | Mapping[str, Any], out_hint: str = "
         f"<h2>Flagged utterances ({len(flagged)})</h2>"
         + _flagged_table(flagged, out_hint, bounds)
         + _check_once(manifest.utterances)
+        + _listen_once(manifest.utterances)
         + _voice_table(manifest)
         + f"<h2>Chapters</h2>{_chapter_table(manifest)}"
         + _acx_section(manifest)
