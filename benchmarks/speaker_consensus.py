@@ -22,7 +22,8 @@ take too short for it). For each (ceiling, allowance), allowance 0 being today's
 The setting is chosen by a rule fixed before the figures were seen: among the settings that catch
 every fault of both kinds that today's gate catches, the fewest clean lines flagged, then the
 smallest allowance, then the lowest ceiling. Run it on the development render to choose, and on
-a held-out render to test. Writes benchmarks/results/speaker_consensus_<name>.json.
+a held-out render to test the shipped setting (``shipped``: verified_tts.consensus's constants).
+Writes benchmarks/results/speaker_consensus_<name>.json.
 
 Usage: python benchmarks/speaker_consensus.py OUT_DIR --name dev [--bound 0.8093]
 """
@@ -227,6 +228,9 @@ def main() -> None:
         evaluate(lines, args.bound, c, a) for c in CEILINGS for a in ALLOWANCES if a > 0
     ]
     chosen = choose(settings)
+    from verified_tts.consensus import SPEAKER_ALLOWANCE, SPEAKER_CEILING
+
+    shipped = evaluate(lines, args.bound, SPEAKER_CEILING, SPEAKER_ALLOWANCE)
     record = {
         "benchmark": "speaker_consensus",
         "command": f"python benchmarks/speaker_consensus.py {args.render} --name {args.name}",
@@ -241,11 +245,12 @@ def main() -> None:
         "ceiling",
         "today": settings[0],
         "chosen": {k: v for k, v in chosen.items()},
+        "shipped": shipped,
         "settings": [{k: v for k, v in s.items() if k != "flagged_lines"} for s in settings],
     }
     path = ROOT / "benchmarks" / "results" / f"speaker_consensus_{args.name}.json"
     path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    for s in (settings[0], chosen):
+    for s in (settings[0], chosen, shipped):
         print(json.dumps({k: v for k, v in s.items() if k != "flagged_lines"}))
         for line in s["flagged_lines"]:
             print("   ", line)

@@ -220,6 +220,48 @@ def goals_table(stem: str) -> str:
     return md_table(("goal", "measured", ""), rows)
 
 
+def _goal_cells(figures: dict[str, Any]) -> list[str]:
+    """What one render (or pooled renders) measured against each goal, and whether it is met."""
+    share, ratio = figures["flagged_share"], figures["judge_wer_ratio_flagged_to_rest"]
+    paired, count = figures["judge_gain_n8_over_candidate0"], figures["utterances"]
+    met = {True: "met", False: "not met"}
+    cells = [
+        f"{pct(share, 1)} ({figures['flagged']} of {count}): {met[share <= MOST_FLAGGED]}",
+        NONE if ratio is None else f"{num(ratio, 2)}x ({num(figures['judge_wer_flagged_winners'])}"
+        f" against {num(figures['judge_wer_other_winners'])}): "
+        f"{met[ratio >= LEAST_FLAGGED_TO_REST]}",
+        f"{figures['flagged_judge_hears_perfectly']} of {figures['flagged']}",
+        NONE if paired is None else f"{gain(paired)} on {count}: "
+        f"{met[paired['ci95'][0] > 0 and count >= LEAST_UTTERANCES]}",
+    ]
+    timing = figures.get("timing") or {}
+    if timing.get("real_time_factor") is not None and not timing.get("seeded_from"):
+        cells.append(
+            f"{num(timing['real_time_factor'], 3)} (load average "
+            f"{num(timing['load_average_at_end'][0], 2)} at the end): "
+            f"{met[timing['real_time_factor'] <= MOST_REAL_TIME_FACTOR]}"
+        )
+    else:
+        cells.append(NONE)
+    return cells
+
+
+def goals_by_render(columns: tuple[tuple[str, str], ...]) -> str:
+    """The goals (rows) against each (result stem, label): a render's ``after`` figures, or the
+    figures of renders pooled by ``real_books.py --analyse``."""
+    goals = (
+        f"at most {pct(MOST_FLAGGED)} of utterances flagged",
+        f"judge WER of flagged winners at least {LEAST_FLAGGED_TO_REST:g}x the rest's",
+        "few flagged winners the judge hears word for word",
+        f"the N=8 gain over candidate 0 above 0 (paired 95% interval), on at least "
+        f"{LEAST_UTTERANCES} held-out utterances",
+        f"real-time factor at N=8 adaptive at or below {MOST_REAL_TIME_FACTOR:g} (a fresh store)",
+    )
+    cells = [_goal_cells(result(stem).get("after", result(stem))) for stem, _ in columns]
+    rows = [(goal, *(column[i] for column in cells)) for i, goal in enumerate(goals)]
+    return md_table(("goal", *(label for _, label in columns)), rows)
+
+
 def flags_table(stem: str) -> str:
     """Every flagged line of today's render: its text, the cause of its kept take's first failed
     gate, the reasons the manifest gives, and what the judge hears in the kept take."""
@@ -304,10 +346,58 @@ def gate_replay_table(stem: str) -> str:
     return md_table(header, rows)
 
 
+def speaker_consensus_table(stem: str) -> str:
+    """The speaker gate against a line's own takes (speaker_consensus.py): today's gate, the
+    chosen setting, then the settings at the lowest and a higher ceiling, on clean lines and on
+    wrong voices in one take and in every take of a line."""
+    data = result(stem)
+    chosen = (data["chosen"]["ceiling"], data["chosen"]["allowance"])
+    ceilings = sorted({s["ceiling"] for s in data["settings"]})
+    shown = [s for s in data["settings"][1:] if s["ceiling"] in (chosen[0], ceilings[-1])]
+    rows = [_consensus_row("today (no allowance)", data["today"])] + [
+        _consensus_row("chosen" if (r["ceiling"], r["allowance"]) == chosen else "", r)
+        for r in shown
+    ]
+    return md_table(CONSENSUS_HEADER, rows)
+
+
+def _consensus_row(label: str, row: dict[str, Any]) -> tuple[str, ...]:
+    return (
+        label,
+        num(row["ceiling"], 2),
+        num(row["allowance"], 2),
+        str(row["clean_lines_flagged"]),
+        f"{row['clean_takes_failed']} ({pct(row['clean_takes_failed_share'], 1)})",
+        pct(row["one_take_wrong_voice_caught"], 1),
+        pct(row["every_take_wrong_voice_caught"], 1),
+    )
+
+
+CONSENSUS_HEADER = (
+    "", "ceiling", "allowance", "clean lines flagged", "clean takes failing it",
+    "one take in another voice: caught", "every take in another voice: caught",
+)  # fmt: skip
+
+
+def speaker_consensus_renders(columns: tuple[tuple[str, str], ...]) -> str:
+    """Today's plain speaker gate and the shipped setting on each (result stem, render label)."""
+    rows = []
+    for stem, label in columns:
+        data = result(stem)
+        plain = f"{label}, {data['lines']} lines: the plain gate"
+        rows.append(_consensus_row(plain, data["today"]))
+        rows.append(_consensus_row(f"{label}: shipped", data["shipped"]))
+    return md_table(CONSENSUS_HEADER, rows)
+
+
 def _block(render: Callable[[str], str], stem: str, labels: int = 1) -> Generated:
     return Generated((stem,), lambda: render(stem), labels=labels)
 
 
+CONSENSUS_RENDERS = (
+    ("speaker_consensus_dev", "development"),
+    ("speaker_consensus_held_out_c", "third held-out sample"),
+)
 HELD_OUT_COLUMNS = (
     ("real_books_held_out_earlier", "before short-clip judging and the voice's pace"),
     ("real_books_held_out_before_stop", "before the stop setting of the real-prose replay"),
@@ -344,6 +434,17 @@ BLOCKS = {
     "real-books-stop-replay-dev": _block(stop_replay_table, "stop_replay_dev"),
     "real-books-gate-replay-dev": _block(gate_replay_table, "gate_replay_dev"),
     "real-books-harvard-stop": _block(stop_settings_table, "real_books_harvard"),
+    "real-books-speaker-consensus-dev": _block(speaker_consensus_table, "speaker_consensus_dev"),
+    "real-books-dev-speaker-gain": Generated(
+        ("gate_replay_dev_speaker",),
+        lambda: gain(result("gate_replay_dev_speaker")["variants"]["without"][
+            "judge_gain_over_candidate0"], 4),
+        labels=0,
+    ),
+    "real-books-speaker-consensus-test": Generated(
+        tuple(stem for stem, _ in CONSENSUS_RENDERS),
+        lambda: speaker_consensus_renders(CONSENSUS_RENDERS),
+    ),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),
 }
