@@ -179,6 +179,8 @@ def cause_of(u: Any, index: int, views: list[Any], shared: set[str]) -> str | No
         return "extra words"
     if first == "wer":
         return "words heard as other words"
+    if first == "speaker_take":
+        return "speaker"
     if (candidate.duration_s or 0.0) > LONG_S:
         return f"{first} (utterance longer than {LONG_S:g} s)"
     return first
@@ -348,6 +350,20 @@ def run(
     return result
 
 
+def cpu_model() -> dict[str, Any]:
+    """The CPU's model name and whether it has AVX-512 (Linux): a real-time factor is only
+    comparable between renders on the same kind of CPU (onnxruntime and CTranslate2 run about
+    2.7 times slower on a 2-core AMD EPYC without AVX-512 than on the earlier machines)."""
+    info = Path("/proc/cpuinfo")
+    if not info.is_file():
+        return {}
+    text = info.read_text(encoding="utf-8", errors="replace")
+    name = next((line.split(":", 1)[1].strip() for line in text.splitlines()
+                 if line.startswith("model name")), None)  # fmt: skip
+    flags = next((line for line in text.splitlines() if line.startswith("flags")), "")
+    return {"cpu": name, "avx512": "avx512f" in flags.split()}
+
+
 def _shown(path: Path) -> str:
     """``path`` relative to the repository where it lies in it."""
     resolved = path.resolve()
@@ -408,7 +424,7 @@ def main() -> None:
         return
     common = {
         "command": " ".join(["python", "benchmarks/real_books.py", *sys.argv[1:]]),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), **cpu_model()},
         "judge": args.judge,
         "before_config": _shown(args.before_config),
         "timing_note": "wall seconds grow with other work on the machine (load_average_at_end); "

@@ -82,7 +82,7 @@ def _figures(renders: list[tuple[str, dict[str, Any]]]) -> str:
 
 
 # a cause as a render made before cause_of named it recorded it (the failed gate's own name)
-OLD_CAUSE_NAMES = {"wer": "words heard as other words"}
+OLD_CAUSE_NAMES = {"wer": "words heard as other words", "speaker_take": "speaker"}
 
 
 def _named(counts: dict[str, int]) -> dict[str, int]:
@@ -122,8 +122,14 @@ def _causes(renders: list[tuple[str, dict[str, Any]]]) -> str:
     return md_table(header, rows)
 
 
+def _after(stem: str) -> dict[str, Any]:
+    """A render's ``after`` figures, or the figures of renders pooled by ``--analyse``."""
+    data = result(stem)
+    return data.get("after", data)
+
+
 def _afters(columns: tuple[tuple[str, str], ...]) -> list[tuple[str, dict[str, Any]]]:
-    return [(label, result(stem)["after"]) for stem, label in columns]
+    return [(label, _after(stem)) for stem, label in columns]
 
 
 def figures_table(stem: str) -> str:
@@ -235,7 +241,9 @@ def _goal_cells(figures: dict[str, Any]) -> list[str]:
         f"{met[paired['ci95'][0] > 0 and count >= LEAST_UTTERANCES]}",
     ]
     timing = figures.get("timing") or {}
-    if timing.get("real_time_factor") is not None and not timing.get("seeded_from"):
+    # only a render that made every take itself on idle cores measures the speed of the goal
+    if (timing.get("real_time_factor") is not None and not timing.get("seeded_from")
+            and not timing.get("shared_cores")):  # fmt: skip
         cells.append(
             f"{num(timing['real_time_factor'], 3)} (load average "
             f"{num(timing['load_average_at_end'][0], 2)} at the end): "
@@ -257,7 +265,7 @@ def goals_by_render(columns: tuple[tuple[str, str], ...]) -> str:
         f"{LEAST_UTTERANCES} held-out utterances",
         f"real-time factor at N=8 adaptive at or below {MOST_REAL_TIME_FACTOR:g} (a fresh store)",
     )
-    cells = [_goal_cells(result(stem).get("after", result(stem))) for stem, _ in columns]
+    cells = [_goal_cells(_after(stem)) for stem, _ in columns]
     rows = [(goal, *(column[i] for column in cells)) for i, goal in enumerate(goals)]
     return md_table(("goal", *(label for _, label in columns)), rows)
 
@@ -265,8 +273,25 @@ def goals_by_render(columns: tuple[tuple[str, str], ...]) -> str:
 def flags_table(stem: str) -> str:
     """Every flagged line of today's render: its text, the cause of its kept take's first failed
     gate, the reasons the manifest gives, and what the judge hears in the kept take."""
+    return md_table(FLAG_HEADER, _flag_rows(_after(stem)["flagged_utterances"]))
+
+
+def flags_by_render(columns: tuple[tuple[str, str], ...]) -> str:
+    """:func:`flags_table` of several renders, a first column naming the render."""
+    rows = [
+        (label, *row)
+        for stem, label in columns
+        for row in _flag_rows(_after(stem)["flagged_utterances"])
+    ]
+    return md_table(("render", *FLAG_HEADER), rows)
+
+
+FLAG_HEADER = ("line", "cause", "reason given", "the judge hears")
+
+
+def _flag_rows(flags: list[dict[str, Any]]) -> list[list[str]]:
     rows = []
-    for flagged in result(stem)["after"]["flagged_utterances"]:
+    for flagged in flags:
         text = " ".join(flagged["text"].split())
         text = text if len(text) <= 60 else text[:57] + "..."
         heard = (
@@ -279,7 +304,7 @@ def flags_table(stem: str) -> str:
         cause = flagged.get("cause", NONE)
         cells = (text, OLD_CAUSE_NAMES.get(cause, cause), "; ".join(flagged["reasons"]), heard)
         rows.append([cell.replace("|", "\\|") for cell in cells])
-    return md_table(("line", "cause", "reason given", "the judge hears"), rows)
+    return rows
 
 
 def speed_figure(stem: str) -> str:
@@ -398,6 +423,17 @@ CONSENSUS_RENDERS = (
     ("speaker_consensus_dev", "development"),
     ("speaker_consensus_held_out_c", "third held-out sample"),
 )
+# today's code on the held-out samples: each render, then the pooled figures
+TODAY_RENDERS = (
+    ("real_books_held_out_c", "third sample"),
+    ("real_books_held_out_b_speaker_take", "second sample, again"),
+    ("real_books_held_out_speaker_take", "first sample, again"),
+)
+TODAY_COLUMNS = (
+    *TODAY_RENDERS,
+    ("real_books_held_out_bc_pooled", "second and third pooled"),
+    ("real_books_held_out_abc_pooled", "all three pooled"),
+)
 HELD_OUT_COLUMNS = (
     ("real_books_held_out_earlier", "before short-clip judging and the voice's pace"),
     ("real_books_held_out_before_stop", "before the stop setting of the real-prose replay"),
@@ -420,6 +456,10 @@ BLOCKS = {
     "real-books-held-out-b-flags": _block(flags_table, "real_books_held_out_b", labels=4),
     "real-books-held-out-b-causes": _block(causes_table, "real_books_held_out_b"),
     "real-books-speed": _block(speed_figure, "real_books_held_out_b", labels=0),
+    "real-books-speed-again": _block(
+        speed_figure, "real_books_held_out_b_speaker_take", labels=0
+    ),
+    "real-books-speed-c": _block(speed_figure, "real_books_held_out_c", labels=0),
     "real-books-goals": _block(goals_table, "real_books_held_out_b"),
     "real-books-gate-replay-held-out": _block(gate_replay_table, "gate_replay_held_out"),
     "real-books-harvard-wer-gate": _block(wer_gate_table, "real_books_harvard_wer_gate"),
@@ -444,6 +484,16 @@ BLOCKS = {
     "real-books-speaker-consensus-test": Generated(
         tuple(stem for stem, _ in CONSENSUS_RENDERS),
         lambda: speaker_consensus_renders(CONSENSUS_RENDERS),
+    ),
+    "real-books-held-out-c": Generated(
+        tuple(stem for stem, _ in TODAY_COLUMNS), lambda: side_by_side(TODAY_COLUMNS)
+    ),
+    "real-books-held-out-c-flags": Generated(
+        tuple(stem for stem, _ in TODAY_RENDERS), lambda: flags_by_render(TODAY_RENDERS),
+        labels=5,
+    ),
+    "real-books-goals-today": Generated(
+        tuple(stem for stem, _ in TODAY_COLUMNS), lambda: goals_by_render(TODAY_COLUMNS)
     ),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),
