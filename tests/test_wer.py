@@ -75,7 +75,10 @@ def test_a_cut_out_word_sinks_the_worst_token(scored):
     assert cut.metrics["asr_min_logprob"] < full.metrics["asr_min_logprob"] - 3.0
     assert cut.metrics["asr_logprob"] < full.metrics["asr_logprob"]
     assert cut.detail["worst_token"].strip() == MIDDLE
-    assert cut.metrics["wer"] > full.metrics["wer"]
+    # tiny.en's mishearings of espeak-ng vary with the CPU ("The marks was thrown", "park
+    # truck"), so the WER of both can tie; the missing word itself is what must show
+    assert cut.metrics["asr_deletions"] > full.metrics["asr_deletions"]
+    assert MIDDLE not in cut.detail["transcript"].lower().split()
 
 
 def test_batch_equals_one_at_a_time(verifier, batch, scored):
