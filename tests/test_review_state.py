@@ -180,3 +180,19 @@ def test_worst_first_and_reasons():
     recorded = line("r", takes=(CandidateRecord(index=0, scores={}, passed=False, score=0.0,
                     extra={"reasons": [{"kind": "unclear", "word": "x", "text": "said"}]}),))
     assert ranking.ranked(recorded).reason == "said"  # the verifiers' own words win
+
+
+def test_every_shipped_gate_is_said_in_words():
+    from verified_tts.dub_gates import dub_gates
+    from verified_tts.options.selection import load_profile, profile_names
+
+    gates = {g for name in profile_names() for g in load_profile(name).policy.gates}
+    gates |= {g for g in dub_gates().values() if g is not None}
+    for gate in gates:
+        bound = gate.min if gate.min is not None else gate.max
+        value = bound - 1.0 if gate.min is not None else bound + 1.0
+        failing = CandidateRecord(index=0, scores={gate.metric: value}, passed=False, score=0.0,
+                                  detail={"transcript": "a line", "worst_token": " line"},
+                                  failed_gates=(gate.metric,))  # fmt: skip
+        (reason,) = derived_reasons(failing, [], "a line")
+        assert gate.metric not in reason["text"], reason

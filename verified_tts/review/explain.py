@@ -46,9 +46,13 @@ def _unclear(detail: Mapping[str, Any], text: str) -> tuple[str, str | None]:
     return f"the word \u201c{word}\u201d is unclear", word
 
 
+# the gates on how long a take is for its text (voice_pace_ratio: against the voice's own pace)
+_LENGTHS = ("duration_ratio", "speech_ratio", "pace_ratio", "voice_pace_ratio")
+
 # metric -> (kind, words for a failing value v)
 _WORDS = {
     "asr_insertions": ("extra-words", "{v:g} {words} heard that the text does not have"),
+    "asr_deletions": ("missing-words", "{v:g} {words} of the text not heard"),
     "speaker": ("voice", "sounds unlike the book's voice"),
     "speaker_take": ("voice", "sounds unlike the book's voice"),
     "clipping": ("clipping", "distorted: the audio clips"),
@@ -68,13 +72,14 @@ def _reason(
     value = candidate.metric(metric)
     v = 0.0 if value is None else value
     word = None
-    if metric == "asr_min_logprob":
+    if metric in ("asr_min_logprob", "asr_min_take_logprob", "asr_logprob"):
         kind = "unclear"
         text, word = _unclear(candidate.detail, line)
-    elif metric == "duration_ratio":
+    elif metric in _LENGTHS:
         kind = "length"
-        text = (f"reads {v - 1:.0%} longer than expected" if v >= 1
-                else f"reads {1 - v:.0%} shorter than expected")  # fmt: skip
+        what = "the speech runs" if metric == "speech_ratio" else "reads"
+        text = (f"{what} {v - 1:.0%} longer than expected" if v >= 1
+                else f"{what} {1 - v:.0%} shorter than expected")  # fmt: skip
     else:
         kind, template = _WORDS.get(metric, ("gate", f"fails the {metric} check"))
         text = template.format(v=v, words="word" if v == 1 else "words")
