@@ -22,8 +22,8 @@ real_books_demo.json). ``--seed-store`` starts the first render from an earlier 
 records the load average; the real-time factor of the issue is measured on idle cores
 (docs/real-prose.md gives the command).
 
-Usage: python benchmarks/real_books.py [--part held_out|held_out_b|held_out_c|dev | --demo |
-       --harvard N] [--per-chapter N] [--chapters 3] [--skip-before] [--before-config TOML]
+Usage: python benchmarks/real_books.py [--part held_out|held_out_b|held_out_c|held_out_d|dev |
+       --demo | --harvard N] [--per-chapter N] [--chapters 3] [--skip-before] [--before-config TOML]
        [--seed-store STORE] [--work DIR] [--output JSON]
        python benchmarks/real_books.py --analyse OUT_DIR... [--judged JUDGED_JSON...] --output JSON
        (finished renders, their utterances pooled: flags and causes, and the judge's figures
@@ -45,7 +45,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from real_prose import PARTS, PER_CHAPTER, write_sample  # benchmarks/ is on sys.path when run
+# benchmarks/ is on sys.path when run
+from real_prose import CHAPTERS, PARTS, PER_CHAPTER, START, write_sample
 
 from verified_tts.paired import paired_gain
 
@@ -376,7 +377,9 @@ def main() -> None:
     parser.add_argument(
         "--per-chapter", type=int, default=None, help="utterances per chapter (the part's own)"
     )
-    parser.add_argument("--chapters", type=int, default=3, help="chapters per book")
+    parser.add_argument(
+        "--chapters", type=int, default=None, help="chapters per book (the part's own)"
+    )
     parser.add_argument("--demo", action="store_true", help="examples/book.md, not a sample")
     parser.add_argument(
         "--harvard", type=int, default=None, metavar="N",
@@ -458,14 +461,20 @@ def main() -> None:
         work.mkdir(parents=True, exist_ok=True)
         book = work / f"{args.part}.txt"
         per_chapter = args.per_chapter or PER_CHAPTER[args.part]
-        samples = write_sample(book, args.part, per_chapter=per_chapter, chapters=args.chapters)
+        chapters = args.chapters or CHAPTERS.get(args.part, 3)
+        start = START.get(args.part, 0)
+        samples = write_sample(
+            book, args.part, per_chapter=per_chapter, chapters=chapters, start=start
+        )
         data = {
             **common,
             "sample": {
                 "part": args.part,
                 "rule": "per book, the first ceil(n/2) numbered chapters are development, the "
-                f"rest held out; from {args.chapters} chapters of the part spread evenly, the "
-                f"first {per_chapter} utterances each (benchmarks/real_prose.py)",
+                f"rest held out; from {chapters} chapters of the part spread evenly, "
+                + (f"the heading and {per_chapter} utterances from the {start + 1}th on"
+                   if start else f"the first {per_chapter} utterances")  # fmt: skip
+                + " each (benchmarks/real_prose.py)",
                 "chapters": [[name, chapter.title, len(segs)] for name, chapter, segs in samples],
             },
             **run(book, work, args.skip_before, args.judge, args.seed_store, args.before_config),
