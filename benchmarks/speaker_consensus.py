@@ -60,6 +60,7 @@ def evaluate(
     """The figures of one setting over ``lines`` (each: text, clean and voice similarities)."""
     flagged, clean_failed, clean_takes = [], 0, 0
     one_caught = one_total = every_caught = 0
+    let_through = []
     for line in lines:
         clean = line["clean"]
         ok = [v >= bound for v in lifted(clean, ceiling, allowance)]
@@ -72,7 +73,11 @@ def evaluate(
             one_total += 1
             group = [*clean[:k], fault, *clean[k + 1 :]]
             one_caught += lifted(group, ceiling, allowance)[k] < bound
-        every_caught += not any(v >= bound for v in lifted(line["voice"], ceiling, allowance))
+        voiced = lifted(line["voice"], ceiling, allowance)
+        every_caught += not any(v >= bound for v in voiced)
+        if any(v >= bound for v in voiced):
+            let_through.append({"text": line["text"], "best_clean": round(max(clean), 4),
+                                "best_wrong_voice": round(max(line["voice"]), 4)})  # fmt: skip
     return {
         "ceiling": ceiling,
         "allowance": allowance,
@@ -82,7 +87,17 @@ def evaluate(
         "one_take_wrong_voice_caught": round(one_caught / one_total, 4) if one_total else None,
         "every_take_wrong_voice_caught": round(every_caught / len(lines), 4) if lines else None,
         "flagged_lines": flagged,
+        "wrong_voice_lines_let_through": let_through,
     }
+
+
+def _brief(setting: dict[str, Any]) -> dict[str, Any]:
+    """A setting's figures without its lists, and the wrong-voice lines it lets through by text."""
+    brief = {k: v for k, v in setting.items() if not isinstance(v, list)}
+    brief["wrong_voice_lines_let_through"] = [
+        line["text"] for line in setting["wrong_voice_lines_let_through"]
+    ]
+    return brief
 
 
 def choose(settings: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -246,12 +261,12 @@ def main() -> None:
         "today": settings[0],
         "chosen": {k: v for k, v in chosen.items()},
         "shipped": shipped,
-        "settings": [{k: v for k, v in s.items() if k != "flagged_lines"} for s in settings],
+        "settings": [_brief(s) for s in settings],
     }
     path = ROOT / "benchmarks" / "results" / f"speaker_consensus_{args.name}.json"
     path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for s in (settings[0], chosen, shipped):
-        print(json.dumps({k: v for k, v in s.items() if k != "flagged_lines"}))
+        print(json.dumps(_brief(s)))
         for line in s["flagged_lines"]:
             print("   ", line)
 

@@ -415,6 +415,22 @@ def speaker_consensus_renders(columns: tuple[tuple[str, str], ...]) -> str:
     return md_table(CONSENSUS_HEADER, rows)
 
 
+def speaker_allowance_table(stem: str, *, ceiling: float = 0.81, most: float = 0.10) -> str:
+    """The speaker gate at one ceiling, allowance by allowance up to ``most``: clean lines it
+    flags, and the lines whose every take in another voice it lets through, by text."""
+    data = result(stem)
+    rows = []
+    for row in data["settings"]:
+        if row["ceiling"] != ceiling or row["allowance"] > most:
+            continue
+        through = row["wrong_voice_lines_let_through"]
+        rows.append((
+            *_consensus_row("", row)[1:],
+            "; ".join(" ".join(text.split()) for text in through).replace("|", "\\|") or NONE,
+        ))  # fmt: skip
+    return md_table((*CONSENSUS_HEADER[1:], "lines in another voice let through"), rows)
+
+
 def _block(render: Callable[[str], str], stem: str, labels: int = 1) -> Generated:
     return Generated((stem,), lambda: render(stem), labels=labels)
 
@@ -433,6 +449,13 @@ TODAY_COLUMNS = (
     *TODAY_RENDERS,
     ("real_books_held_out_bc_pooled", "second and third pooled"),
     ("real_books_held_out_abc_pooled", "all three pooled"),
+)
+# the fourth sample, read once every setting of the third's render was fixed
+FOURTH_RENDERS = (("real_books_held_out_d", "fourth sample"),)
+FOURTH_COLUMNS = (
+    *FOURTH_RENDERS,
+    ("real_books_held_out_bcd_pooled", "second, third and fourth pooled"),
+    ("real_books_held_out_abcd_pooled", "all four pooled"),
 )
 HELD_OUT_COLUMNS = (
     ("real_books_held_out_earlier", "before short-clip judging and the voice's pace"),
@@ -495,6 +518,20 @@ BLOCKS = {
     "real-books-goals-today": Generated(
         tuple(stem for stem, _ in TODAY_COLUMNS), lambda: goals_by_render(TODAY_COLUMNS)
     ),
+    "real-books-held-out-d": Generated(
+        tuple(stem for stem, _ in FOURTH_COLUMNS), lambda: side_by_side(FOURTH_COLUMNS)
+    ),
+    "real-books-held-out-d-flags": Generated(
+        tuple(stem for stem, _ in FOURTH_RENDERS), lambda: flags_by_render(FOURTH_RENDERS),
+        labels=5,
+    ),
+    "real-books-goals-d": Generated(
+        tuple(stem for stem, _ in FOURTH_COLUMNS), lambda: goals_by_render(FOURTH_COLUMNS)
+    ),
+    "real-books-speaker-allowance-d": _block(
+        speaker_allowance_table, "speaker_consensus_held_out_d", labels=0
+    ),
+    "real-books-speed-d": _block(speed_figure, "real_books_held_out_d", labels=0),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),
 }
