@@ -353,8 +353,7 @@ def run(
 
 def cpu_model() -> dict[str, Any]:
     """The CPU's model name and whether it has AVX-512 (Linux): a real-time factor is only
-    comparable between renders on the same kind of CPU (onnxruntime and CTranslate2 run about
-    2.7 times slower on a 2-core AMD EPYC without AVX-512 than on the earlier machines)."""
+    comparable between renders on the same kind of CPU (docs/real-prose.md, speed by machine)."""
     info = Path("/proc/cpuinfo")
     if not info.is_file():
         return {}

@@ -73,11 +73,11 @@ def evaluate(
             one_total += 1
             group = [*clean[:k], fault, *clean[k + 1 :]]
             one_caught += lifted(group, ceiling, allowance)[k] < bound
-        voiced = lifted(line["voice"], ceiling, allowance)
-        every_caught += not any(v >= bound for v in voiced)
-        if any(v >= bound for v in voiced):
+        if any(v >= bound for v in lifted(line["voice"], ceiling, allowance)):
             let_through.append({"text": line["text"], "best_clean": round(max(clean), 4),
                                 "best_wrong_voice": round(max(line["voice"]), 4)})  # fmt: skip
+        else:
+            every_caught += 1
     return {
         "ceiling": ceiling,
         "allowance": allowance,

@@ -431,6 +431,15 @@ def speaker_allowance_table(stem: str, *, ceiling: float = 0.81, most: float = 0
     return md_table((*CONSENSUS_HEADER[1:], "lines in another voice let through"), rows)
 
 
+def _over(
+    render: Callable[[tuple[tuple[str, str], ...]], str],
+    columns: tuple[tuple[str, str], ...],
+    labels: int = 1,
+) -> Generated:
+    """A block rendered over several (result stem, label) columns."""
+    return Generated(tuple(stem for stem, _ in columns), lambda: render(columns), labels=labels)
+
+
 def _block(render: Callable[[str], str], stem: str, labels: int = 1) -> Generated:
     return Generated((stem,), lambda: render(stem), labels=labels)
 
@@ -467,13 +476,8 @@ HELD_OUT_COLUMNS = (
 HELD_OUT_CAUSE_COLUMNS = HELD_OUT_COLUMNS[1:]
 
 BLOCKS = {
-    "real-books-held-out": Generated(
-        tuple(stem for stem, _ in HELD_OUT_COLUMNS), lambda: side_by_side(HELD_OUT_COLUMNS)
-    ),
-    "real-books-held-out-causes": Generated(
-        tuple(stem for stem, _ in HELD_OUT_CAUSE_COLUMNS),
-        lambda: causes_side_by_side(HELD_OUT_CAUSE_COLUMNS),
-    ),
+    "real-books-held-out": _over(side_by_side, HELD_OUT_COLUMNS),
+    "real-books-held-out-causes": _over(causes_side_by_side, HELD_OUT_CAUSE_COLUMNS),
     "real-books-held-out-flags": _block(flags_table, "real_books_held_out_wer_0_3", labels=4),
     "real-books-held-out-b": _block(figures_table, "real_books_held_out_b"),
     "real-books-held-out-b-flags": _block(flags_table, "real_books_held_out_b", labels=4),
@@ -486,12 +490,8 @@ BLOCKS = {
     "real-books-goals": _block(goals_table, "real_books_held_out_b"),
     "real-books-gate-replay-held-out": _block(gate_replay_table, "gate_replay_held_out"),
     "real-books-harvard-wer-gate": _block(wer_gate_table, "real_books_harvard_wer_gate"),
-    "real-books-dev": Generated(
-        tuple(stem for stem, _ in DEV_COLUMNS), lambda: side_by_side(DEV_COLUMNS)
-    ),
-    "real-books-dev-causes": Generated(
-        tuple(stem for stem, _ in DEV_COLUMNS), lambda: causes_side_by_side(DEV_COLUMNS)
-    ),
+    "real-books-dev": _over(side_by_side, DEV_COLUMNS),
+    "real-books-dev-causes": _over(causes_side_by_side, DEV_COLUMNS),
     "real-books-dev-flags": _block(flags_table, "real_books_dev", labels=4),
     "real-books-dev-repaced-flags": _block(flags_table, "real_books_dev_repaced", labels=4),
     "real-books-stop-replay-dev": _block(stop_replay_table, "stop_replay_dev"),
@@ -504,30 +504,13 @@ BLOCKS = {
             "judge_gain_over_candidate0"], 4),
         labels=0,
     ),
-    "real-books-speaker-consensus-test": Generated(
-        tuple(stem for stem, _ in CONSENSUS_RENDERS),
-        lambda: speaker_consensus_renders(CONSENSUS_RENDERS),
-    ),
-    "real-books-held-out-c": Generated(
-        tuple(stem for stem, _ in TODAY_COLUMNS), lambda: side_by_side(TODAY_COLUMNS)
-    ),
-    "real-books-held-out-c-flags": Generated(
-        tuple(stem for stem, _ in TODAY_RENDERS), lambda: flags_by_render(TODAY_RENDERS),
-        labels=5,
-    ),
-    "real-books-goals-today": Generated(
-        tuple(stem for stem, _ in TODAY_COLUMNS), lambda: goals_by_render(TODAY_COLUMNS)
-    ),
-    "real-books-held-out-d": Generated(
-        tuple(stem for stem, _ in FOURTH_COLUMNS), lambda: side_by_side(FOURTH_COLUMNS)
-    ),
-    "real-books-held-out-d-flags": Generated(
-        tuple(stem for stem, _ in FOURTH_RENDERS), lambda: flags_by_render(FOURTH_RENDERS),
-        labels=5,
-    ),
-    "real-books-goals-d": Generated(
-        tuple(stem for stem, _ in FOURTH_COLUMNS), lambda: goals_by_render(FOURTH_COLUMNS)
-    ),
+    "real-books-speaker-consensus-test": _over(speaker_consensus_renders, CONSENSUS_RENDERS),
+    "real-books-held-out-c": _over(side_by_side, TODAY_COLUMNS),
+    "real-books-held-out-c-flags": _over(flags_by_render, TODAY_RENDERS, labels=5),
+    "real-books-goals-today": _over(goals_by_render, TODAY_COLUMNS),
+    "real-books-held-out-d": _over(side_by_side, FOURTH_COLUMNS),
+    "real-books-held-out-d-flags": _over(flags_by_render, FOURTH_RENDERS, labels=5),
+    "real-books-goals-d": _over(goals_by_render, FOURTH_COLUMNS),
     "real-books-speaker-allowance-d": _block(
         speaker_allowance_table, "speaker_consensus_held_out_d", labels=0
     ),

@@ -5,7 +5,8 @@ verifiers give) is shown as it is. Older manifests have only the failed gates an
 detail, so :func:`derived_reasons` says the same from those: the failed gate in words, with the
 worst reference token under forced decoding as the word it is about, and for a take that passed,
 the gate it came nearest to. :func:`mark` finds that word in the line's text so the page can mark
-it. This module is the one place that turns metrics into words for the review.
+it. This module is the one place that turns metrics into words for the review; a gate it
+has no words of its own for is said as the render says it (:mod:`verified_tts.reasons`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from verified_tts.output.manifest import CandidateRecord, UtteranceRecord
+from verified_tts.reasons import candidate_reasons as listener_reasons
 
 __all__ = [
     "candidate_reasons",
@@ -46,13 +48,9 @@ def _unclear(detail: Mapping[str, Any], text: str) -> tuple[str, str | None]:
     return f"the word \u201c{word}\u201d is unclear", word
 
 
-# the gates on how long a take is for its text (voice_pace_ratio: against the voice's own pace)
-_LENGTHS = ("duration_ratio", "speech_ratio", "pace_ratio", "voice_pace_ratio")
-
 # metric -> (kind, words for a failing value v)
 _WORDS = {
     "asr_insertions": ("extra-words", "{v:g} {words} heard that the text does not have"),
-    "asr_deletions": ("missing-words", "{v:g} {words} of the text not heard"),
     "speaker": ("voice", "sounds unlike the book's voice"),
     "speaker_take": ("voice", "sounds unlike the book's voice"),
     "clipping": ("clipping", "distorted: the audio clips"),
@@ -75,14 +73,18 @@ def _reason(
     if metric in ("asr_min_logprob", "asr_min_take_logprob", "asr_logprob"):
         kind = "unclear"
         text, word = _unclear(candidate.detail, line)
-    elif metric in _LENGTHS:
+    elif metric == "duration_ratio":
         kind = "length"
-        what = "the speech runs" if metric == "speech_ratio" else "reads"
-        text = (f"{what} {v - 1:.0%} longer than expected" if v >= 1
-                else f"{what} {1 - v:.0%} shorter than expected")  # fmt: skip
-    else:
-        kind, template = _WORDS.get(metric, ("gate", f"fails the {metric} check"))
+        text = (f"reads {v - 1:.0%} longer than expected" if v >= 1
+                else f"reads {1 - v:.0%} shorter than expected")  # fmt: skip
+    elif metric in _WORDS:
+        kind, template = _WORDS[metric]
         text = template.format(v=v, words="word" if v == 1 else "words")
+    else:
+        # the render's own wording (verified_tts.reasons) for every other gate
+        metrics = {**candidate.scores, metric: v}
+        said = listener_reasons(metrics, candidate.detail, [metric], text=line)[0]
+        kind, text, word = said.kind, said.text, said.word
     return {"kind": kind, "word": word, "text": f"nearly fails: {text}" if near else text}
 
 
