@@ -22,7 +22,7 @@ real_books_demo.json). ``--seed-store`` starts the first render from an earlier 
 records the load average; the real-time factor of the issue is measured on idle cores
 (docs/real-prose.md gives the command).
 
-Usage: python benchmarks/real_books.py [--part held_out|held_out_b|held_out_c|held_out_d|dev |
+Usage: python benchmarks/real_books.py [--part held_out|held_out_b|...|held_out_e|dev |
        --demo | --harvard N] [--per-chapter N] [--chapters 3] [--skip-before] [--before-config TOML]
        [--seed-store STORE] [--work DIR] [--output JSON]
        python benchmarks/real_books.py --analyse OUT_DIR... [--judged JUDGED_JSON...] --output JSON

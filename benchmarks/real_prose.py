@@ -13,6 +13,9 @@ chapters neither of the others uses, spread the same way (two for the shortest b
 ``held_out_d`` is a fourth, read only once the code and settings the third measured were fixed:
 lines no sample has read, from every held-out chapter, 10 utterances each from the 41st on (the
 others read at most a chapter's first 40), after the chapter's heading, which one of them read.
+``held_out_e`` is a fifth, read only once the stop setting chosen for the real-time factor was
+fixed (docs/real-prose.md): the next lines no sample has read, 20 utterances each from the 51st
+on, after the chapter's heading (the headings, read before, are short and few).
 Prefaces and notes outside the numbered chapters belong to neither. A benchmark renders a sample:
 the first ``per_chapter`` utterances (heading included) of ``chapters`` chapters per book, spread
 evenly over that book's part (first, middle and last by default), written as a plain-text book
@@ -57,16 +60,19 @@ DATA = next(
     ROOT.parent / "shared" / "data" / "books",
 )
 BOOKS = ("katrine", "log-school-house", "little-colonels-hero")
-Part = Literal["dev", "held_out", "held_out_b", "held_out_c", "held_out_d"]
-PARTS: tuple[Part, ...] = ("dev", "held_out", "held_out_b", "held_out_c", "held_out_d")
+Part = Literal["dev", "held_out", "held_out_b", "held_out_c", "held_out_d", "held_out_e"]
+PARTS: tuple[Part, ...] = (
+    "dev", "held_out", "held_out_b", "held_out_c", "held_out_d", "held_out_e",
+)  # fmt: skip
 SAMPLE_CHAPTERS = 3  # chapters per book in a sample (the first held-out sample's spread)
 # utterances per chapter in a sample; the third held-out sample has 8 chapters, not 9
 PER_CHAPTER: dict[str, int] = {
     "dev": 35, "held_out": 35, "held_out_b": 35, "held_out_c": 40, "held_out_d": 10,
+    "held_out_e": 20,
 }  # fmt: skip
 # where in each chapter a part's utterances start (after the heading), and its chapters per book
-START: dict[str, int] = {"held_out_d": 40}
-CHAPTERS: dict[str, int] = {"held_out_d": 99}
+START: dict[str, int] = {"held_out_d": 40, "held_out_e": 50}
+CHAPTERS: dict[str, int] = {"held_out_d": 99, "held_out_e": 99}
 
 
 def load(name: str) -> Book:
@@ -91,7 +97,7 @@ def chapters_of(name: str, part: Part) -> list[Chapter]:
     if part == "dev":
         return chapters[:cut]
     held_out = chapters[cut:]
-    if part in ("held_out", "held_out_d"):
+    if part in ("held_out", "held_out_d", "held_out_e"):
         return held_out
     first = {id(c) for c in _spread(held_out, SAMPLE_CHAPTERS)}
     rest = [c for c in held_out if id(c) not in first]

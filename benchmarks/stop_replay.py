@@ -15,10 +15,13 @@ Per setting: takes per utterance, flagged utterances, the judge WER gain of the 
 candidate 0 with its paired interval, the share of the render's gain kept and the winners that
 changed. The setting chosen is the one with the most takes per utterance within
 ``--most-takes`` (the speed budget: takes cost nearly all of a render's time) among those whose
-gain is at least the render's with a paired interval above 0.
+gain is at least the render's with a paired interval above 0; with ``--rule budget``, for a budget
+below what the render's gain needs, the one with the largest gain within ``--most-takes`` among
+those whose paired interval is above 0 (ties: fewer takes).
 
 Usage: python benchmarks/stop_replay.py --render WORK/dev/after --judged WORK/dev/judged.json
-       [--most-takes 4.2] [--output benchmarks/results/stop_replay_dev.json]
+       [--most-takes 4.2] [--rule keep-gain|budget]
+       [--output benchmarks/results/stop_replay_dev.json]
 """
 
 from __future__ import annotations
@@ -152,6 +155,32 @@ def figures(
     }
 
 
+RULES = {
+    "keep-gain": "the most takes per utterance within {budget:g} among the settings whose gain "
+    "is at least the render's own setting's, paired interval above 0",
+    "budget": "the largest gain among the settings within {budget:g} takes per utterance whose "
+    "paired interval is above 0 (ties: fewer takes)",
+}
+
+
+def choose_setting(
+    rows: Sequence[dict[str, Any]], rendered: dict[str, Any], budget: float, rule: str
+) -> dict[str, Any] | None:
+    """The setting ``rule`` (a key of :data:`RULES`) picks among the replayed ``rows``."""
+
+    def gain(row: dict[str, Any]) -> float:
+        return row["judge_gain_over_candidate0"]["mean_gain"]
+
+    within = [
+        r for r in rows
+        if r["judge_gain_over_candidate0"]["ci95"][0] > 0 and r["takes_per_utterance"] <= budget
+    ]  # fmt: skip
+    if rule == "budget":
+        return max(within, key=lambda r: (gain(r), -r["takes_per_utterance"]), default=None)
+    keeping = [r for r in within if gain(r) >= rendered["judge_gain_over_candidate0"]["mean_gain"]]
+    return max(keeping, key=lambda r: r["takes_per_utterance"], default=None)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--render", type=Path, required=True)
@@ -159,6 +188,7 @@ def main() -> None:
     parser.add_argument("--judge", default="bundled:base")
     parser.add_argument("--most-takes", type=float, default=4.2,
                         help="the speed budget in takes per utterance")  # fmt: skip
+    parser.add_argument("--rule", choices=RULES, default="keep-gain")
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args()
 
@@ -183,14 +213,7 @@ def main() -> None:
     )
     rendered_figures = figures(rows, rendered, rendered, judged)
     rows_out = [{**describe(p), **figures(rows, o, rendered, judged)} for p, o in replayed]
-    keeping = [
-        r for r in rows_out
-        if r["judge_gain_over_candidate0"]["mean_gain"]
-        >= rendered_figures["judge_gain_over_candidate0"]["mean_gain"]
-        and r["judge_gain_over_candidate0"]["ci95"][0] > 0
-        and r["takes_per_utterance"] <= args.most_takes
-    ]  # fmt: skip
-    chosen = max(keeping, key=lambda r: r["takes_per_utterance"]) if keeping else None
+    chosen = choose_setting(rows_out, rendered_figures, args.most_takes, args.rule)
     result = {
         "command": " ".join(["python", "benchmarks/stop_replay.py", *sys.argv[1:]]),
         "render": str(args.render),
@@ -198,8 +221,7 @@ def main() -> None:
         "judge": args.judge,
         "rendered": {**describe(base), **rendered_figures},
         "most_takes": args.most_takes,
-        "rule": f"the most takes per utterance within {args.most_takes:g} among the settings "
-        "whose gain is at least the render's own setting's, paired interval above 0",
+        "rule": RULES[args.rule].format(budget=args.most_takes),
         "chosen": chosen,
         "settings": rows_out,
         "not_replayable": not_replayable,
