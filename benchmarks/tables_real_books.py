@@ -466,6 +466,12 @@ FOURTH_COLUMNS = (
     ("real_books_held_out_bcd_pooled", "second, third and fourth pooled"),
     ("real_books_held_out_abcd_pooled", "all four pooled"),
 )
+# the fifth sample, read once the stop setting for the real-time factor was fixed
+FIFTH_RENDERS = (("real_books_held_out_e", "fifth sample (stop gain 0.08, spread 0.1)"),)
+FIFTH_COLUMNS = (
+    *FIFTH_RENDERS,
+    ("real_books_held_out_d", "fourth sample (stop gain 0.05, spread 0.3)"),
+)
 HELD_OUT_COLUMNS = (
     ("real_books_held_out_earlier", "before short-clip judging and the voice's pace"),
     ("real_books_held_out_before_stop", "before the stop setting of the real-prose replay"),
@@ -515,6 +521,11 @@ BLOCKS = {
         speaker_allowance_table, "speaker_consensus_held_out_d", labels=0
     ),
     "real-books-speed-d": _block(speed_figure, "real_books_held_out_d", labels=0),
+    "real-books-stop-replay-held-out-d": _block(stop_replay_table, "stop_replay_held_out_d"),
+    "real-books-held-out-e": _over(side_by_side, FIFTH_COLUMNS),
+    "real-books-held-out-e-flags": _over(flags_by_render, FIFTH_RENDERS, labels=5),
+    "real-books-goals-e": _over(goals_by_render, FIFTH_COLUMNS),
+    "real-books-speed-e": _block(speed_figure, "real_books_held_out_e", labels=0),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),
 }
