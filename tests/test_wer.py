@@ -197,3 +197,21 @@ def test_cpu_workers_default_to_one_thread_each(monkeypatch):
     assert _workers_and_threads(WerOptions(device="cuda")) == (1, 4)
     monkeypatch.setattr("verifiers.wer._default_threads", lambda: 0)  # OMP_NUM_THREADS set
     assert _workers_and_threads(WerOptions()) == (1, 0)
+
+
+def test_a_batch_size_leaves_no_worker_idle():
+    # batch_size caps a call's rows; it must not put every row on one worker while another
+    # waits (the judge's 16 clips a call ran on one of two cores)
+    seen: list[list[int]] = []
+
+    def run(rows):
+        seen.append(list(rows))
+        return [row * 10 for row in rows]
+
+    verifier = WerVerifier(None, None, WerOptions(batch_size=16), "x", workers=2)
+    assert verifier.map_batches(run, list(range(6)), 8) == [0, 10, 20, 30, 40, 50]
+    assert sorted(map(len, seen)) == [3, 3]
+    seen.clear()
+    capped = WerVerifier(None, None, WerOptions(batch_size=2), "x", workers=2)
+    assert capped.map_batches(run, list(range(6)), 8) == [0, 10, 20, 30, 40, 50]
+    assert sorted(map(len, seen)) == [2, 2, 2]

@@ -246,7 +246,8 @@ class WerVerifier:
 
         Batches are at most ``largest`` rows (or ``batch_size``), fewer where that would leave a
         worker idle; CTranslate2 releases the GIL, so the workers' calls run in parallel."""
-        step = self.options.batch_size or max(1, min(largest, -(-len(items) // self._workers)))
+        most = self.options.batch_size or largest  # a batch_size is the most, as largest is
+        step = max(1, min(most, -(-len(items) // self._workers)))
         batches = [items[start : start + step] for start in range(0, len(items), step)]
         if self._workers == 1 or len(batches) == 1:
             return [r for batch in batches for r in run(batch)]
