@@ -190,5 +190,5 @@ class JudgeOptions:
     model: str = option(doc="bundled:base, bundled:small, a faster-whisper id or a folder")
     beam_size: int = option(5, "Beam size")
     compute_type: str = option("int8", "CTranslate2 compute type")
-    batch_size: int = option(16, "Clips per call")
+    batch_size: int = option(16, "Most clips per call (fewer where a worker would wait)")
     cpu_threads: int = option(0, "CTranslate2 threads; 0: its default")

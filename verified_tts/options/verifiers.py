@@ -96,7 +96,7 @@ class WerOptions:
     device: str = option("cpu", "cpu or cuda")
     compute_type: str = option("int8", "CTranslate2 compute type: int8 on CPU, float16 on GPU")
     beam_size: int | None = option(None, "Beam size; None: 1 when packing, 5 per clip")
-    batch_size: int | None = option(None, "Rows per encoder call; None: 2 on CPU, 16 elsewhere")
+    batch_size: int | None = option(None, "Most rows a call; None: 2 on CPU, 16 elsewhere")
     cpu_threads: int = option(0, "Threads of one Whisper worker; 0: see workers")
     workers: int = option(0, "Whisper calls in flight; 0 (with cpu_threads 0): one per core")
     packing: bool = option(
