@@ -58,3 +58,23 @@ def test_gate_replay_variants_replace_one_gate_and_keep_its_margin():
     for (_, policy), bound in zip(bounded, (0.3, 0.75), strict=True):
         assert policy.gates == (Gate("speaker", min=0.8), Gate("wer", max=bound, margin=0.3))
         assert policy.rounds == shipped.rounds and policy.stop_gain == shipped.stop_gain
+
+
+def _setting(takes: float, gain: float, low: float) -> dict:
+    paired = {"mean_gain": gain, "ci95": [low, gain + 0.01]}
+    return {"takes_per_utterance": takes, "judge_gain_over_candidate0": paired}
+
+
+def test_the_budget_rule_takes_the_largest_gain_that_fits():
+    rendered = _setting(4.0, 0.014, 0.007)
+    rows = [
+        _setting(4.0, 0.014, 0.007),  # over the budget
+        _setting(2.3, 0.012, 0.004),  # the largest gain within it
+        _setting(2.0, 0.012, 0.003),  # as large, fewer takes: preferred on a tie
+        _setting(2.4, 0.020, -0.001),  # its interval reaches 0
+    ]
+    chosen = stop_replay.choose_setting(rows, rendered, 2.4, "budget")
+    assert chosen is rows[2]
+    # the old rule wants the render's gain, which nothing within 2.4 keeps
+    assert stop_replay.choose_setting(rows, rendered, 2.4, "keep-gain") is None
+    assert stop_replay.choose_setting(rows, rendered, 4.0, "keep-gain") is rows[0]
