@@ -20,9 +20,10 @@ after. ``--demo`` does the same for examples/book.md instead of a sample (into
 real_books_demo.json). ``--seed-store`` starts the first render from an earlier store's takes
 (the time is then not the render's own). Timings on a shared machine are inflated: each setting
 records the load average; the real-time factor of the issue is measured on idle cores
-(docs/real-prose.md gives the command).
+(docs/real-prose.md gives the command), and the machine's speed in that hour, probed before and
+after the render (benchmarks/machine_speed.py), is recorded beside it.
 
-Usage: python benchmarks/real_books.py [--part held_out|held_out_b|...|held_out_e|dev |
+Usage: python benchmarks/real_books.py [--part held_out|held_out_b|...|held_out_f|dev |
        --demo | --harvard N] [--per-chapter N] [--chapters 3] [--skip-before] [--before-config TOML]
        [--seed-store STORE] [--work DIR] [--output JSON]
        python benchmarks/real_books.py --analyse OUT_DIR... [--judged JUDGED_JSON...] --output JSON
@@ -46,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 # benchmarks/ is on sys.path when run
+from machine_speed import probe as probe_machine
 from real_prose import CHAPTERS, PARTS, PER_CHAPTER, START, write_sample
 
 from verified_tts.paired import paired_gain
@@ -336,9 +338,14 @@ def run(
             shutil.rmtree(folder)
     if seed is not None:
         shutil.copytree(seed, after / "store")
+    # the machine's speed in the hour of the render, probed before and after it
+    # (benchmarks/machine_speed.py): real-time factors of different hours compare only with it
+    speed_before = probe_machine() if seed is None else None
     timing = render_timed(book, after, {})
     if seed is not None:
         timing["seeded_from"] = str(seed)
+    else:
+        timing["machine_speed"] = [speed_before, probe_machine()]
     outs = [after]
     if not skip_before:
         shutil.copytree(after / "store", before / "store")  # the same takes, scored again
