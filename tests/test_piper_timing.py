@@ -135,3 +135,17 @@ def test_label_phonemes_keeps_boundaries_on_spaces_and_fills_context_phonemes():
     # two words read as one group split where the alignment puts them
     assert label_phonemes(list("abcd"), [list("ab"), list("cd")]) == [0, 0, 1, 1]
     assert label_phonemes(list("ab."), []) == [-1, -1, -1]
+
+
+def test_lengths_predicted_on_the_workers_are_the_ones_predicted_alone(joe):
+    """A batch's new texts have their lengths predicted on the generator's workers, beside the
+    graph runs: the same values, bit for bit, as one prediction on the calling thread."""
+    from verified_tts.generators.piper import PREDICTION_DRAWS
+
+    texts = ["A pool of texts, each new.", "Another sentence; and a third one here."]
+    joe.sample([SynthesisRequest("w", k, 40 + k, text) for k, text in enumerate(texts)])
+    for text in texts:
+        for ids in joe.phonemize(text).ids:
+            kept = joe.predicted_frames(ids, 0)
+            alone = joe.voice.predictor.mean_frames(ids, joe.scales, 0, PREDICTION_DRAWS)
+            assert np.array_equal(kept, alone)

@@ -185,17 +185,33 @@ class PiperGenerator:
         """Whether candidates carry timings (the voice exposes its durations)."""
         return self.voice.predictor is not None and self.voice.hop > 0
 
+    def _predict(self, keys: Sequence[tuple[tuple[int, ...], int]]) -> None:
+        """:meth:`predicted_frames` of the (ids, speaker) not yet kept, on the pool."""
+        if not self.timed:
+            return
+        missing = [key for key in dict.fromkeys(keys) if key not in self._predicted]
+        predictor = self.voice.predictor
+        assert predictor is not None
+        found = self._pool.map(
+            lambda key: predictor.mean_frames(key[0], self.scales, key[1], PREDICTION_DRAWS),
+            missing,
+        )
+        for key, frames in zip(missing, found, strict=True):
+            self._keep_prediction(key, frames)
+
+    def _keep_prediction(self, key: tuple[tuple[int, ...], int], frames: np.ndarray) -> None:
+        self._predicted[key] = frames
+        while len(self._predicted) > _KEPT_TEXTS:
+            self._predicted.pop(next(iter(self._predicted)))
+
     def predicted_frames(self, ids: Sequence[int], speaker: int) -> np.ndarray:
         """Frames per id the voice means ``ids`` to last (the mean over ``PREDICTION_DRAWS``
         draws, :class:`DurationPredictor`), kept per text."""
         key = (tuple(ids), speaker)
         if key not in self._predicted:
             assert self.voice.predictor is not None
-            self._predicted[key] = self.voice.predictor.mean_frames(
-                ids, self.scales, speaker, PREDICTION_DRAWS
-            )
-            while len(self._predicted) > _KEPT_TEXTS:
-                self._predicted.pop(next(iter(self._predicted)))
+            frames = self.voice.predictor.mean_frames(ids, self.scales, speaker, PREDICTION_DRAWS)
+            self._keep_prediction(key, frames)
         return self._predicted[key]
 
     def synthesize(self, ids: Sequence[int], seed: int, sentence: int, speaker: int) -> np.ndarray:
@@ -249,6 +265,9 @@ class PiperGenerator:
         runs = self._pool.map(
             lambda job: self.synthesize_timed(job[2], job[3], job[1], job[4]), jobs
         )
+        # a new text's length is predicted on the pool too, after the runs (shorter jobs last
+        # even out the workers' ends), not one text after another on this thread
+        self._predict([(tuple(job[2]), job[4]) for job in jobs])
         run_of = {(job[0], job[1]): run for job, run in zip(jobs, runs, strict=True)}
         candidates = []
         for number, request in enumerate(requests):
