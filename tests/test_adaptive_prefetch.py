@@ -84,3 +84,37 @@ def test_prefetch_generates_the_next_window_on_its_thread_and_the_window_uses_it
     assert generated_on[True].get("prefetch", 0) >= 2, generated_on
     # the main thread then needed fewer: prefetched candidates were used, not made again
     assert generated_on[True]["main"] < generated_on[False]["main"]
+
+
+def test_prefetch_scores_the_next_window_ahead_with_the_scores_a_window_gives_itself(
+    tmp_path, synthesizer_factory, monkeypatch
+):
+    """The prefetch thread also scores the next window's first round, without its speaker
+    reference (it is made from this window's winners), and the window finishes those scores: every
+    score is what the render without prefetch gives, and nothing is scored twice."""
+    book = tmp_path / "five.md"
+    book.write_text(FIVE, encoding="utf-8")
+    wer = synthesizer_factory().verifiers.get("wer")
+    threads: list[str] = []
+    score = wer.score
+
+    def recorded(clips):
+        threads.append(threading.current_thread().name)
+        return score(clips)
+
+    monkeypatch.setattr(wer, "score", recorded)
+    scores, calls = {}, {}
+    for prefetch in (False, True):
+        threads.clear()
+        synthesizer = synthesizer_factory(candidates=4, window=2, prefetch=prefetch)
+        render(book, tmp_path / str(prefetch), synthesizer.config, synthesizer=synthesizer)
+        manifest = read_manifest(tmp_path / str(prefetch))
+        scores[prefetch] = [
+            (u["winner"], [(c["scores"], c["detail"], c["score"]) for c in u["candidates"]])
+            for u in manifest["utterances"]
+        ]
+        calls[prefetch] = list(threads)
+    assert scores[True] == scores[False]
+    assert not any(t.startswith("prefetch") for t in calls[False])
+    assert sum(t.startswith("prefetch") for t in calls[True]) >= 2, calls[True]
+    assert len(calls[True]) == len(calls[False])  # the windows used what was scored ahead

@@ -8,7 +8,7 @@ import soundfile
 from verified_tts.errors import MissingExtra, UserError
 from verified_tts.generators.base import SynthesisRequest
 from verified_tts.generators.espeak import EspeakGenerator, EspeakOptions
-from verifiers.base import Clip
+from verifiers.base import Clip, ReferenceComparer
 from verifiers.speaker import SpeakerOptions, _one_cpu_thread, load_speaker_verifier
 
 TEXTS = (
@@ -200,3 +200,18 @@ def test_a_short_clip_is_judged_against_short_takes_or_too_short_to_judge(verifi
     assert full.metrics["speaker"] == pytest.approx(float(np.dot(full.embedding, long_reference)),
                                                     abs=1e-5)  # fmt: skip
     assert verifier.identity()["short_speech_s"] == verifier.options.short_speech_s
+
+
+def test_measured_without_references_then_compared_is_the_score(verifier, male, female):
+    """A render scores the next window's first takes before their reference exists
+    (verified_tts.strategy.RenderContext.score_ahead): the two steps give score()'s values."""
+    rate = male[0].sample_rate
+    long_reference = verifier.embed([male[0]])[0]
+    short_reference = verifier.embed([Clip(male[2].audio[: int(0.6 * rate)], rate, "x")])[0]
+    clips = [
+        replace(clip, speaker_reference=long_reference, short_reference=short_reference)
+        for clip in (male[1], female[1], Clip(male[1].audio[: int(0.6 * rate)], rate, "x"))
+    ]
+    bare = [replace(clip, speaker_reference=None, short_reference=None) for clip in clips]
+    assert verifier.compare(clips, verifier.measure(bare)) == verifier.score(clips)
+    assert isinstance(verifier, ReferenceComparer)

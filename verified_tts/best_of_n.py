@@ -68,20 +68,20 @@ class BestOfN:
         self.limits(utterances, n)
 
     def prefetch(self, window: Sequence[Utterance], context: RenderContext) -> None:
-        """Sample the first round of the window's undecided utterances. Only candidates the
-        window will ask for anyway are made, so the winners do not change."""
+        """Sample the first round of the window's undecided utterances and score it ahead
+        (:meth:`RenderContext.score_ahead`). Only candidates the window will ask for anyway are
+        made, and scored as its first round will be, so the winners do not change."""
         undecided = {
             u.key: u
             for u in window
             if context.store.get_decision(u.key, context.policy_id_of(u)) is None
         }.values()
-        context.sample(
-            [
-                (u, k)
-                for u in undecided
-                for k in range(round_targets(context.n, context.policy_of(u))[0])
-            ]
-        )
+        first_round = [
+            (u, k)
+            for u in undecided
+            for k in range(round_targets(context.n, context.policy_of(u))[0])
+        ]
+        context.score_ahead(first_round, context.sample(first_round))
 
     def render_window(
         self, pending: Sequence[Utterance], context: RenderContext

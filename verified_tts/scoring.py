@@ -1,12 +1,15 @@
 """Scoring clips with a set of verifiers, and the speaker reference they are scored against.
 
-:func:`score_clips` is the one place that runs verifiers over a batch: every verifier gets the same
-list of clips in one call (so a Ray backend can fan one upload out to every pool), and the scores
-of one clip are merged into one :class:`ClipScores` (metrics and detail of every verifier, the
-speaker embedding when one verifier gives it). A render, a beam search's partial scoring and
-calibration all score through it. :func:`unit_centroid` is the voice a set of speaker embeddings
-agrees on: their mean, scaled to unit length, which a render uses as the reference where the user
-gave none.
+:func:`score_clips` runs verifiers over a batch: every verifier gets the same list of clips in one
+call (so a Ray backend can fan one upload out to every pool), and the scores of one clip are
+merged into one :class:`ClipScores` (metrics and detail of every verifier, the speaker embedding
+when one verifier gives it). A render, a beam search's partial scoring and calibration all score
+through it. :func:`measure_clips` and :func:`finish_scores` are the same in two steps, the first
+without the speaker references (:func:`scores_ahead` says whether the verifiers allow it): a
+render scores the next window's first takes while the current window, whose winners make that
+window's reference, is still being decided. :func:`unit_centroid` is the voice a set of speaker
+embeddings agrees on: their mean, scaled to unit length, which a render uses as the reference
+where the user gave none.
 """
 
 from __future__ import annotations
@@ -18,9 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from verifiers import Clip, Verifier
+from verifiers import Clip, ReferenceComparer, Score, Verifier
 
-__all__ = ["ClipScores", "score_clips", "unit_centroid"]
+__all__ = [
+    "ClipScores",
+    "finish_scores",
+    "measure_clips",
+    "score_clips",
+    "scores_ahead",
+    "unit_centroid",
+]
 
 
 @dataclass(frozen=True)
@@ -55,8 +65,50 @@ def score_clips(
     for verifier in verifiers:
         with timer(verifier.name) if timer is not None else nullcontext():
             per_verifier.append(verifier.score(clips))
+    return _merged(per_verifier, len(clips))
+
+
+def scores_ahead(verifiers: Sequence[Verifier]) -> bool:
+    """Whether these verifiers can score clips before their speaker references are known: each
+    reads no reference (``reads_references = False``) or compares with it last
+    (:class:`~verifiers.base.ReferenceComparer`)."""
+    return all(
+        isinstance(v, ReferenceComparer) or getattr(v, "reads_references", True) is False
+        for v in verifiers
+    )
+
+
+def measure_clips(
+    verifiers: Sequence[Verifier],
+    clips: Sequence[Clip],
+    *,
+    timer: Callable[[str], AbstractContextManager[Any]] | None = None,
+) -> list[list[Any]]:
+    """All of :func:`score_clips` that needs no speaker reference (``clips`` may lack theirs),
+    one list per verifier; :func:`finish_scores` completes it (see :func:`scores_ahead`)."""
+    measured = []
+    for verifier in verifiers:
+        with timer(verifier.name) if timer is not None else nullcontext():
+            measure = verifier.measure if isinstance(verifier, ReferenceComparer) else None
+            measured.append(measure(clips) if measure else verifier.score(clips))
+    return measured
+
+
+def finish_scores(
+    verifiers: Sequence[Verifier], clips: Sequence[Clip], measured: Sequence[list[Any]]
+) -> list[ClipScores]:
+    """:func:`score_clips` of ``clips`` (with their references) from :func:`measure_clips` of the
+    same audio and texts: the same values."""
+    per_verifier = [
+        verifier.compare(clips, done) if isinstance(verifier, ReferenceComparer) else done
+        for verifier, done in zip(verifiers, measured, strict=True)
+    ]
+    return _merged(per_verifier, len(clips))
+
+
+def _merged(per_verifier: Sequence[Sequence[Score]], count: int) -> list[ClipScores]:
     merged = []
-    for position in range(len(clips)):
+    for position in range(count):
         metrics: dict[str, float] = {}
         detail: dict[str, Any] = {}
         embedding = None

@@ -26,7 +26,7 @@ from verified_tts.consensus import judge_all, with_take_metrics
 from verified_tts.generators import Generator, SynthesisRequest
 from verified_tts.keys import candidate_key, score_context, stable_hash
 from verified_tts.results import CandidateResult, RunStats, Utterance, UtteranceResult
-from verified_tts.scoring import score_clips
+from verified_tts.scoring import finish_scores, measure_clips, score_clips, scores_ahead
 from verified_tts.selection import Judgement, SelectionPolicy, choose, judge
 from verified_tts.store import Store, StoredCandidate
 from verified_tts.verification import LoadedVerifiers
@@ -92,6 +92,9 @@ class RenderContext:
     # the prefetch thread samples the next window while the main thread verifies this one, and
     # a generator engine takes one batch at a time
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # what score_ahead measured, by the candidate keys of the batch, until verify uses it
+    ahead: dict[tuple[str, ...], list[list[object]]] = field(default_factory=dict)
+    ahead_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def with_references(
         self,
@@ -244,8 +247,27 @@ class RenderContext:
     ) -> list[dict[str, object]]:
         """Every active verifier on these candidates; one record per candidate in the shape the
         store keeps, so a fresh score and a stored one are the same values."""
+        clips = self._clips(utterances, stored, references, short_references)
+        with self.ahead_lock:
+            measured = self.ahead.pop(tuple(candidate.key for candidate in stored), None)
+        if measured is not None:
+            scores = finish_scores(self.verifiers.active, clips, measured)
+        else:
+            scores = score_clips(
+                self.verifiers.active, clips, timer=lambda name: self.stats.timer(f"verify:{name}")
+            )
+        self.stats.audio_seconds_verified += sum(clip.duration_s for clip in clips)
+        return [json.loads(json.dumps(score.record())) for score in scores]
+
+    def _clips(
+        self,
+        utterances: Sequence[Utterance],
+        stored: Sequence[StoredCandidate],
+        references: Sequence[np.ndarray | None],
+        short_references: Sequence[np.ndarray | None],
+    ) -> list[Clip]:
         with self.stats.timer("store"):
-            clips = [
+            return [
                 Clip(
                     audio=self.store.load_audio(candidate),
                     sample_rate=candidate.sample_rate,
@@ -261,11 +283,28 @@ class RenderContext:
                     utterances, stored, references, short_references, strict=True
                 )
             ]
-        scores = score_clips(
-            self.verifiers.active, clips, timer=lambda name: self.stats.timer(f"verify:{name}")
+
+    def score_ahead(
+        self, wanted: Sequence[tuple[Utterance, int]], stored: Sequence[StoredCandidate]
+    ) -> None:
+        """Do the reference-free part of scoring ``wanted`` now (the prefetch thread, while the
+        current window's later rounds leave a core idle), for :meth:`verify` to finish once the
+        window's speaker reference is known. Used only if verify scores exactly this batch (a
+        packed Whisper window's scores depend on its neighbours), so the scores are the ones
+        verify would give by itself. Nothing is done where a verifier reads the reference in a
+        way that cannot be split off (:func:`~verified_tts.scoring.scores_ahead`)."""
+        active = self.verifiers.active
+        if not stored or not scores_ahead(active):
+            return
+        none = [None] * len(stored)
+        clips = self._clips([utterance for utterance, _ in wanted], stored, none, none)
+        measured = measure_clips(
+            active, clips, timer=lambda name: self.stats.timer(f"verify:{name}")
         )
-        self.stats.audio_seconds_verified += sum(clip.duration_s for clip in clips)
-        return [json.loads(json.dumps(score.record())) for score in scores]
+        with self.ahead_lock:
+            self.ahead[tuple(candidate.key for candidate in stored)] = measured
+            while len(self.ahead) > 2:  # one a window's verify did not ask for in the end
+                self.ahead.pop(next(iter(self.ahead)))
 
     # ------------------------------------------------------------------------------------------
     def decide(

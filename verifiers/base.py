@@ -10,7 +10,9 @@ What some verifiers can do besides scoring is declared by small optional protoco
 Ray backend's proxies implement too: :class:`SpeakerEmbedder` (embeds clips and a reference
 recording), :class:`LabelChecker` (its targets are its model's labels, checked before any work),
 :class:`HasOptions` (keeps the options it was built with) and :class:`MayBeUnavailable` (has
-nothing to run, e.g. no model configured, and says why). :class:`ShortClipJudge` (says how much
+nothing to run, e.g. no model configured, and says why), :class:`ReferenceComparer` (does its
+heavy work without the clip's speaker references and compares with them after, so a render can
+score a window before its reference is known). :class:`ShortClipJudge` (says how much
 speech a clip holds and whether that is too little for a long reference) only the local speaker
 verifier implements: under Ray a short clip gets the note "too short to judge the voice".
 """
@@ -29,6 +31,7 @@ __all__ = [
     "HasOptions",
     "LabelChecker",
     "MayBeUnavailable",
+    "ReferenceComparer",
     "Score",
     "ShortClipJudge",
     "SpeakerEmbedder",
@@ -74,6 +77,19 @@ class Verifier(Protocol):
     def identity(self) -> Mapping[str, Any]: ...
 
     def score(self, clips: Sequence[Clip]) -> list[Score]: ...
+
+
+@runtime_checkable
+class ReferenceComparer(Protocol):
+    """A verifier whose scores depend on the clips' speaker references only through a last,
+    cheap comparison (the speaker verifier): ``measure`` does the rest, without the references,
+    and ``compare(clips, measure(clips))`` is ``score(clips)``, value for value. A verifier that
+    reads no reference at all says so with ``reads_references = False``; a render scores ahead
+    only where every verifier is one or the other (:meth:`RenderContext.score_ahead`)."""
+
+    def measure(self, clips: Sequence[Clip]) -> list[Any]: ...
+
+    def compare(self, clips: Sequence[Clip], measured: Sequence[Any]) -> list[Score]: ...
 
 
 @runtime_checkable

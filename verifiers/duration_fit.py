@@ -77,6 +77,7 @@ class DurationFitVerifier:
     """Scores a batch of clips against their slots; see the module docstring."""
 
     name = "duration_fit"
+    reads_references = False  # its scores are the same whatever the speaker reference
 
     def __init__(self, options: DurationFitOptions | None = None) -> None:
         self.options = options or DurationFitOptions()

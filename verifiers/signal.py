@@ -140,6 +140,7 @@ class SignalVerifier:
     """Duration, level and silence metrics for a batch of clips; see the module docstring."""
 
     name = "signal"
+    reads_references = False  # its scores are the same whatever the speaker reference
 
     def __init__(self, options: SignalOptions | None = None) -> None:
         self.options = options or SignalOptions()

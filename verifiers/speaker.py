@@ -274,9 +274,20 @@ class SpeakerVerifier:
         return speech_is_short(speech_s, self.options)
 
     def score(self, clips: Sequence[Clip]) -> list[Score]:
+        return self.compare(clips, self.measure(clips))
+
+    def measure(self, clips: Sequence[Clip]) -> list[tuple[np.ndarray, float]]:
+        """Each clip's embedding and seconds of speech: all of :meth:`score` but the comparison
+        with the references (:class:`~verifiers.base.ReferenceComparer`)."""
         embeddings, speech = self.embed_with_speech(clips)
+        return list(zip(embeddings, speech, strict=True))
+
+    def compare(
+        self, clips: Sequence[Clip], measured: Sequence[tuple[np.ndarray, float]]
+    ) -> list[Score]:
+        """The scores of ``clips`` against their references, from :meth:`measure` of them."""
         scores = []
-        for clip, embedding, seconds in zip(clips, embeddings, speech, strict=True):
+        for clip, (embedding, seconds) in zip(clips, measured, strict=True):
             metrics: dict[str, float] = {}
             detail: dict[str, Any] = {"speaker_speech_s": round(seconds, 3)}
             reference = clip.speaker_reference

@@ -224,6 +224,7 @@ class WerVerifier:
     """Scores clips with one Whisper model; build it with :func:`load_wer_verifier`."""
 
     name = "wer"
+    reads_references = False  # its scores are the same whatever the speaker reference
 
     def __init__(
         self, model: Any, tokenizer: Any, options: WerOptions, label: str, workers: int = 1
