@@ -318,6 +318,17 @@ def speed_figure(stem: str) -> str:
     )
 
 
+def machine_speed_figure(stem: str) -> str:
+    """The machine's speed in the hour of a render (benchmarks/machine_speed.py), probed before
+    and after it: what a real-time factor of another hour is compared with."""
+    before, after = result(stem)["after"]["timing"]["machine_speed"]
+    return (
+        f"Piper's probe took {num(before['cpu_seconds_per_audio_second'], 3)} CPU seconds per "
+        f"second of audio before the render and {num(after['cpu_seconds_per_audio_second'], 3)} "
+        "after it"
+    )
+
+
 def stop_replay_table(stem: str) -> str:
     """The render's adaptive stop setting, the chosen one, and every replayed setting that gains
     more than any with fewer takes (stop_replay.py): the trade-off's frontier."""
@@ -472,6 +483,9 @@ FIFTH_COLUMNS = (
     *FIFTH_RENDERS,
     ("real_books_held_out_d", "fourth sample (stop gain 0.05, spread 0.3)"),
 )
+# the sixth sample, read once the code that keeps both cores busy was fixed
+SIXTH_RENDERS = (("real_books_held_out_f", "sixth sample (both cores busy)"),)
+SIXTH_COLUMNS = (*SIXTH_RENDERS, ("real_books_held_out_e", "fifth sample (the code before)"))
 HELD_OUT_COLUMNS = (
     ("real_books_held_out_earlier", "before short-clip judging and the voice's pace"),
     ("real_books_held_out_before_stop", "before the stop setting of the real-prose replay"),
@@ -526,6 +540,11 @@ BLOCKS = {
     "real-books-held-out-e-flags": _over(flags_by_render, FIFTH_RENDERS, labels=5),
     "real-books-goals-e": _over(goals_by_render, FIFTH_COLUMNS),
     "real-books-speed-e": _block(speed_figure, "real_books_held_out_e", labels=0),
+    "real-books-held-out-f": _over(side_by_side, SIXTH_COLUMNS),
+    "real-books-held-out-f-flags": _over(flags_by_render, SIXTH_RENDERS, labels=5),
+    "real-books-goals-f": _over(goals_by_render, SIXTH_COLUMNS),
+    "real-books-speed-f": _block(speed_figure, "real_books_held_out_f", labels=0),
+    "real-books-machine-f": _block(machine_speed_figure, "real_books_held_out_f", labels=0),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),
 }
