@@ -2,8 +2,8 @@
 second of audio it makes.
 
 A render's real-time factor on the 2-core development machines moves with the hour (the same
-Piper workload took 0.109 CPU s per audio s at one hour and 0.149 at another on an idle machine),
-so a real-time factor is only comparable with another one measured in an hour of the same speed.
+Piper workload costs about a third more CPU in a slow hour than in a fast one, on an idle
+machine), so a real-time factor is only comparable with one measured in an hour of the same speed.
 This probe makes a fixed workload (the first ``--lines`` development lines of the real-prose
 books, two takes each with fixed seeds, one graph run per core, the default voice) and reports
 the CPU seconds it took per second of audio; :mod:`real_books` records it next to each render's

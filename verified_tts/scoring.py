@@ -61,11 +61,7 @@ def score_clips(
     ``timer(name)`` wraps each verifier's call (a render counts the seconds per verifier). A
     later verifier's metric or detail of the same name wins, as the scoring order says.
     """
-    per_verifier = []
-    for verifier in verifiers:
-        with timer(verifier.name) if timer is not None else nullcontext():
-            per_verifier.append(verifier.score(clips))
-    return _merged(per_verifier, len(clips))
+    return finish_scores(verifiers, clips, measure_clips(verifiers, clips, timer=timer))
 
 
 def scores_ahead(verifiers: Sequence[Verifier]) -> bool:
