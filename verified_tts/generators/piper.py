@@ -14,6 +14,9 @@ The same rewrite returns the frames every phoneme id lasted in the run, so each 
 Each candidate is its own graph run on one onnxruntime thread, as many runs in parallel as there
 are cores: on 2 cores a batch of 8 candidates and two threads per run were both slower, and a
 batched candidate is not bit-identical to its single run (``benchmarks/piper_throughput.py``).
+The graph's 1-D convolutions run as 2-D ones, for onnxruntime's faster blocked kernels
+(:mod:`verified_tts.generators.piper_planar`, ``planar = false`` turns it off; the samples differ
+by float rounding only, and the identity says which graph made them).
 Piper itself (``piper-tts``) is GPL-3.0-or-later and not used; see the README's licence section.
 """
 
@@ -30,6 +33,7 @@ import numpy as np
 from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, SynthesisRequest
 from verified_tts.generators.espeak_ng import EspeakLibrary
+from verified_tts.generators.piper_planar import PLANAR_SCHEME
 from verified_tts.generators.piper_timing import SentenceTiming, timing_info
 from verified_tts.generators.piper_voice import PiperVoice, cores, load_voice, voice_languages
 from verified_tts.generators.piper_voice import feeds as _feeds
@@ -119,6 +123,8 @@ class PiperGenerator:
                 "length_scale": length_scale,
                 "noise": NOISE_SCHEME,
             },
+            # the planar graph's samples differ from the plain one's by float rounding
+            **({"graph": PLANAR_SCHEME} if self.voice.planar else {}),
             "sentence_pause": self.options.sentence_pause,
         }
 
@@ -356,5 +362,5 @@ def load(config: Any) -> PiperGenerator:
     """Registry entry point: build the generator from a ``GeneratorConfig`` (the keys it takes
     are checked by its declaration, :data:`verified_tts.generators.GENERATOR_SPECS`)."""
     options = config.options
-    voice = load_voice(config.model, options.threads)
+    voice = load_voice(config.model, options.threads, planar=options.planar)
     return PiperGenerator(voice, options, config.voice)

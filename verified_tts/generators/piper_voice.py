@@ -29,6 +29,7 @@ from verified_tts.generators.piper_graph import (
     seed_noise,
 )
 from verified_tts.generators.piper_phonemes import PhonemeMapper
+from verified_tts.generators.piper_planar import planar_convolutions
 from verified_tts.generators.piper_timing import DurationPredictor
 
 __all__ = ["PiperVoice", "cores", "feeds", "load_voice", "voice_languages"]
@@ -51,6 +52,7 @@ class PiperVoice:
     durations: str | None = None  # the graph output of frames per phoneme id, if it has one
     predictor: DurationPredictor | None = None  # the duration predictor alone
     hop: int = 0  # audio samples per frame (0: unknown, no timings)
+    planar: bool = False  # 1-D convolutions run as 2-D ones (piper_planar)
 
 
 def _bundled() -> tuple[Path, Path]:
@@ -119,8 +121,9 @@ def cores(requested: int) -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def load_voice(model: str | None = None, threads: int = 0) -> PiperVoice:
-    """Read a voice, check it, rewrite its noise, and open one onnxruntime session on it."""
+def load_voice(model: str | None = None, threads: int = 0, planar: bool = True) -> PiperVoice:
+    """Read a voice, check it, rewrite its noise (and with ``planar`` its convolutions, see
+    :mod:`verified_tts.generators.piper_planar`), and open one onnxruntime session on it."""
     try:
         import onnx
         import onnxruntime
@@ -144,6 +147,7 @@ def load_voice(model: str | None = None, threads: int = 0) -> PiperVoice:
     if not sites:
         raise UserError(f"{onnx_path}: not a Piper VITS voice (it draws no noise)")
     durations = expose_durations(graph)
+    planar = planar and planar_convolutions(graph) > 0
 
     session_options = onnxruntime.SessionOptions()
     session_options.intra_op_num_threads = cores(threads)
@@ -180,6 +184,7 @@ def load_voice(model: str | None = None, threads: int = 0) -> PiperVoice:
         },
         digest=_sha256(onnx_path, config_path),
         durations=durations,
+        planar=planar,
     )
     voice = _probe(voice, onnx_path)
     if durations is not None and voice.hop:

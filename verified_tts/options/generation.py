@@ -66,9 +66,18 @@ class PiperOptions:
     sentence_pause: float = option(0.25, "Seconds of silence between sentences of an utterance")
     threads: int = option(1, "onnxruntime threads of one run; 0: the cores this process may use")
     workers: int = option(0, "Graph runs in parallel (candidates, sentences); 0: the cores")
+    planar: bool = option(
+        True, "Run the voice's 1-D convolutions as 2-D ones (faster on CPU; float rounding only)"
+    )
 
     def __post_init__(self) -> None:
         for spec in fields(self):
+            if spec.name == "planar":
+                if not isinstance(self.planar, bool):
+                    raise UserError(
+                        f"[generator.piper] planar must be true or false (got {self.planar!r})"
+                    )
+                continue
             value = getattr(self, spec.name)
             if value is not None and (not isinstance(value, (int, float)) or value < 0):
                 raise UserError(
