@@ -72,6 +72,7 @@ def main() -> None:
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "lines": args.lines,
         "takes": len(requests),
+        "pairs": args.pairs,
         "samples": {
             "same_lengths": same_lengths,
             "largest_absolute_difference": round(largest, 6),

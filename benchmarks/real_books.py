@@ -23,7 +23,7 @@ records the load average; the real-time factor of the issue is measured on idle 
 (docs/real-prose.md gives the command), and the machine's speed in that hour, probed before and
 after the render (benchmarks/machine_speed.py), is recorded beside it.
 
-Usage: python benchmarks/real_books.py [--part held_out|held_out_b|...|held_out_f|dev |
+Usage: python benchmarks/real_books.py [--part held_out|held_out_b|...|held_out_g|dev |
        --demo | --harvard N] [--per-chapter N] [--chapters 3] [--skip-before] [--before-config TOML]
        [--seed-store STORE] [--work DIR] [--output JSON]
        python benchmarks/real_books.py --analyse OUT_DIR... [--judged JUDGED_JSON...] --output JSON

@@ -18,6 +18,8 @@ fixed (docs/real-prose.md): the next lines no sample has read, 20 utterances eac
 on, after the chapter's heading (the headings, read before, are short and few).
 ``held_out_f`` is a sixth, read only once the code that keeps both cores busy was fixed
 (docs/real-prose.md): the 71st to the 90th utterance of every held-out chapter, after its heading.
+``held_out_g`` is a seventh, read only once Piper's planar convolutions were fixed
+(docs/real-prose.md): the 91st to the 110th utterance of every held-out chapter, after its heading.
 Prefaces and notes outside the numbered chapters belong to neither. A benchmark renders a sample:
 the first ``per_chapter`` utterances (heading included) of ``chapters`` chapters per book, spread
 evenly over that book's part (first, middle and last by default), written as a plain-text book
@@ -63,20 +65,22 @@ DATA = next(
 )
 BOOKS = ("katrine", "log-school-house", "little-colonels-hero")
 Part = Literal[
-    "dev", "held_out", "held_out_b", "held_out_c", "held_out_d", "held_out_e", "held_out_f"
+    "dev", "held_out", "held_out_b", "held_out_c", "held_out_d", "held_out_e", "held_out_f",
+    "held_out_g",
 ]
 PARTS: tuple[Part, ...] = (
     "dev", "held_out", "held_out_b", "held_out_c", "held_out_d", "held_out_e", "held_out_f",
+    "held_out_g",
 )  # fmt: skip
 SAMPLE_CHAPTERS = 3  # chapters per book in a sample (the first held-out sample's spread)
 # utterances per chapter in a sample; the third held-out sample has 8 chapters, not 9
 PER_CHAPTER: dict[str, int] = {
     "dev": 35, "held_out": 35, "held_out_b": 35, "held_out_c": 40, "held_out_d": 10,
-    "held_out_e": 20, "held_out_f": 20,
+    "held_out_e": 20, "held_out_f": 20, "held_out_g": 20,
 }  # fmt: skip
 # where in each chapter a part's utterances start (after the heading), and its chapters per book
-START: dict[str, int] = {"held_out_d": 40, "held_out_e": 50, "held_out_f": 70}
-CHAPTERS: dict[str, int] = {"held_out_d": 99, "held_out_e": 99, "held_out_f": 99}
+START: dict[str, int] = {"held_out_d": 40, "held_out_e": 50, "held_out_f": 70, "held_out_g": 90}
+CHAPTERS: dict[str, int] = {"held_out_d": 99, "held_out_e": 99, "held_out_f": 99, "held_out_g": 99}
 
 
 def load(name: str) -> Book:
@@ -101,7 +105,7 @@ def chapters_of(name: str, part: Part) -> list[Chapter]:
     if part == "dev":
         return chapters[:cut]
     held_out = chapters[cut:]
-    if part in ("held_out", "held_out_d", "held_out_e", "held_out_f"):
+    if part in ("held_out", "held_out_d", "held_out_e", "held_out_f", "held_out_g"):
         return held_out
     first = {id(c) for c in _spread(held_out, SAMPLE_CHAPTERS)}
     rest = [c for c in held_out if id(c) not in first]

@@ -329,6 +329,16 @@ def machine_speed_figure(stem: str) -> str:
     )
 
 
+def planar_figure(stem: str) -> str:
+    """The planar graph's CPU time against the plain one's (benchmarks/piper_planar.py)."""
+    ratio = result(stem)["planar_over_plain_cpu"]
+    return (
+        f"planar/plain CPU per second of audio, median {num(ratio['median'], 3)} "
+        f"({num(ratio['lowest'], 3)} to {num(ratio['highest'], 3)} over "
+        f"{len(ratio['per_pair'])} pairs)"
+    )
+
+
 def stop_replay_table(stem: str) -> str:
     """The render's adaptive stop setting, the chosen one, and every replayed setting that gains
     more than any with fewer takes (stop_replay.py): the trade-off's frontier."""
@@ -545,6 +555,7 @@ BLOCKS = {
     "real-books-goals-f": _over(goals_by_render, SIXTH_COLUMNS),
     "real-books-speed-f": _block(speed_figure, "real_books_held_out_f", labels=0),
     "real-books-machine-f": _block(machine_speed_figure, "real_books_held_out_f", labels=0),
+    "piper-planar": _block(planar_figure, "piper_planar", labels=0),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),
 }
