@@ -5,7 +5,8 @@ A render's real-time factor on the 2-core development machines moves with the ho
 Piper workload costs about a third more CPU in a slow hour than in a fast one, on an idle
 machine), so a real-time factor is only comparable with one measured in an hour of the same speed.
 This probe makes a fixed workload (the first ``--lines`` development lines of the real-prose
-books, two takes each with fixed seeds, one graph run per core, the default voice) and reports
+books, two takes each with fixed seeds, one graph run per core, the default voice with its plain
+graph: ``planar = false``, as every probe before the planar convolutions ran) and reports
 the CPU seconds it took per second of audio; :mod:`real_books` records it next to each render's
 timing. The probe's own timing is not a goal: it says which hour a render ran in.
 
@@ -41,14 +42,19 @@ def probe_requests(lines: int) -> list[Any]:
     ]
 
 
-def probe(lines: int = 24, generator: Any = None) -> dict[str, Any]:
-    """Time Piper on the fixed workload (``generator``: a loaded Piper generator, else the
-    default one is loaded): CPU and wall seconds per second of audio."""
-    if generator is None:
-        from verified_tts.config import build_config
-        from verified_tts.generators import load_generator
+def probe_generator() -> Any:
+    """The default voice with its plain graph (``planar = false``), the graph every probe before
+    the planar convolutions ran, so that probes of any day stay comparable."""
+    from verified_tts.generators import GeneratorConfig, load_generator
 
-        generator = load_generator(build_config({}).generator)
+    return load_generator(GeneratorConfig(name="piper", options={"planar": False}))
+
+
+def probe(lines: int = 24, generator: Any = None) -> dict[str, Any]:
+    """Time Piper on the fixed workload (``generator``: a loaded Piper generator, else
+    :func:`probe_generator`): CPU and wall seconds per second of audio."""
+    if generator is None:
+        generator = probe_generator()
     requests = probe_requests(lines)
     generator.sample(requests[:2])  # the first runs pay for onnxruntime's first allocations
     before, started = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
@@ -59,6 +65,7 @@ def probe(lines: int = 24, generator: Any = None) -> dict[str, Any]:
     return {
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "takes": len(candidates),
+        "graph": "planar" if generator.voice.planar else "plain",
         "audio_seconds": round(audio, 2),
         "cpu_seconds_per_audio_second": round(cpu / audio, 4),
         "wall_seconds_per_audio_second": round(wall / audio, 4),
@@ -74,10 +81,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     from verified_tts.atomic import write_json_atomic
-    from verified_tts.config import build_config
-    from verified_tts.generators import load_generator
 
-    generator = load_generator(build_config({}).generator)
+    generator = probe_generator()
     data = (
         json.loads(args.output.read_text(encoding="utf-8"))
         if args.output.is_file()
