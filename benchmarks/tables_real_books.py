@@ -318,12 +318,15 @@ def speed_figure(stem: str) -> str:
     )
 
 
-def machine_speed_figure(stem: str) -> str:
+def machine_speed_figure(stem: str, graph: str = "plain") -> str:
     """The machine's speed in the hour of a render (benchmarks/machine_speed.py), probed before
-    and after it: what a real-time factor of another hour is compared with."""
+    and after it: what a real-time factor of another hour is compared with. ``graph``: which
+    Piper graph the probe ran (a probe that does not say ran the default of its day)."""
     before, after = result(stem)["after"]["timing"]["machine_speed"]
+    graph = before.get("graph", graph)
     return (
-        f"Piper's probe took {num(before['cpu_seconds_per_audio_second'], 3)} CPU seconds per "
+        f"Piper's probe ({graph} graph) took {num(before['cpu_seconds_per_audio_second'], 3)} "
+        "CPU seconds per "
         f"second of audio before the render and {num(after['cpu_seconds_per_audio_second'], 3)} "
         "after it"
     )
@@ -496,6 +499,8 @@ FIFTH_COLUMNS = (
 # the sixth sample, read once the code that keeps both cores busy was fixed
 SIXTH_RENDERS = (("real_books_held_out_f", "sixth sample (both cores busy)"),)
 SIXTH_COLUMNS = (*SIXTH_RENDERS, ("real_books_held_out_e", "fifth sample (the code before)"))
+SEVENTH_RENDERS = (("real_books_held_out_g", "seventh sample (planar convolutions)"),)
+SEVENTH_COLUMNS = (*SEVENTH_RENDERS, ("real_books_held_out_f", "sixth sample (the code before)"))
 HELD_OUT_COLUMNS = (
     ("real_books_held_out_earlier", "before short-clip judging and the voice's pace"),
     ("real_books_held_out_before_stop", "before the stop setting of the real-prose replay"),
@@ -555,6 +560,14 @@ BLOCKS = {
     "real-books-goals-f": _over(goals_by_render, SIXTH_COLUMNS),
     "real-books-speed-f": _block(speed_figure, "real_books_held_out_f", labels=0),
     "real-books-machine-f": _block(machine_speed_figure, "real_books_held_out_f", labels=0),
+    "real-books-held-out-g": _over(side_by_side, SEVENTH_COLUMNS),
+    "real-books-held-out-g-flags": _over(flags_by_render, SEVENTH_RENDERS, labels=5),
+    "real-books-goals-g": _over(goals_by_render, SEVENTH_COLUMNS),
+    "real-books-speed-g": _block(speed_figure, "real_books_held_out_g", labels=0),
+    # the seventh render's probes loaded the default voice, planar by then, and do not say so
+    "real-books-machine-g": _block(
+        lambda stem: machine_speed_figure(stem, graph="planar"), "real_books_held_out_g", labels=0
+    ),
     "piper-planar": _block(planar_figure, "piper_planar", labels=0),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),
