@@ -501,6 +501,9 @@ SIXTH_RENDERS = (("real_books_held_out_f", "sixth sample (both cores busy)"),)
 SIXTH_COLUMNS = (*SIXTH_RENDERS, ("real_books_held_out_e", "fifth sample (the code before)"))
 SEVENTH_RENDERS = (("real_books_held_out_g", "seventh sample (planar convolutions)"),)
 SEVENTH_COLUMNS = (*SEVENTH_RENDERS, ("real_books_held_out_f", "sixth sample (the code before)"))
+# the same sample rendered again from an empty store, an hour later: the same takes, another time
+SEVENTH_AGAIN = ("real_books_held_out_g_again", "seventh sample again (the time alone)")
+SEVENTH_GOALS = (*SEVENTH_RENDERS, SEVENTH_AGAIN, SEVENTH_COLUMNS[-1])
 HELD_OUT_COLUMNS = (
     ("real_books_held_out_earlier", "before short-clip judging and the voice's pace"),
     ("real_books_held_out_before_stop", "before the stop setting of the real-prose replay"),
@@ -562,8 +565,12 @@ BLOCKS = {
     "real-books-machine-f": _block(machine_speed_figure, "real_books_held_out_f", labels=0),
     "real-books-held-out-g": _over(side_by_side, SEVENTH_COLUMNS),
     "real-books-held-out-g-flags": _over(flags_by_render, SEVENTH_RENDERS, labels=5),
-    "real-books-goals-g": _over(goals_by_render, SEVENTH_COLUMNS),
+    "real-books-goals-g": _over(goals_by_render, SEVENTH_GOALS),
     "real-books-speed-g": _block(speed_figure, "real_books_held_out_g", labels=0),
+    "real-books-speed-g-again": _block(speed_figure, "real_books_held_out_g_again", labels=0),
+    "real-books-machine-g-again": _block(
+        machine_speed_figure, "real_books_held_out_g_again", labels=0
+    ),
     # the seventh render's probes loaded the default voice, planar by then, and do not say so
     "real-books-machine-g": _block(
         lambda stem: machine_speed_figure(stem, graph="planar"), "real_books_held_out_g", labels=0
