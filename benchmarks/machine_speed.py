@@ -42,12 +42,12 @@ def probe_requests(lines: int) -> list[Any]:
     ]
 
 
-def probe_generator() -> Any:
-    """The default voice with its plain graph (``planar = false``), the graph every probe before
-    the planar convolutions ran, so that probes of any day stay comparable."""
+def probe_generator(planar: bool = False) -> Any:
+    """The default voice; by default with its plain graph (``planar = false``), the graph every
+    probe before the planar convolutions ran, so that probes of any day stay comparable."""
     from verified_tts.generators import GeneratorConfig, load_generator
 
-    return load_generator(GeneratorConfig(name="piper", options={"planar": False}))
+    return load_generator(GeneratorConfig(name="piper", options={"planar": planar}))
 
 
 def probe(lines: int = 24, generator: Any = None) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-from machine_speed import probe, probe_requests
+from machine_speed import probe, probe_generator, probe_requests
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,12 +35,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     from verified_tts.atomic import write_json_atomic
-    from verified_tts.generators import GeneratorConfig, load_generator
 
-    generators = {
-        planar: load_generator(GeneratorConfig(name="piper", options={"planar": planar}))
-        for planar in (False, True)
-    }
+    generators = {planar: probe_generator(planar) for planar in (False, True)}
     requests = probe_requests(args.lines)
     plain_takes = generators[False].sample(requests)
     planar_takes = generators[True].sample(requests)
