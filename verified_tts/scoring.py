@@ -15,6 +15,7 @@ where the user gave none.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,13 +82,24 @@ def measure_clips(
     timer: Callable[[str], AbstractContextManager[Any]] | None = None,
 ) -> list[list[Any]]:
     """All of :func:`score_clips` that needs no speaker reference (``clips`` may lack theirs),
-    one list per verifier; :func:`finish_scores` completes it (see :func:`scores_ahead`)."""
-    measured = []
-    for verifier in verifiers:
+    one list per verifier; :func:`finish_scores` completes it (see :func:`scores_ahead`).
+
+    The verifiers run at once, each on its own thread: they share nothing, their models release
+    the GIL, and one that keeps a single core busy (the speaker encoder) would otherwise leave
+    the others' cores idle until it is done. Each verifier's scores are what it gives alone."""
+
+    def measure(verifier: Verifier) -> list[Any]:
         with timer(verifier.name) if timer is not None else nullcontext():
-            measure = verifier.measure if isinstance(verifier, ReferenceComparer) else None
-            measured.append(measure(clips) if measure else verifier.score(clips))
-    return measured
+            if isinstance(verifier, ReferenceComparer):
+                return verifier.measure(clips)
+            return verifier.score(clips)
+
+    if len(verifiers) < 2 or not clips:
+        return [measure(verifier) for verifier in verifiers]
+    with ThreadPoolExecutor(len(verifiers) - 1, thread_name_prefix="verifier") as pool:
+        others = [pool.submit(measure, verifier) for verifier in verifiers[1:]]
+        first = measure(verifiers[0])
+        return [first, *(future.result() for future in others)]
 
 
 def finish_scores(

@@ -110,6 +110,12 @@ class _Resemblyzer:
         else:
             self.model = self.weights
         self.encoder.eval()
+        # librosa imports its spectral code (and loads numba's compiled kernels) on the first
+        # mel spectrogram: seconds of one core, which belong to loading, not to the first
+        # window, where they would hold up the render while the other cores wait.
+        from resemblyzer.audio import wav_to_mel_spectrogram
+
+        wav_to_mel_spectrogram(np.zeros(_SAMPLE_RATE, dtype=np.float32))
 
     @staticmethod
     def prepare(audio: np.ndarray, sample_rate: int) -> np.ndarray:

@@ -24,7 +24,6 @@ identity; the number of runs in parallel is not). Lexicon phonemes are spliced i
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from verified_tts.cores import cores
 from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, SynthesisRequest
 from verified_tts.generators.hibari_phonemes import splice_lexicon
@@ -146,15 +146,6 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _workers(requested: int) -> int:
-    if requested:
-        return requested
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 def phoneme_chunks(g2p: Any, text: str) -> list[str]:
     """hibari's reading of ``text``: one misaki phoneme string per sentence (long sentences cut at
     clause punctuation), as ``hibari.Hibari.phonemize`` makes them."""
@@ -203,7 +194,7 @@ class HibariGenerator:
         vocab_path = Path(hibari.__file__).parent / "assets" / "vocab.json"
         self.vocab: Mapping[str, int] = json.loads(vocab_path.read_text(encoding="utf-8"))
         self.g2p = G2P(british=bool(hibari.voices.VOICES[voice]["british"]))
-        self._pool = ThreadPoolExecutor(_workers(options.workers), thread_name_prefix="hibari")
+        self._pool = ThreadPoolExecutor(cores(options.workers), thread_name_prefix="hibari")
 
     def identity(self) -> Mapping[str, Any]:
         return {

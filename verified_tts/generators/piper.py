@@ -30,12 +30,13 @@ from typing import Any
 
 import numpy as np
 
+from verified_tts.cores import cores
 from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, SynthesisRequest
 from verified_tts.generators.espeak_ng import EspeakLibrary
 from verified_tts.generators.piper_planar import PLANAR_SCHEME
 from verified_tts.generators.piper_timing import SentenceTiming, timing_info
-from verified_tts.generators.piper_voice import PiperVoice, cores, load_voice, voice_languages
+from verified_tts.generators.piper_voice import PiperVoice, load_voice, voice_languages
 from verified_tts.generators.piper_voice import feeds as _feeds
 from verified_tts.generators.piper_words import id_words as id_words_of
 from verified_tts.generators.piper_words import sentence_words, text_words

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from verified_tts.cores import cores
 from verified_tts.errors import UserError
 from verified_tts.generators.piper_graph import (
     NoiseSite,
@@ -32,7 +32,7 @@ from verified_tts.generators.piper_phonemes import PhonemeMapper
 from verified_tts.generators.piper_planar import planar_convolutions
 from verified_tts.generators.piper_timing import DurationPredictor
 
-__all__ = ["PiperVoice", "cores", "feeds", "load_voice", "voice_languages"]
+__all__ = ["PiperVoice", "feeds", "load_voice", "voice_languages"]
 
 
 @dataclass(frozen=True)
@@ -110,15 +110,6 @@ def _sha256(*paths: Path) -> str:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     return digest.hexdigest()
-
-
-def cores(requested: int) -> int:
-    if requested:
-        return int(requested)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def load_voice(model: str | None = None, threads: int = 0, planar: bool = True) -> PiperVoice:
