@@ -114,7 +114,8 @@ def test_trim_silence_cuts_the_edges_but_keeps_a_breath():
     assert trim_silence(np.zeros(RATE, dtype=np.float32), RATE).size == RATE  # all silent: as is
 
 
-def test_winners_are_loaded_one_at_a_time_in_book_order(tmp_path):
+def test_winners_are_loaded_one_at_a_time_in_book_order(tmp_path, monkeypatch):
+    monkeypatch.setattr("verified_tts.output.assembly.usable_cores", lambda: 1)
     loaded = []
 
     def loader(number):
@@ -127,3 +128,20 @@ def test_winners_are_loaded_one_at_a_time_in_book_order(tmp_path):
     placed = [Placed(loader(i), i // 2, f"c{i // 2}", "sentence") for i in range(6)]
     assemble_book(placed, RATE, tmp_path, OPTIONS)
     assert loaded == list(range(6))
+
+
+def test_chapters_assembled_on_several_cores_are_the_ones_one_core_writes(tmp_path, monkeypatch):
+    placed = [
+        Placed(tone(0.3 + 0.1 * i, 0.1 + 0.05 * i), i // 3, f"c{i // 3}", "sentence")
+        for i in range(12)
+    ]
+    monkeypatch.setattr("verified_tts.output.assembly.usable_cores", lambda: 1)
+    alone = assemble_book(placed, RATE, tmp_path / "one", OPTIONS)
+    monkeypatch.setattr("verified_tts.output.assembly.usable_cores", lambda: 3)
+    together = assemble_book(placed, RATE, tmp_path / "three", OPTIONS)
+    assert [f.index for f in together] == [f.index for f in alone] == [0, 1, 2, 3, None]
+    for one, three in zip(alone, together, strict=True):
+        assert one.clips == three.clips
+        a, _ = sf.read(tmp_path / "one" / one.flac, dtype="int16")
+        b, _ = sf.read(tmp_path / "three" / three.flac, dtype="int16")
+        assert np.array_equal(a, b)

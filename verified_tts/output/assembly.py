@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ import numpy as np
 
 from verified_tts.atomic import write_audio_atomic
 from verified_tts.audio import resample
+from verified_tts.cores import usable_cores
 from verified_tts.options import AssemblyOptions
 from verified_tts.output.acx import master
 from verified_tts.output.encode import grid_samples, write_pcm
@@ -251,12 +253,17 @@ def assemble_book(
 ) -> list[AssembledFile]:
     """Write one file per chapter and one for the book; returns chapters first, book last.
 
-    Chapters are assembled and mastered one at a time and written to disk (always FLAC, the
-    master that M4B and MP3 are encoded from; WAV when asked for); the book file is then
-    concatenated from the chapter files in blocks, so no more than one chapter is in memory.
+    Chapters are assembled and mastered one per core at a time (the filters and encoders
+    release the GIL, so the cores a render used are not left idle at its end) and written to
+    disk (always FLAC, the master that M4B and MP3 are encoded from; WAV when asked for); the
+    book file is then concatenated from the chapter files in blocks, so no more than one chapter
+    per core is in memory.
     """
-    written = [
-        write_chapter(items, index, title, sample_rate, out_dir, options, formats=formats)
-        for index, title, items in _chapters(placed)
-    ]
+
+    def write(chapter: tuple[int, str | None, Sequence[Placed]]) -> AssembledFile:
+        index, title, items = chapter
+        return write_chapter(items, index, title, sample_rate, out_dir, options, formats=formats)
+
+    with ThreadPoolExecutor(usable_cores(), thread_name_prefix="chapter") as pool:
+        written = list(pool.map(write, _chapters(placed)))
     return [*written, write_book_files(written, out_dir, formats=formats)]

@@ -13,10 +13,12 @@ files, chapter by chapter as the chapters were assembled: ``timings.json`` alway
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from verified_tts.cores import usable_cores
 from verified_tts.options import ProductionOptions
 from verified_tts.output.acx import AcxLimits, check, measure
 from verified_tts.output.assembly import AssembledFile
@@ -74,11 +76,15 @@ def deliver(
     checked = [m["path"] for m in mp3] or [str(f.flac) for f in chapters]
     if not mp3:
         kept = {str(f.flac) for f in chapters if f.index in unchanged} & set(measured)
-    results = [
-        measured[path] if path in kept else {**check(measure(out_dir / path)).as_dict(),
-                                             "path": path}
-        for path in checked
-    ]  # fmt: skip
+
+    def figures(path: str) -> dict[str, Any]:
+        if path in kept:
+            return measured[path]
+        return {**check(measure(out_dir / path)).as_dict(), "path": path}
+
+    # one file per core at a time: decoding and the loudness filters release the GIL
+    with ThreadPoolExecutor(usable_cores(), thread_name_prefix="acx") as pool:
+        results = list(pool.map(figures, checked))
     acx = {
         "limits": asdict(AcxLimits()),
         "passed": all(r["passed"] for r in results),
