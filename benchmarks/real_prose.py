@@ -66,21 +66,25 @@ DATA = next(
 BOOKS = ("katrine", "log-school-house", "little-colonels-hero")
 Part = Literal[
     "dev", "held_out", "held_out_b", "held_out_c", "held_out_d", "held_out_e", "held_out_f",
-    "held_out_g",
+    "held_out_g", "held_out_h",
 ]
 PARTS: tuple[Part, ...] = (
     "dev", "held_out", "held_out_b", "held_out_c", "held_out_d", "held_out_e", "held_out_f",
-    "held_out_g",
+    "held_out_g", "held_out_h",
 )  # fmt: skip
 SAMPLE_CHAPTERS = 3  # chapters per book in a sample (the first held-out sample's spread)
 # utterances per chapter in a sample; the third held-out sample has 8 chapters, not 9
 PER_CHAPTER: dict[str, int] = {
     "dev": 35, "held_out": 35, "held_out_b": 35, "held_out_c": 40, "held_out_d": 10,
-    "held_out_e": 20, "held_out_f": 20, "held_out_g": 20,
+    "held_out_e": 20, "held_out_f": 20, "held_out_g": 20, "held_out_h": 20,
 }  # fmt: skip
 # where in each chapter a part's utterances start (after the heading), and its chapters per book
-START: dict[str, int] = {"held_out_d": 40, "held_out_e": 50, "held_out_f": 70, "held_out_g": 90}
-CHAPTERS: dict[str, int] = {"held_out_d": 99, "held_out_e": 99, "held_out_f": 99, "held_out_g": 99}
+START: dict[str, int] = {
+    "held_out_d": 40, "held_out_e": 50, "held_out_f": 70, "held_out_g": 90, "held_out_h": 110,
+}  # fmt: skip
+CHAPTERS: dict[str, int] = {
+    "held_out_d": 99, "held_out_e": 99, "held_out_f": 99, "held_out_g": 99, "held_out_h": 99,
+}  # fmt: skip
 
 
 def load(name: str) -> Book:
@@ -105,7 +109,7 @@ def chapters_of(name: str, part: Part) -> list[Chapter]:
     if part == "dev":
         return chapters[:cut]
     held_out = chapters[cut:]
-    if part in ("held_out", "held_out_d", "held_out_e", "held_out_f", "held_out_g"):
+    if part in ("held_out", "held_out_d", "held_out_e", "held_out_f", "held_out_g", "held_out_h"):
         return held_out
     first = {id(c) for c in _spread(held_out, SAMPLE_CHAPTERS)}
     rest = [c for c in held_out if id(c) not in first]
