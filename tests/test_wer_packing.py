@@ -78,17 +78,6 @@ def test_grouped_by_candidate_count_and_long_clips_left_alone():
     assert layouts == [("a", "b"), ("a", "b"), ("c", "d")]
 
 
-def test_a_long_line_after_short_ones_does_not_leave_windows_half_empty():
-    # in book order, each long line would close a window holding it and one short line
-    texts = list("abcdef")
-    sizes = [int(s * SR) for s in (13, 4, 13, 4, 13, 4)]
-    windows, alone = _plan(texts, sizes)
-    assert not alone
-    layouts = sorted(tuple(texts[s.clip] for s in w.slots) for w in windows)
-    assert layouts == [("a", "c"), ("b", "d", "e", "f")]  # book order inside each window
-    assert all(w.samples <= 28 * SR for w in windows)
-
-
 def test_token_budget_and_clip_count_split_windows():
     texts = list("abcdef")
     windows, _ = _plan(texts, [SR] * 6, tokens=[100] * 6, max_tokens=220)

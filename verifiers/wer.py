@@ -69,7 +69,6 @@ from verifiers.wer_common import (
     token_metrics,
     transcript_metrics,
 )
-from verifiers.wer_packing import PACKING_LAYOUT
 from verifiers.wer_windows import share_words, split_windows
 
 __all__ = [
@@ -301,7 +300,6 @@ class WerVerifier:
                 "seconds": self.options.pack_seconds,
                 "gap_s": self.options.pack_gap_s,
                 "clips": self.options.pack_clips,
-                "layout": PACKING_LAYOUT,
             }
         return identity
 

@@ -8,10 +8,9 @@ candidates of one utterance (clips with the same text) never share a window, bec
 would hear the repeated words in its context and an error in one candidate could hide behind
 another; and the utterances of a group sit in the same order at the same offsets in every window
 of the group, one candidate each, so every candidate of an utterance is heard after the same
-preceding text and silence. Utterances are grouped by how many candidates they have, and the
-utterances of a count are laid into as few windows as first-fit decreasing finds within the
-window's seconds, clip count and token budget, in the order they first appear inside each window;
-an utterance longer than half a window is not packed.
+preceding text and silence. Utterances are grouped by how many candidates they have, in the order
+they first appear, until the window's seconds, clip count or token budget is full; an utterance
+longer than half a window is not packed.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "PACKING_LAYOUT",
     "PackedWindow",
     "Slot",
     "assemble",
@@ -36,9 +34,6 @@ __all__ = [
 ]
 
 
-# how plan_windows groups utterances: packed scores depend on a clip's neighbours, so scores made
-# under another layout are not reused
-PACKING_LAYOUT = "first-fit-decreasing"
 _SLACK = 0.3  # seconds a transcript segment may run into a neighbouring clip
 
 
@@ -87,46 +82,26 @@ def plan_windows(
             by_count.setdefault(len(members), []).append(members)
     windows: list[PackedWindow] = []
     for count, utterances in by_count.items():
-        for group in _fill(utterances, sizes, tokens, capacity, gap, max_clips, max_tokens):
+        group: list[list[int]] = []
+        used = used_tokens = 0
+        for members in [*utterances, None]:
+            if members is not None:
+                width = max(sizes[i] for i in members)
+                need = width + (gap if group else 0)
+                room = used + need <= capacity and len(group) < max_clips
+                room = room and used_tokens + tokens[members[0]] <= max_tokens
+                if room:
+                    group.append(members)
+                    used += need
+                    used_tokens += tokens[members[0]]
+                    continue
             windows.extend(_layers(group, count, sizes, gap))
+            group, used, used_tokens = [], 0, 0
+            if members is not None:
+                group = [members]
+                used, used_tokens = max(sizes[i] for i in members), tokens[members[0]]
     alone.sort()
     return windows, alone
-
-
-def _fill(
-    utterances: list[list[int]],
-    sizes: Sequence[int],
-    tokens: Sequence[int],
-    capacity: int,
-    gap: int,
-    max_clips: int,
-    max_tokens: int,
-) -> list[list[list[int]]]:
-    """Utterances (each its candidates' clips) into as few groups as first-fit decreasing finds:
-    the widest first, each into the first group with room for its seconds, a clip and its
-    tokens. A group's utterances keep the order they came in, so a window still reads in book
-    order; taking them in that order as they came (next fit) left windows half empty when a long
-    line followed short ones."""
-    width = {id(members): max(sizes[i] for i in members) for members in utterances}
-    groups: list[list[list[int]]] = []
-    room: list[tuple[int, int]] = []  # (samples used, tokens used) per group
-    for members in sorted(utterances, key=lambda m: -width[id(m)]):
-        need, words = width[id(members)], tokens[members[0]]
-        for number, group in enumerate(groups):
-            used, used_tokens = room[number]
-            if (
-                used + gap + need <= capacity
-                and len(group) < max_clips
-                and used_tokens + words <= max_tokens
-            ):
-                group.append(members)
-                room[number] = (used + gap + need, used_tokens + words)
-                break
-        else:
-            groups.append([members])
-            room.append((need, words))
-    position = {id(members): order for order, members in enumerate(utterances)}
-    return [sorted(group, key=lambda m: position[id(m)]) for group in groups]
 
 
 def _layers(

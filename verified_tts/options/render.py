@@ -50,7 +50,7 @@ class RenderConfig:
     seed: int = option(0, "Base seed of every candidate")
     keep: str = option("all", "Keep all candidates' audio, or winners only")
     max_chars: int = option(250, "Longest utterance in characters (a generator may lower it)")
-    window: int = option(32, "Utterances in flight together")
+    window: int = option(16, "Utterances in flight together")
     voices_dir: str | None = option(
         None, "A folder of Piper voices (VOICE.onnx beside VOICE.onnx.json) for voice names"
     )
