@@ -332,6 +332,18 @@ def machine_speed_figure(stem: str, graph: str = "plain") -> str:
     )
 
 
+def hour_free_figure(stem: str) -> str:
+    """A render's real-time factor over the mean of the machine-speed probes around it
+    (benchmarks/hour_free.py): its cost with the hour taken out, and the probe at the goal."""
+    figures = result("hour_free")["renders"][stem]
+    return (
+        f"real-time factor {num(figures['real_time_factor'], 3)} at a mean probe of "
+        f"{num(figures['probe_mean'], 4)}: {num(figures['seconds_per_probe_second'], 2)} seconds "
+        f"of render per probe second, at the goal where the probe takes "
+        f"{num(figures['probe_at_goal'], 3)} or less"
+    )
+
+
 def planar_figure(stem: str) -> str:
     """The planar graph's CPU time against the plain one's (benchmarks/piper_planar.py)."""
     ratio = result(stem)["planar_over_plain_cpu"]
@@ -504,6 +516,9 @@ SEVENTH_COLUMNS = (*SEVENTH_RENDERS, ("real_books_held_out_f", "sixth sample (th
 # the same sample rendered again from an empty store, an hour later: the same takes, another time
 SEVENTH_AGAIN = ("real_books_held_out_g_again", "seventh sample again (the time alone)")
 SEVENTH_GOALS = (*SEVENTH_RENDERS, SEVENTH_AGAIN, SEVENTH_COLUMNS[-1])
+# the eighth sample, read once the verifier threads and the fuller Whisper windows were fixed
+EIGHTH_RENDERS = (("real_books_held_out_h", "eighth sample (verifiers at once, fuller windows)"),)
+EIGHTH_COLUMNS = (*EIGHTH_RENDERS, ("real_books_held_out_g", "seventh sample (the code before)"))
 HELD_OUT_COLUMNS = (
     ("real_books_held_out_earlier", "before short-clip judging and the voice's pace"),
     ("real_books_held_out_before_stop", "before the stop setting of the real-prose replay"),
@@ -574,6 +589,20 @@ BLOCKS = {
     # the seventh render's probes loaded the default voice, planar by then, and do not say so
     "real-books-machine-g": _block(
         lambda stem: machine_speed_figure(stem, graph="planar"), "real_books_held_out_g", labels=0
+    ),
+    "real-books-held-out-h": _over(side_by_side, EIGHTH_COLUMNS),
+    "real-books-held-out-h-flags": _over(flags_by_render, EIGHTH_RENDERS, labels=5),
+    "real-books-goals-h": _over(goals_by_render, EIGHTH_COLUMNS),
+    "real-books-speed-h": _block(speed_figure, "real_books_held_out_h", labels=0),
+    "real-books-machine-h": _block(machine_speed_figure, "real_books_held_out_h", labels=0),
+    "real-books-hour-free-h": Generated(
+        ("hour_free",), lambda: hour_free_figure("real_books_held_out_h"), labels=0
+    ),
+    "real-books-hour-free-g-again": Generated(
+        ("hour_free",), lambda: hour_free_figure("real_books_held_out_g_again"), labels=0
+    ),
+    "real-books-hour-free-f": Generated(
+        ("hour_free",), lambda: hour_free_figure("real_books_held_out_f"), labels=0
     ),
     "piper-planar": _block(planar_figure, "piper_planar", labels=0),
     "real-books-demo": _block(figures_table, "real_books_demo"),
