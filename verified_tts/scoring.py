@@ -14,6 +14,7 @@ where the user gave none.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
@@ -96,7 +97,9 @@ def measure_clips(
 
     if len(verifiers) < 2 or not clips:
         return [measure(verifier) for verifier in verifiers]
-    with ThreadPoolExecutor(len(verifiers) - 1, thread_name_prefix="verifier") as pool:
+    # named after the thread whose batch they score (the render's, or the prefetch thread's)
+    caller = threading.current_thread().name
+    with ThreadPoolExecutor(len(verifiers) - 1, thread_name_prefix=f"{caller}-verifier") as pool:
         others = [pool.submit(measure, verifier) for verifier in verifiers[1:]]
         first = measure(verifiers[0])
         return [first, *(future.result() for future in others)]
