@@ -29,6 +29,8 @@ from pathlib import Path
 
 from harvard import sentences  # benchmarks/ is on sys.path when run
 
+from verified_tts.cores import usable_cores
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "hibari_throughput.json"
 CANDIDATES = 8
@@ -87,7 +89,7 @@ def main() -> None:
     from verified_tts.generators.hibari import load
 
     texts = sentences(0, args.sentences)
-    cores = len(os.sched_getaffinity(0))
+    cores = usable_cores()
     speed_jitter, duration_jitter = (float(x) for x in args.jitter.split("/"))
     variations = {
         args.jitter: {"speed_jitter": speed_jitter, "duration_jitter": duration_jitter},

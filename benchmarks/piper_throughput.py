@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 from harvard import HARVARD  # benchmarks/ is on sys.path when run
 
+from verified_tts.cores import usable_cores
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "piper_throughput.json"
 CANDIDATES = 8
@@ -47,7 +49,7 @@ def main() -> None:
 
     texts = [line.strip() for line in args.harvard.read_text().splitlines() if line.strip()]
     texts = texts[: args.sentences]
-    cores = len(os.sched_getaffinity(0))
+    cores = usable_cores()
     layouts = {
         "sequential": {"threads": 1, "workers": 1},
         "threads": {"threads": cores, "workers": 1},

@@ -480,6 +480,11 @@ def _block(render: Callable[[str], str], stem: str, labels: int = 1) -> Generate
     return Generated((stem,), lambda: render(stem), labels=labels)
 
 
+def _hour_free(stem: str) -> Generated:
+    """:func:`hour_free_figure` of a render, read from hour_free.json."""
+    return Generated(("hour_free",), lambda: hour_free_figure(stem), labels=0)
+
+
 CONSENSUS_RENDERS = (
     ("speaker_consensus_dev", "development"),
     ("speaker_consensus_held_out_c", "third held-out sample"),
@@ -595,15 +600,9 @@ BLOCKS = {
     "real-books-goals-h": _over(goals_by_render, EIGHTH_COLUMNS),
     "real-books-speed-h": _block(speed_figure, "real_books_held_out_h", labels=0),
     "real-books-machine-h": _block(machine_speed_figure, "real_books_held_out_h", labels=0),
-    "real-books-hour-free-h": Generated(
-        ("hour_free",), lambda: hour_free_figure("real_books_held_out_h"), labels=0
-    ),
-    "real-books-hour-free-g-again": Generated(
-        ("hour_free",), lambda: hour_free_figure("real_books_held_out_g_again"), labels=0
-    ),
-    "real-books-hour-free-f": Generated(
-        ("hour_free",), lambda: hour_free_figure("real_books_held_out_f"), labels=0
-    ),
+    "real-books-hour-free-h": _hour_free("real_books_held_out_h"),
+    "real-books-hour-free-g-again": _hour_free("real_books_held_out_g_again"),
+    "real-books-hour-free-f": _hour_free("real_books_held_out_f"),
     "piper-planar": _block(planar_figure, "piper_planar", labels=0),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),

@@ -26,19 +26,14 @@ from typing import Any
 
 from verify_speed import generate, sentences  # benchmarks/ is on sys.path when run
 
+from verified_tts.cores import usable_cores
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 def layouts() -> Mapping[str, Mapping[str, Any]]:
     # "one worker": the layout before workers, two windows per encoder call for both scorers
-    one_worker = {"workers": 1, "cpu_threads": cores(), "batch_size": 2}
+    one_worker = {"workers": 1, "cpu_threads": usable_cores(), "batch_size": 2}
     return {
         "per-clip, one worker": {"packing": False, "beam_size": 5, **one_worker},
         "per-clip, a worker per core": {"packing": False, "beam_size": 5},
@@ -48,7 +43,7 @@ def layouts() -> Mapping[str, Mapping[str, Any]]:
             "packing": True,
             "beam_size": 1,
             "workers": 1,
-            "cpu_threads": cores(),
+            "cpu_threads": usable_cores(),
         },  # fmt: skip
         "packed, a worker per core": {"packing": True, "beam_size": 1},
     }
@@ -101,7 +96,7 @@ def main() -> None:
     candidates = generate(args.generator, texts, args.n)
     results: dict[str, Any] = {
         "machine": {
-            "cpus": cores(),
+            "cpus": usable_cores(),
             "platform": platform.platform(),
             "load_average_at_start": os.getloadavg(),
         },  # fmt: skip

@@ -54,6 +54,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from verified_tts.audio import resample
+from verified_tts.cores import usable_cores
 from verified_tts.errors import UserError
 from verified_tts.models import ModelLocation, bundled_path, locate_model
 from verified_tts.options.verifiers import WerOptions
@@ -137,10 +138,7 @@ def _default_threads() -> int:
     this process may run on unless OMP_NUM_THREADS says otherwise (0 = CTranslate2 reads it)."""
     if os.environ.get("OMP_NUM_THREADS"):
         return 0
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 4
+    return usable_cores()
 
 
 def _workers_and_threads(options: WerOptions) -> tuple[int, int]:
