@@ -522,7 +522,11 @@ SEVENTH_COLUMNS = (*SEVENTH_RENDERS, ("real_books_held_out_f", "sixth sample (th
 SEVENTH_AGAIN = ("real_books_held_out_g_again", "seventh sample again (the time alone)")
 SEVENTH_GOALS = (*SEVENTH_RENDERS, SEVENTH_AGAIN, SEVENTH_COLUMNS[-1])
 # the eighth sample, read once the verifier threads and the fuller Whisper windows were fixed
-EIGHTH_RENDERS = (("real_books_held_out_h", "eighth sample (verifiers at once, fuller windows)"),)
+# and again once the fuller windows were put back: the layout the fifth to seventh samples had
+EIGHTH_RENDERS = (
+    ("real_books_held_out_h", "eighth sample (verifiers at once, fuller windows)"),
+    ("real_books_held_out_h_book_order", "eighth sample again (verifiers at once, book order)"),
+)
 EIGHTH_COLUMNS = (*EIGHTH_RENDERS, ("real_books_held_out_g", "seventh sample (the code before)"))
 HELD_OUT_COLUMNS = (
     ("real_books_held_out_earlier", "before short-clip judging and the voice's pace"),
@@ -601,6 +605,13 @@ BLOCKS = {
     "real-books-speed-h": _block(speed_figure, "real_books_held_out_h", labels=0),
     "real-books-machine-h": _block(machine_speed_figure, "real_books_held_out_h", labels=0),
     "real-books-hour-free-h": _hour_free("real_books_held_out_h"),
+    "real-books-speed-h-book-order": _block(
+        speed_figure, "real_books_held_out_h_book_order", labels=0
+    ),
+    "real-books-machine-h-book-order": _block(
+        machine_speed_figure, "real_books_held_out_h_book_order", labels=0
+    ),
+    "real-books-hour-free-h-book-order": _hour_free("real_books_held_out_h_book_order"),
     "real-books-hour-free-g-again": _hour_free("real_books_held_out_g_again"),
     "real-books-hour-free-f": _hour_free("real_books_held_out_f"),
     "piper-planar": _block(planar_figure, "piper_planar", labels=0),
