@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from doc_blocks import Generated, better_worse, gain, md_table, num, pct, result
+from hour_free import GOAL, PLANAR_UNSAID
 
 __all__ = ["BLOCKS"]
 
@@ -173,7 +174,7 @@ def causes_table(stem: str) -> str:
 MOST_FLAGGED = 0.03
 LEAST_FLAGGED_TO_REST = 3.0
 LEAST_UTTERANCES = 300
-MOST_REAL_TIME_FACTOR = 0.25
+MOST_REAL_TIME_FACTOR = GOAL
 
 
 def goals_table(stem: str) -> str:
@@ -318,12 +319,13 @@ def speed_figure(stem: str) -> str:
     )
 
 
-def machine_speed_figure(stem: str, graph: str = "plain") -> str:
+def machine_speed_figure(stem: str) -> str:
     """The machine's speed in the hour of a render (benchmarks/machine_speed.py), probed before
-    and after it: what a real-time factor of another hour is compared with. ``graph``: which
-    Piper graph the probe ran (a probe that does not say ran the default of its day)."""
+    and after it: what a real-time factor of another hour is compared with, and which Piper graph
+    the probe ran (a probe that does not say ran the plain graph, but for the renders in
+    ``hour_free.PLANAR_UNSAID``)."""
     before, after = result(stem)["after"]["timing"]["machine_speed"]
-    graph = before.get("graph", graph)
+    graph = before.get("graph", "planar" if stem in PLANAR_UNSAID else "plain")
     return (
         f"Piper's probe ({graph} graph) took {num(before['cpu_seconds_per_audio_second'], 3)} "
         "CPU seconds per "
@@ -595,10 +597,7 @@ BLOCKS = {
     "real-books-machine-g-again": _block(
         machine_speed_figure, "real_books_held_out_g_again", labels=0
     ),
-    # the seventh render's probes loaded the default voice, planar by then, and do not say so
-    "real-books-machine-g": _block(
-        lambda stem: machine_speed_figure(stem, graph="planar"), "real_books_held_out_g", labels=0
-    ),
+    "real-books-machine-g": _block(machine_speed_figure, "real_books_held_out_g", labels=0),
     "real-books-held-out-h": _over(side_by_side, EIGHTH_COLUMNS),
     "real-books-held-out-h-flags": _over(flags_by_render, EIGHTH_RENDERS, labels=5),
     "real-books-goals-h": _over(goals_by_render, EIGHTH_COLUMNS),
