@@ -40,3 +40,35 @@ def test_hour_free_divides_by_the_mean_plain_probe_and_leaves_out_the_rest():
     assert hour_free.hour_free(render(0.3, *planar)) is None
     assert hour_free.hour_free(render(0.3, plain[0])) is None
     assert hour_free.hour_free({"after": {}}) is None
+
+
+def test_paired_renders_compare_b_with_a_by_round_and_their_choices():
+    import paired_renders
+
+    def render(side, rtf, cpu, probe):
+        timing = {"real_time_factor": rtf, "cpu_seconds": cpu}
+        return {"side": side, "timing": timing, "probe": {"cpu_seconds_per_audio_second": probe}}
+
+    # A B B A: each side's two renders are averaged before B is divided by A
+    round_ = [render("a", 0.30, 100, 0.10), render("b", 0.24, 90, 0.12),
+              render("b", 0.28, 70, 0.14), render("a", 0.34, 120, 0.10)]  # fmt: skip
+    figures = paired_renders.ratios(round_)
+    assert figures["real_time_factor"] == round(0.26 / 0.32, 4)
+    assert figures["cpu_seconds"] == round(80 / 110, 4)
+    assert figures["real_time_factor_per_probe_second"] == round(2.0 / 3.2, 4)
+
+    a = {"choices": [["u1", 0, 2], ["u2", 3, 4]], "chapters": {"c1.flac": "x"}}
+    b = {"choices": [["u1", 0, 2], ["u2", 1, 4]], "chapters": {"c1.flac": "y"}}
+    assert paired_renders.compare(a, a) == {
+        "utterances": 2, "same_winner_and_takes": 2, "same_utterances": True,
+        "identical_chapter_audio": True,
+    }  # fmt: skip
+    assert paired_renders.compare(a, b)["same_winner_and_takes"] == 1
+    assert not paired_renders.compare(a, b)["identical_chapter_audio"]
+
+
+def test_paired_renders_name_the_working_tree_by_its_commit():
+    import paired_renders
+
+    tree, commit = paired_renders.tree_of(".", ROOT / "benchmarks" / "work")
+    assert tree == ROOT and len(commit.split()[0]) == 40
