@@ -356,6 +356,24 @@ def planar_figure(stem: str) -> str:
     )
 
 
+def paired_renders_figure(stem: str) -> str:
+    """Side B over side A in whole renders of one sample, A B B A (benchmarks/paired_renders.py):
+    the medians over the rounds, and whether the two sides made the same choices."""
+    data = result(stem)
+    ratio, same = data["b_over_a_median"], data["choices"]["a_with_b"]
+    rounds = data["b_over_a_by_round"]
+    spread = [r["real_time_factor_per_probe_second"] for r in rounds]
+    audio = "the same" if same["identical_chapter_audio"] else "different"
+    return (
+        f"over {len(rounds)} rounds of {data['sample']['utterances']} lines, B/A median "
+        f"real-time factor {num(ratio['real_time_factor'], 3)}, CPU seconds "
+        f"{num(ratio['cpu_seconds'], 3)}, real-time factor per probe second "
+        f"{num(ratio['real_time_factor_per_probe_second'], 3)} ({num(min(spread), 3)} to "
+        f"{num(max(spread), 3)} by round); {same['same_winner_and_takes']} of "
+        f"{same['utterances']} lines with the same winner and takes, {audio} chapter audio"
+    )
+
+
 def stop_replay_table(stem: str) -> str:
     """The render's adaptive stop setting, the chosen one, and every replayed setting that gains
     more than any with fewer takes (stop_replay.py): the trade-off's frontier."""
@@ -614,6 +632,9 @@ BLOCKS = {
     "real-books-hour-free-g-again": _hour_free("real_books_held_out_g_again"),
     "real-books-hour-free-f": _hour_free("real_books_held_out_f"),
     "piper-planar": _block(planar_figure, "piper_planar", labels=0),
+    "paired-renders-verifier-threads": _block(
+        paired_renders_figure, "paired_renders_verifier_threads", labels=0
+    ),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),
 }
