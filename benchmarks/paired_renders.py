@@ -154,11 +154,12 @@ def main() -> None:
         book, args.part, per_chapter=args.per_chapter, chapters=chapters,
         start=START.get(args.part, 0),
     )  # fmt: skip
-    sides = {}
-    for side, revision, config in (("a", args.a, args.config_a), ("b", args.b, args.config_b)):
-        tree, commit = tree_of(revision, args.work)
-        sides[side] = {"revision": revision, "commit": commit, "tree": tree,
-                       "config": str(config) if config else None}  # fmt: skip
+    configs = {"a": args.config_a, "b": args.config_b}
+    trees, sides = {}, {}
+    for side, revision in (("a", args.a), ("b", args.b)):
+        trees[side], commit = tree_of(revision, args.work)
+        config = configs[side]
+        sides[side] = {"revision": revision, "commit": commit, "config": config and str(config)}
     generator = probe_generator()
     renders, outcomes = [], {"a": [], "b": []}
     data: dict[str, Any] = {
@@ -168,16 +169,15 @@ def main() -> None:
             "per_chapter": args.per_chapter,
             "chapters": chapters,
             "utterances": sum(len(segs) for _, _, segs in samples),
-        },  # fmt: skip
-        "sides": {s: {k: v for k, v in d.items() if k != "tree"} for s, d in sides.items()},
+        },
+        "sides": sides,
         "order": "".join(ORDER).upper() + " per round",
     }
     for round_index in range(args.rounds):
         for position, side in enumerate(ORDER):
             out = args.work / f"render-{round_index}-{position}-{side}"
             speed = probe_machine(generator=generator)
-            config = Path(sides[side]["config"]) if sides[side]["config"] else None
-            timing = render_side(sides[side]["tree"], book, out, config)
+            timing = render_side(trees[side], book, out, configs[side])
             renders.append({"round": round_index, "side": side, "probe": speed, "timing": timing})
             outcomes[side].append(outcome(out))
             shown = {"round": round_index, "side": side, "probe": speed, **timing}
