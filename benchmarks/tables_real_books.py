@@ -374,6 +374,51 @@ def paired_renders_figure(stem: str) -> str:
     )
 
 
+POOLED_LABELS = {
+    "real_books_held_out_e": "fifth sample",
+    "real_books_held_out_f": "sixth sample",
+    "real_books_held_out_g": "seventh sample",
+    "real_books_held_out_h_book_order": "eighth sample (the shipped code)",
+}
+
+
+def gain_pooled_table(stem: str) -> str:
+    """Each sample's judged gain beside the pooled one, and how often a sample of its size would
+    show an interval above 0 at the pooled gain (gain_pooled.py)."""
+    data = result(stem)
+    rows = [
+        [
+            POOLED_LABELS.get(row["stem"], row["stem"]),
+            row["lines"],
+            gain(row, 4),
+            pct(row["chance_above_zero_at_pooled_gain"]),
+        ]
+        for row in data["samples"]
+    ]
+    rows.append([f"{len(data['samples'])} samples pooled", data["pooled"]["lines"],
+                 gain(data["pooled"], 4), ""])  # fmt: skip
+    header = ["sample", "lines", "judge's gain over candidate 0 (95% interval)",
+              "chance of an interval above 0 at the pooled gain"]  # fmt: skip
+    return md_table(header, rows)
+
+
+def gain_power_figure(stem: str) -> str:
+    """Whether the samples agree on one gain, and the lines a sample needs to show it."""
+    data = result(stem)
+    pooled = data["pooled"]
+    sizes = ", ".join(
+        f"{row['lines']} lines {pct(row['chance'])}" for row in data["chance_above_zero"]
+    )
+    needed = " and ".join(
+        f"{row['lines']} for {pct(row['chance'])}" for row in data["lines_needed"]
+    )
+    return (
+        f"Cochran's Q {num(pooled['cochran_q'], 2)} on {pooled['degrees_of_freedom']} degrees "
+        f"of freedom (p {num(pooled['p_common_gain'], 2)}); a single sample shows an interval "
+        f"above 0 at the pooled gain with {sizes}; lines needed: {needed}"
+    )
+
+
 def stop_replay_table(stem: str) -> str:
     """The render's adaptive stop setting, the chosen one, and every replayed setting that gains
     more than any with fewer takes (stop_replay.py): the trade-off's frontier."""
@@ -635,6 +680,8 @@ BLOCKS = {
     "paired-renders-verifier-threads": _block(
         paired_renders_figure, "paired_renders_verifier_threads", labels=0
     ),
+    "gain-pooled-held-out": _block(gain_pooled_table, "gain_pooled_held_out"),
+    "gain-power-held-out": _block(gain_power_figure, "gain_pooled_held_out", labels=0),
     "real-books-demo": _block(figures_table, "real_books_demo"),
     "real-books-demo-causes": _block(causes_table, "real_books_demo"),
 }
