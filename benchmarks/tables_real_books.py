@@ -593,6 +593,12 @@ EIGHTH_RENDERS = (
     ("real_books_held_out_h_book_order", "eighth sample again (verifiers at once, book order)"),
 )
 EIGHTH_COLUMNS = (*EIGHTH_RENDERS, ("real_books_held_out_g", "seventh sample (the code before)"))
+# the ninth sample, sized for the gain test (gain_pooled.py), beside the eighth's shipped render
+NINTH_RENDERS = (("real_books_held_out_i", "ninth sample (1056 lines)"),)
+NINTH_COLUMNS = (
+    *NINTH_RENDERS,
+    ("real_books_held_out_h_book_order", "eighth sample (the same code)"),
+)
 HELD_OUT_COLUMNS = (
     ("real_books_held_out_earlier", "before short-clip judging and the voice's pace"),
     ("real_books_held_out_before_stop", "before the stop setting of the real-prose replay"),
@@ -680,6 +686,12 @@ BLOCKS = {
     "paired-renders-verifier-threads": _block(
         paired_renders_figure, "paired_renders_verifier_threads", labels=0
     ),
+    "real-books-held-out-i": _over(side_by_side, NINTH_COLUMNS),
+    "real-books-held-out-i-flags": _over(flags_by_render, NINTH_RENDERS, labels=5),
+    "real-books-goals-i": _over(goals_by_render, NINTH_COLUMNS),
+    "real-books-speed-i": _block(speed_figure, "real_books_held_out_i", labels=0),
+    "real-books-machine-i": _block(machine_speed_figure, "real_books_held_out_i", labels=0),
+    "real-books-hour-free-i": _hour_free("real_books_held_out_i"),
     "gain-pooled-held-out": _block(gain_pooled_table, "gain_pooled_held_out"),
     "gain-power-held-out": _block(gain_power_figure, "gain_pooled_held_out", labels=0),
     "real-books-demo": _block(figures_table, "real_books_demo"),
