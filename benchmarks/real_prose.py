@@ -39,12 +39,12 @@ Usage as a library (benchmarks/ is on sys.path when a benchmark runs)::
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 from verified_tts.text.book import Book, Chapter, Segment
+from verified_tts.text.plaintext import ends_book
 
 __all__ = [
     "BOOKS",
@@ -92,9 +92,6 @@ START: dict[str, int] = {
 # parts that leave out a chapter with no lines in their range instead of reading its heading alone
 # (a heading with its title on the line, followed by the next chapter's, reads back as two lines)
 LINES_OR_NOTHING = frozenset({"held_out_h", "held_out_i"})
-# a book's closing "The End": the reader stops there (verified_tts/text/plaintext.py), so inside a
-# sample, where other chapters follow, it would end the sample early
-_THE_END = re.compile(r"^\W*the end\W*$", re.IGNORECASE)
 CHAPTERS: dict[str, int] = {
     "held_out_d": 99, "held_out_e": 99, "held_out_f": 99, "held_out_g": 99, "held_out_h": 99,
     "held_out_i": 99,
@@ -162,9 +159,11 @@ def sample_segments(
             else:
                 segments = segments[:per_chapter]
             out.append((name, chapter, segments))
+    # a book's closing "The End" stops the reader: inside a sample, where other chapters follow,
+    # it would end the sample early
     last = out[-1][2][-1] if out and out[-1][2] else None
     return [
-        (name, chapter, [s for s in segments if s is last or not _THE_END.match(s.text)])
+        (name, chapter, [s for s in segments if s is last or not ends_book(s.text)])
         for name, chapter, segments in out
     ]
 

@@ -550,6 +550,22 @@ def _hour_free(stem: str) -> Generated:
     return Generated(("hour_free",), lambda: hour_free_figure(stem), labels=0)
 
 
+def _held_out_sample(
+    part: str, renders: tuple[tuple[str, str], ...], columns: tuple[tuple[str, str], ...]
+) -> dict[str, Generated]:
+    """A held-out sample's blocks: its figures beside ``columns``, its flagged lines, the goals,
+    and the speed, machine-speed and hour-free figures of its first render."""
+    stem = renders[0][0]
+    return {
+        f"real-books-held-out-{part}": _over(side_by_side, columns),
+        f"real-books-held-out-{part}-flags": _over(flags_by_render, renders, labels=5),
+        f"real-books-goals-{part}": _over(goals_by_render, columns),
+        f"real-books-speed-{part}": _block(speed_figure, stem, labels=0),
+        f"real-books-machine-{part}": _block(machine_speed_figure, stem, labels=0),
+        f"real-books-hour-free-{part}": _hour_free(stem),
+    }
+
+
 CONSENSUS_RENDERS = (
     ("speaker_consensus_dev", "development"),
     ("speaker_consensus_held_out_c", "third held-out sample"),
@@ -667,12 +683,7 @@ BLOCKS = {
         machine_speed_figure, "real_books_held_out_g_again", labels=0
     ),
     "real-books-machine-g": _block(machine_speed_figure, "real_books_held_out_g", labels=0),
-    "real-books-held-out-h": _over(side_by_side, EIGHTH_COLUMNS),
-    "real-books-held-out-h-flags": _over(flags_by_render, EIGHTH_RENDERS, labels=5),
-    "real-books-goals-h": _over(goals_by_render, EIGHTH_COLUMNS),
-    "real-books-speed-h": _block(speed_figure, "real_books_held_out_h", labels=0),
-    "real-books-machine-h": _block(machine_speed_figure, "real_books_held_out_h", labels=0),
-    "real-books-hour-free-h": _hour_free("real_books_held_out_h"),
+    **_held_out_sample("h", EIGHTH_RENDERS, EIGHTH_COLUMNS),
     "real-books-speed-h-book-order": _block(
         speed_figure, "real_books_held_out_h_book_order", labels=0
     ),
@@ -686,12 +697,7 @@ BLOCKS = {
     "paired-renders-verifier-threads": _block(
         paired_renders_figure, "paired_renders_verifier_threads", labels=0
     ),
-    "real-books-held-out-i": _over(side_by_side, NINTH_COLUMNS),
-    "real-books-held-out-i-flags": _over(flags_by_render, NINTH_RENDERS, labels=5),
-    "real-books-goals-i": _over(goals_by_render, NINTH_COLUMNS),
-    "real-books-speed-i": _block(speed_figure, "real_books_held_out_i", labels=0),
-    "real-books-machine-i": _block(machine_speed_figure, "real_books_held_out_i", labels=0),
-    "real-books-hour-free-i": _hour_free("real_books_held_out_i"),
+    **_held_out_sample("i", NINTH_RENDERS, NINTH_COLUMNS),
     "gain-pooled-held-out": _block(gain_pooled_table, "gain_pooled_held_out"),
     "gain-power-held-out": _block(gain_power_figure, "gain_pooled_held_out", labels=0),
     "real-books-demo": _block(figures_table, "real_books_demo"),

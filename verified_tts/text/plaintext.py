@@ -45,7 +45,7 @@ from verified_tts.text.plaintext_inline import (
 )
 from verified_tts.text.textfile import read_text_file
 
-__all__ = ["PlainTextBook", "PlainTextDocument", "load_plaintext", "parse_plaintext"]
+__all__ = ["PlainTextBook", "PlainTextDocument", "ends_book", "load_plaintext", "parse_plaintext"]
 
 _START = re.compile(r"^\s*\*{3}\s*START OF (?:THE|THIS) PROJECT GUTENBERG", re.IGNORECASE)
 _END = re.compile(
@@ -66,6 +66,12 @@ class PlainTextBook:
 
     book: Book
     skipped: tuple[str, ...]
+
+
+def ends_book(text: str) -> bool:
+    """Whether a paragraph is a book's closing "THE END", after which the reader reads nothing
+    (unless ``keep_extras``)."""
+    return bool(_THE_END.match(text))
 
 
 def _body(lines: list[str]) -> tuple[int, int, list[str]]:
@@ -232,7 +238,7 @@ def parse_plaintext(source: str, *, keep_extras: bool = False) -> PlainTextDocum
         if title and half_title and index in headings:
             skipped.append(f"{where}: the book's title repeated")
             continue
-        after_end = after_end or bool(_THE_END.match(text))
+        after_end = after_end or ends_book(text)
         block = _block(paragraph, words, skipped)
         if block is not None:
             blocks.append(block)
