@@ -53,7 +53,7 @@ def judge_cache(fixed: Path) -> dict[tuple[str, int], float]:
 def replayed(fixed_manifest, policy, n: int) -> dict[str, tuple[int, int]]:
     """(winner, candidates) per utterance key that an adaptive render would keep if every
     candidate scored as it did in the fixed run."""
-    from verified_tts.selection import choose, judge, round_targets, should_stop
+    from verified_tts.selection.policy import choose, judge, round_targets, should_stop
 
     out = {}
     for u in fixed_manifest.utterances:
@@ -122,7 +122,7 @@ def main() -> None:
     known.update({key: wer for key, (wer, _) in fresh.items()})
     judge_seconds = time.perf_counter() - judge_started
 
-    from verified_tts.selection import choose, judge
+    from verified_tts.selection.policy import choose, judge
 
     predicted = replayed(fixed, config.selection, args.n)
     adaptive_gains, fixed_gains, used, per_utterance = [], [], [], []

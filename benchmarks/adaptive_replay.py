@@ -4,8 +4,9 @@ and at how many candidates?
 Input: benchmarks/results/candidate_judgements.json (written by benchmarks/selection_rules.py
 from a fixed N=8 run: every candidate's verifier scores and its judge WER, Whisper base). The
 early stop and the winner are pure functions of the candidates' scores
-(``verified_tts.selection.should_stop`` and ``choose``), so replaying them over the stored scores
-gives exactly what an adaptive render with the same seeds would keep, without rendering again.
+(``verified_tts.selection.policy.should_stop`` and ``choose``), so replaying them over the stored
+scores gives exactly what an adaptive render with the same seeds would keep, without rendering
+again.
 
 For each schedule (round targets) and stop rule ("margin": a candidate passed every gate with
 margin, the old default; "expected_gain" with its settings over a grid) it reports candidates per
@@ -28,7 +29,7 @@ from functools import cache
 from pathlib import Path
 
 from verified_tts.paired import RESAMPLES, bootstrap_draws, percentile_interval
-from verified_tts.selection import (
+from verified_tts.selection.policy import (
     PACKED_WER_GATES,
     PER_CLIP_GATES,
     Gate,
@@ -321,8 +322,9 @@ def main() -> None:
             "settings": settings(base) | {"first_round": base.first_round, "step": base.step},
             "targets_n8": list(round_targets(args.n, base)),
             "note": "the shipped default for the input's WER scorer "
-            "(verified_tts.selection.default_policy); where it was tuned on these sentences, this "
-            "figure over all of them is partly in-sample: the held-out figures are in "
+            "(verified_tts.selection.policy.default_policy); where it was tuned on these "
+            "sentences, this figure over all of them is partly in-sample: the held-out figures "
+            "are in "
             "cross_validated",
             "all_sentences": _public(evaluate(utterances, args.n, base, make_stop(base))),
         },

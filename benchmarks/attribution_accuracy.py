@@ -28,7 +28,7 @@ from pathlib import Path
 
 from attribution_books import Chapter, development, document, held_out, read_chapters
 
-from verified_tts.atomic import write_text_atomic
+from verified_tts.storage.atomic import write_text_atomic
 from verified_tts.text.attribution import Attribution, attribute_book
 from verified_tts.text.book import book_from_document
 from verified_tts.text.dialogue import ParagraphQuotes, quote_style, scan_paragraph

@@ -127,7 +127,7 @@ HAND_SET_GATES = (
 
 def hand_set_figures(data: dict) -> dict:
     """Recall, false alarms and faulted winners of the hand-set gates on the same scored cases."""
-    from verified_tts.selection import Gate, SelectionPolicy
+    from verified_tts.selection.policy import Gate, SelectionPolicy
     from verified_tts.workflows.calibrate import CalibrateOptions, reanalyse
 
     policy = SelectionPolicy(tuple(Gate(m, lo, hi, margin) for m, lo, hi, margin in HAND_SET_GATES))

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.selection import Gate, SelectionPolicy, judge
+from verified_tts.selection.policy import Gate, SelectionPolicy, judge
 
 ROOT = Path(__file__).resolve().parent.parent
 RESAMPLES = 4000

@@ -74,7 +74,7 @@ def book_segments(folder: Path, count: int) -> list[Any]:
 
 
 def run(synthesizer: Any, items: list[Any], folder: Path) -> dict[str, Any]:
-    from verified_tts.store import Store
+    from verified_tts.storage.store import Store
 
     synthesizer.stats = type(synthesizer.stats)(backend=synthesizer.stats.backend)
     utterances = synthesizer.plan(items)

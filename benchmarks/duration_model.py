@@ -35,7 +35,7 @@ def takes(generator, path: Path, candidates: int) -> list[tuple[str, float]]:
     import srt
 
     from verified_tts.generators import SynthesisRequest
-    from verified_tts.keys import candidate_seed
+    from verified_tts.storage.keys import candidate_seed
     from verified_tts.text.normalize import normalize_text
 
     out = []

@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from verified_tts.atomic import write_json_atomic
+    from verified_tts.storage.atomic import write_json_atomic
 
     samples = [read_sample(stem) for stem in args.samples]
     pooled = pool(samples)

@@ -34,7 +34,7 @@ from typing import Any
 from stop_replay import Outcome, read_render, replay
 
 from verified_tts.paired import paired_gain
-from verified_tts.selection import Gate, SelectionPolicy
+from verified_tts.selection.policy import Gate, SelectionPolicy
 
 
 def variants(

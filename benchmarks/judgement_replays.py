@@ -27,7 +27,7 @@ from pathlib import Path
 import adaptive_replay  # benchmarks/ is on sys.path when run
 
 from verified_tts.paired import paired_gain
-from verified_tts.selection import SelectionPolicy, choose, judge
+from verified_tts.selection.policy import SelectionPolicy, choose, judge
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -106,7 +106,7 @@ def all_rejected(path: Path, first: int = 40) -> dict:
 
 def main() -> None:
     result = {
-        "note": "replayed with today's verified_tts.selection on committed candidate scores",
+        "note": "replayed with today's verified_tts.selection.policy on committed candidate scores",
         "speaker_term": [speaker_term(RESULTS / name) for name in INPUTS],
         "per_clip_default_on_101_300": per_clip_default_on_101_300(),
         "all_rejected": all_rejected(RESULTS / "candidate_judgements.json"),

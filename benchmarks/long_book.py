@@ -37,8 +37,8 @@ def _store_winners(store_dir: Path) -> list:
 
     from verified_tts.generators import SynthesisRequest
     from verified_tts.generators.espeak import EspeakGenerator
-    from verified_tts.keys import candidate_key, candidate_seed
-    from verified_tts.store import Store
+    from verified_tts.storage.keys import candidate_key, candidate_seed
+    from verified_tts.storage.store import Store
 
     texts = sentences(0, SENTENCES)
     generator = EspeakGenerator()
@@ -67,7 +67,7 @@ def child(hours: float, work: Path) -> dict:
     from verified_tts.output.assembly import Placed, assemble_book
     from verified_tts.output.deliver import deliver
     from verified_tts.output.encode import BookTags
-    from verified_tts.store import Store
+    from verified_tts.storage.store import Store
 
     stored, rate = _store_winners(work / "store")
     options = AssemblyOptions()

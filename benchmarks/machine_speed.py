@@ -80,7 +80,7 @@ def main() -> None:
         "--output", type=Path, default=ROOT / "benchmarks" / "results" / "machine_speed.json"
     )
     args = parser.parse_args()
-    from verified_tts.atomic import write_json_atomic
+    from verified_tts.storage.atomic import write_json_atomic
 
     generator = probe_generator()
     data = (

@@ -81,7 +81,7 @@ def option_rows() -> list[OptionRow]:
     (:func:`verified_tts.options.reference`); the selection's gates and weights are one row each,
     with the packed profile's value and the per-clip one where they differ."""
     from verified_tts.options import reference
-    from verified_tts.selection import default_policy
+    from verified_tts.selection.policy import default_policy
 
     packed, per_clip = default_policy(True), default_policy(False)
     rows: list[OptionRow] = []

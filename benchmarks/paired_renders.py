@@ -145,7 +145,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=BENCHMARKS / "work" / "paired_renders")
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args()
-    from verified_tts.atomic import write_json_atomic
+    from verified_tts.storage.atomic import write_json_atomic
 
     args.work.mkdir(parents=True, exist_ok=True)
     book = args.work / f"{args.part}.txt"

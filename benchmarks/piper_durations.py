@@ -50,7 +50,7 @@ def exactness(generator, sample_texts: list[str]) -> dict:
 
     from verified_tts.generators import SynthesisRequest
     from verified_tts.generators.piper import draw_noise
-    from verified_tts.keys import candidate_seed
+    from verified_tts.storage.keys import candidate_seed
 
     checked = exact = ordered = same_as_cut = 0
     for text in sample_texts:
@@ -103,7 +103,7 @@ def exactness(generator, sample_texts: list[str]) -> dict:
 
 def expected_lengths(generator, all_texts: list[str]) -> dict:
     from verified_tts.generators.piper import draw_noise
-    from verified_tts.keys import candidate_seed
+    from verified_tts.storage.keys import candidate_seed
 
     predictor = generator.voice.predictor
     rows = []

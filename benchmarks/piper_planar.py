@@ -34,7 +34,7 @@ def main() -> None:
         "--output", type=Path, default=ROOT / "benchmarks" / "results" / "piper_planar.json"
     )
     args = parser.parse_args()
-    from verified_tts.atomic import write_json_atomic
+    from verified_tts.storage.atomic import write_json_atomic
 
     generators = {planar: probe_generator(planar) for planar in (False, True)}
     requests = probe_requests(args.lines)

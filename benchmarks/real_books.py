@@ -100,7 +100,7 @@ class JudgeCache:
     def judge(self, out: Path, takes: Sequence[tuple[Any, int]]) -> dict[str, tuple[float, str]]:
         """(WER, transcript) of each (utterance record, take index) of the render in ``out``
         that has audio, by take key."""
-        from verified_tts.atomic import write_json_atomic
+        from verified_tts.storage.atomic import write_json_atomic
         from verified_tts.workflows.judge import judge_clips, load_judge
 
         wanted, keys = {}, {}
@@ -146,7 +146,7 @@ def _key(u: Any, index: int) -> str:
 
 def _worst(candidate: Any, metric: str, views: list[Any], index: int) -> tuple[str, str | None]:
     """The worst token of a worst-token failure and the word it belongs to."""
-    from verified_tts.consensus import token_words
+    from verified_tts.selection.consensus import token_words
 
     detail = candidate.detail
     tokens = detail.get("tokens") or []
@@ -255,7 +255,7 @@ def analyse(out: Path, judged: dict[str, tuple[float, str]]) -> dict[str, Any]:
 
 def analyse_rows(rows: Sequence[Any], judged: dict[str, tuple[float, str]]) -> dict[str, Any]:
     """:func:`analyse` of a render's utterance records."""
-    from verified_tts.consensus import shared_hard_words, take_views
+    from verified_tts.selection.consensus import shared_hard_words, take_views
 
     flagged = [u for u in rows if u.flagged]
     wer = {u.key: judged.get(_key(u, u.winner), (None, ""))[0] for u in rows}

@@ -49,8 +49,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import crashkit  # noqa: E402
 
-from verified_tts.atomic import write_json_atomic  # noqa: E402
-from verified_tts.store import audio_problem  # noqa: E402
+from verified_tts.storage.atomic import write_json_atomic  # noqa: E402
+from verified_tts.storage.store import audio_problem  # noqa: E402
 from verified_tts.workflows.doctor import check_store  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "reliability.json"

@@ -6,10 +6,10 @@ to last carry no prediction, so their ``pace_ratio`` is the punctuation formula'
 signal verifier. This script asks the voice (the configured default generator, candidate 0 of each
 utterance's spoken text) for its predicted length, sets every stored take's ``pace_ratio`` and
 ``duration_ratio`` to its length over that, judges each take again under the shipped gates
-(:func:`verified_tts.selection.judge`; the render's winner is kept while it still passes, else its
-best-scored passing take) and reports the figures of :func:`real_books.analyse_rows`, with the
-judge's view of each kept take where the render's run judged it (``--judged``: its judged.json; a
-take that becomes the winner here and was not judged there has no judge figure). The takes are the
+(:func:`verified_tts.selection.policy.judge`; the render's winner is kept while it still passes,
+else its best-scored passing take) and reports the figures of :func:`real_books.analyse_rows`, with
+the judge's view of each kept take where the render's run judged it (``--judged``: its judged.json;
+a take that becomes the winner here and was not judged there has no judge figure). The takes are the
 render's own; what the adaptive rounds would have generated differently under the new gate is not:
 the same takes under today's pace gate, not a new render.
 
@@ -59,8 +59,8 @@ def predicted_lengths(rows: list[Any]) -> dict[str, float | None]:
 def regate(rows: list[Any], predicted: dict[str, float | None]) -> list[Any]:
     """Every take's duration gates against its voice's prediction, every utterance judged again."""
     from verified_tts.output.run_manifest import gate_bounds
-    from verified_tts.reasons import utterance_reasons
-    from verified_tts.selection import default_policy, judge
+    from verified_tts.selection.policy import default_policy, judge
+    from verified_tts.selection.reasons import utterance_reasons
 
     policy = default_policy()
     bounds = gate_bounds(policy.gates)

@@ -54,7 +54,7 @@ def render_demo(out: Path, generator: str | None) -> None:
 def synthesise(demo: Path, size: int, into: Path) -> Path:
     """An output folder whose manifest has ``size`` lines copied from the demo's records, laid
     out as a render writes it, with no review index yet."""
-    from verified_tts.atomic import write_json_atomic
+    from verified_tts.storage.atomic import write_json_atomic
 
     manifest = json.loads((demo / "manifest.json").read_text(encoding="utf-8"))
     lines = manifest["utterances"]

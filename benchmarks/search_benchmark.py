@@ -58,7 +58,7 @@ def _segments(texts: list[str]) -> list[Any]:
 
 
 def _arm(synth: Any, segments: list[Any], store_dir: Path, n: int) -> dict[str, Any]:
-    from verified_tts.store import Store
+    from verified_tts.storage.store import Store
 
     utterances = synth.plan(segments)
     engine_before = synth.generator.stats()
@@ -99,7 +99,7 @@ def run_layout(
     """Both arms on one layout; ``engine``: the generator table (default: the tiny CPU one)."""
     from verified_tts.config import build_config
     from verified_tts.pipeline import Synthesizer
-    from verified_tts.search import SearchOptions
+    from verified_tts.selection.search import SearchOptions
 
     options = dict(ENGINE if engine is None else engine)
     if engine is None and layout != "orpheus":  # one token a frame at 50 Hz: the same cap

@@ -54,7 +54,7 @@ def already_judged(out: Path) -> dict[tuple[str, int], float]:
 
 def main() -> None:
     from verified_tts.output.manifest import read_manifest
-    from verified_tts.selection import Gate, SelectionPolicy, choose, judge
+    from verified_tts.selection.policy import Gate, SelectionPolicy, choose, judge
     from verified_tts.workflows.judge import judge_clips, load_judge
 
     out = Path(sys.argv[1])

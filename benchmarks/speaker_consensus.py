@@ -4,9 +4,9 @@ A one-word exclamation or question ("So!", "What?") moves every take's Resemblyz
 from the narration's: on the real-prose renders all eight takes of "What?" sit at 0.75-0.79
 against the 0.81 bound, and the judge hears each word for word. The voice is the same in every
 take (Piper has one speaker); what every take of a line shares is the line's, as a name that
-tiny.en doubts in every take is (verified_tts.consensus). ``speaker_take`` takes the shortfall
-that even the line's best take has below a ceiling, up to an allowance, off every take of the
-line; a take unlike its own line's takes still fails, and so does a line whose best take is
+tiny.en doubts in every take is (verified_tts.selection.consensus). ``speaker_take`` takes the
+shortfall that even the line's best take has below a ceiling, up to an allowance, off every take of
+the line; a take unlike its own line's takes still fails, and so does a line whose best take is
 further below the bound than the allowance.
 
 This script reads a finished render that kept every take (``real_books.py`` leaves one), embeds
@@ -22,8 +22,8 @@ take too short for it). For each (ceiling, allowance), allowance 0 being today's
 The setting is chosen by a rule fixed before the figures were seen: among the settings that catch
 every fault of both kinds that today's gate catches, the fewest clean lines flagged, then the
 smallest allowance, then the lowest ceiling. Run it on the development render to choose, and on
-a held-out render to test the shipped setting (``shipped``: verified_tts.consensus's constants).
-Writes benchmarks/results/speaker_consensus_<name>.json.
+a held-out render to test the shipped setting (``shipped``: verified_tts.selection.consensus's
+constants). Writes benchmarks/results/speaker_consensus_<name>.json.
 
 Usage: python benchmarks/speaker_consensus.py OUT_DIR --name dev [--bound 0.8093]
 """
@@ -45,8 +45,8 @@ ALLOWANCES = (0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.15)
 
 def lifted(values: Sequence[float], ceiling: float, allowance: float) -> list[float]:
     """``values`` (one line's takes, one reference) as ``speaker_take`` under this setting
-    (verified_tts.consensus; a lone take is left as it is)."""
-    from verified_tts.consensus import shared_voice_shortfall
+    (verified_tts.selection.consensus; a lone take is left as it is)."""
+    from verified_tts.selection.consensus import shared_voice_shortfall
 
     shared = shared_voice_shortfall(
         [{"speaker": v} for v in values], [{}] * len(values), ceiling=ceiling, allowance=allowance
@@ -150,7 +150,7 @@ def similarities(lines: Sequence[dict[str, Any]], window: int) -> list[dict[str,
     its line was scored (verified_tts.pipeline: window by window, the centroid of the winners so
     far, and of the short ones for a short take; before any, the first window's candidate 0)."""
     from verified_tts.pipeline import MIN_SHORT_TAKES
-    from verified_tts.scoring import unit_centroid
+    from verified_tts.selection.scoring import unit_centroid
     from verifiers.speaker import SpeakerOptions, speech_is_short
 
     options = SpeakerOptions()
@@ -219,7 +219,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None, help="keep the similarities here")
     args = parser.parse_args()
     if args.bound is None:
-        from verified_tts.selection import PER_CLIP_GATES
+        from verified_tts.selection.policy import PER_CLIP_GATES
 
         args.bound = next(g.min for g in PER_CLIP_GATES if g.metric in ("speaker", "speaker_take"))
     if args.cache is not None and args.cache.is_file():
@@ -243,7 +243,7 @@ def main() -> None:
         evaluate(lines, args.bound, c, a) for c in CEILINGS for a in ALLOWANCES if a > 0
     ]
     chosen = choose(settings)
-    from verified_tts.consensus import SPEAKER_ALLOWANCE, SPEAKER_CEILING
+    from verified_tts.selection.consensus import SPEAKER_ALLOWANCE, SPEAKER_CEILING
 
     shipped = evaluate(lines, args.bound, SPEAKER_CEILING, SPEAKER_ALLOWANCE)
     record = {

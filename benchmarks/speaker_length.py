@@ -60,8 +60,8 @@ def main() -> None:
 
     from verified_tts.calibration.faults import audio_fault
     from verified_tts.generators import GeneratorConfig, SynthesisRequest, load_generator
-    from verified_tts.keys import candidate_seed
-    from verified_tts.selection import PER_CLIP_GATES
+    from verified_tts.selection.policy import PER_CLIP_GATES
+    from verified_tts.storage.keys import candidate_seed
     from verified_tts.workflows.calibrate import builtin_sentences
     from verifiers import Clip
     from verifiers.speaker import SpeakerOptions, load_speaker_verifier

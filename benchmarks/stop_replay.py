@@ -3,21 +3,21 @@
 Input: a render made with the defaults and every take kept (``benchmarks/real_books.py`` leaves
 one in ``WORK/PART/after``) and the judge's cache beside it (``judged.json``). An adaptive
 decision after k takes depends only on those k takes' scores and details
-(``verified_tts.consensus.judge_all``, ``verified_tts.selection.should_stop``), so a setting that
-stops each utterance no later than the render did is replayed from the render's own takes; a
-setting that would want a take the render never made is reported as not replayable rather than
-guessed. (Packed scoring hears a take beside the other takes of its round, so a replayed
-utterance whose neighbours stopped sooner could have scored a little differently: the replay
-chooses a setting, a render measures it.) The setting the render recorded in its manifest is
-replayed first and must give the render's own takes and winners. The judge (Whisper base, never
-used for selection) transcribes every replayed winner it has not heard yet, added to the cache.
-Per setting: takes per utterance, flagged utterances, the judge WER gain of the winners over
-candidate 0 with its paired interval, the share of the render's gain kept and the winners that
-changed. The setting chosen is the one with the most takes per utterance within
-``--most-takes`` (the speed budget: takes cost nearly all of a render's time) among those whose
-gain is at least the render's with a paired interval above 0; with ``--rule budget``, for a budget
-below what the render's gain needs, the one with the largest gain within ``--most-takes`` among
-those whose paired interval is above 0 (ties: fewer takes).
+(``verified_tts.selection.consensus.judge_all``, ``verified_tts.selection.policy.should_stop``), so
+a setting that stops each utterance no later than the render did is replayed from the render's own
+takes; a setting that would want a take the render never made is reported as not replayable rather
+than guessed. (Packed scoring hears a take beside the other takes of its round, so a replayed
+utterance whose neighbours stopped sooner could have scored a little differently: the replay chooses
+a setting, a render measures it.) The setting the render recorded in its manifest is replayed first
+and must give the render's own takes and winners. The judge (Whisper base, never used for selection)
+transcribes every replayed winner it has not heard yet, added to the cache. Per setting: takes per
+utterance, flagged utterances, the judge WER gain of the winners over candidate 0 with its paired
+interval, the share of the render's gain kept and the winners that changed. The setting chosen is
+the one with the most takes per utterance within ``--most-takes`` (the speed budget: takes cost
+nearly all of a render's time) among those whose gain is at least the render's with a paired
+interval above 0; with ``--rule budget``, for a budget below what the render's gain needs, the one
+with the largest gain within ``--most-takes`` among those whose paired interval is above 0 (ties:
+fewer takes).
 
 Usage: python benchmarks/stop_replay.py --render WORK/dev/after --judged WORK/dev/judged.json
        [--most-takes 4.2] [--rule keep-gain|budget]
@@ -36,7 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from verified_tts.paired import paired_gain
-from verified_tts.selection import Gate, SelectionPolicy, choose, default_policy, round_targets
+from verified_tts.selection.policy import (
+    Gate,
+    SelectionPolicy,
+    choose,
+    default_policy,
+    round_targets,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 N = 8
@@ -57,8 +63,8 @@ class Outcome:
 def replay(takes: Sequence[tuple[Any, Any]], policy: SelectionPolicy) -> Outcome | None:
     """The adaptive render of one utterance from its takes' (metrics, detail); None when the
     setting would go on past the takes the render made."""
-    from verified_tts.consensus import judge_all
-    from verified_tts.selection import should_stop
+    from verified_tts.selection.consensus import judge_all
+    from verified_tts.selection.policy import should_stop
 
     for target in round_targets(N, policy):
         if target > len(takes):

@@ -99,7 +99,7 @@ def sentences(first: int, count: int) -> list[str]:
 def generate(generator_name: str, texts: Sequence[str], n: int) -> list[list[Any]]:
     from verified_tts.generators import GeneratorConfig, load_generator
     from verified_tts.generators.base import SynthesisRequest
-    from verified_tts.keys import candidate_seed
+    from verified_tts.storage.keys import candidate_seed
 
     generator = load_generator(GeneratorConfig(name=generator_name))
     requests = [
@@ -113,8 +113,8 @@ def generate(generator_name: str, texts: Sequence[str], n: int) -> list[list[Any
 
 def base_metrics(texts: Sequence[str], candidates: Sequence[Sequence[Any]], window: int) -> dict:
     """Signal and speaker metrics of every candidate (the same for every WER setting)."""
-    from verified_tts.results import RunStats
-    from verified_tts.scoring import score_clips, unit_centroid
+    from verified_tts.selection.scoring import score_clips, unit_centroid
+    from verified_tts.storage.results import RunStats
     from verifiers import Clip, SignalVerifier, load_speaker_verifier
 
     speaker = load_speaker_verifier()
@@ -247,7 +247,7 @@ def winners(
     """The shipped selection policy's winners (with the packed scorer's gates when ``packed``):
     fixed N=2,4,..,n and adaptive N=n (its own rounds and stop rule, replayed on the fixed-N
     scores)."""
-    from verified_tts.selection import (
+    from verified_tts.selection.policy import (
         choose,
         default_policy,
         judge,
@@ -277,7 +277,7 @@ def winners(
 def setting_scorer(name: str) -> tuple[Any, Any]:
     """The shipped selection policy for a setting's WER scorer (packed or per-clip gates), and
     that scorer loaded."""
-    from verified_tts.selection import default_policy
+    from verified_tts.selection.policy import default_policy
     from verifiers import WerOptions, load_wer_verifier
 
     options = SETTINGS[name]
@@ -299,7 +299,7 @@ def adaptive_rounds(
     depends on the clip alone, so its rounds must pick what the replay on the fixed-N scores
     picks; a packed score depends on which utterances share the window, and later rounds pack
     fewer of them, so the same candidate can score differently than in the fixed-N call."""
-    from verified_tts.selection import choose, judge, round_targets, should_stop
+    from verified_tts.selection.policy import choose, judge, round_targets, should_stop
     from verifiers import Clip
 
     policy, verifier = setting_scorer(name)
@@ -356,7 +356,7 @@ def scored_alone(
     """Every other utterance's candidates scored in a call of their own, as a rerender scores
     one utterance (packed: each candidate alone in its window), against the same candidates'
     scores from the fixed-N call, where up to 7 other sentences shared each window."""
-    from verified_tts.selection import judge
+    from verified_tts.selection.policy import judge
     from verifiers import Clip
 
     policy, verifier = setting_scorer(name)
@@ -391,7 +391,7 @@ def score_noise(
     an utterance (a shift common to all candidates of an utterance changes no winner): the
     standard deviation of the score difference after removing each utterance's mean difference,
     beside the baseline's own spread of scores between candidates of an utterance."""
-    from verified_tts.selection import default_policy, judge
+    from verified_tts.selection.policy import default_policy, judge
 
     reference = default_policy(packed_wer=False)
     policy = default_policy(packed)
@@ -441,7 +441,7 @@ def matched_min_logprob_bound(
     """The asr_min_logprob bound at which a scorer rejects as many of these candidates as the
     per-clip scorer does at its shipped gate: halfway between the k-th and (k+1)-th lowest of the
     scorer's values, k the per-clip rejections (how PACKED_WER_GATES was set)."""
-    from verified_tts.selection import PER_CLIP_GATES
+    from verified_tts.selection.policy import PER_CLIP_GATES
 
     bound = next(g.min for g in PER_CLIP_GATES if g.metric == "asr_min_logprob")
     reference = [m["asr_min_logprob"] for row in baseline_scores for m in row]
@@ -464,7 +464,7 @@ def winner_regret(
     baseline score of the baseline's winner minus that of the setting's winner (0 where they
     agree), and how many of the setting's winners fail a baseline gate. Different winners that
     the baseline itself scores within a few hundredths are a near-tie, not a different choice."""
-    from verified_tts.selection import PER_CLIP_GATES, SelectionPolicy, judge
+    from verified_tts.selection.policy import PER_CLIP_GATES, SelectionPolicy, judge
 
     policy = SelectionPolicy(gates=PER_CLIP_GATES)
     judged = [[judge(m, policy) for m in row] for row in baseline_metrics]

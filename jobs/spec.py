@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from verified_tts.errors import UserError
-from verified_tts.keys import stable_hash
+from verified_tts.storage.keys import stable_hash
 
 __all__ = [
     "COMMANDS",

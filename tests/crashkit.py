@@ -35,8 +35,8 @@ UTTERANCE_RUN_FIELDS = ("reused",)
 
 
 def _install(point: str | None, count: int, log: Path) -> None:
-    import verified_tts.atomic as atomic
-    import verified_tts.store as store_module
+    import verified_tts.storage.atomic as atomic
+    import verified_tts.storage.store as store_module
 
     seen = {"write": 0, "row": 0, "decision": 0}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 
-from verified_tts.selection import judge, round_targets, should_stop
+from verified_tts.selection.policy import judge, round_targets, should_stop
 from verified_tts.workflows.render import render
 
 FIVE = (

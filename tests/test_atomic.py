@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from verified_tts.atomic import (
+from verified_tts.storage.atomic import (
     atomic_path,
     interrupted_writes,
     remove_interrupted_writes,

@@ -12,7 +12,7 @@ from tests.conftest import CLI, ROOT
 from tests.test_cli_errors import assert_clean_error
 from verified_tts.calibration.analysis import FIXED_SIDES
 from verified_tts.config import build_config, read_config_file
-from verified_tts.selection import SelectionPolicy, judge
+from verified_tts.selection.policy import SelectionPolicy, judge
 from verified_tts.workflows.calibrate import CalibrateOptions, reanalyse
 
 

@@ -9,7 +9,7 @@ from verified_tts.calibration.gates import recommend, recommended_policy
 from verified_tts.calibration.roc import Side, auc, flags, roc_points, threshold_at
 from verified_tts.calibration.simulate import faulted_winner_share
 from verified_tts.config import build_config
-from verified_tts.selection import Judgement, SelectionPolicy, judge
+from verified_tts.selection.policy import Judgement, SelectionPolicy, judge
 
 HIGH = Side("x", "max")
 LOW = Side("x", "min")

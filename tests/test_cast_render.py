@@ -18,7 +18,7 @@ import soundfile as sf
 from verified_tts.config import build_config
 from verified_tts.errors import UserError
 from verified_tts.pipeline import Synthesizer
-from verified_tts.scoring import unit_centroid
+from verified_tts.selection.scoring import unit_centroid
 from verified_tts.text.book import parse_book
 from verified_tts.workflows.render import render
 from verifiers import Clip

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from verified_tts.consensus import (
+from verified_tts.selection.consensus import (
     SHARED_CEILING,
     SPEAKER_ALLOWANCE,
     SPEAKER_CEILING,
@@ -16,8 +16,8 @@ from verified_tts.consensus import (
     token_words,
     with_take_metrics,
 )
-from verified_tts.reasons import candidate_reasons, heard_for, utterance_reasons
-from verified_tts.selection import Gate, SelectionPolicy
+from verified_tts.selection.policy import Gate, SelectionPolicy
+from verified_tts.selection.reasons import candidate_reasons, heard_for, utterance_reasons
 from verifiers.reference import heard_text
 
 TOKENS = [" The", " B", "iff", "in", "'s", " gate", "-", "posts", " fell", "."]

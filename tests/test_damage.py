@@ -20,7 +20,7 @@ import pytest
 import soundfile as sf
 
 from verified_tts.errors import UserError
-from verified_tts.store import Decision, Store
+from verified_tts.storage.store import Decision, Store
 from verified_tts.workflows.doctor import check_store
 from verified_tts.workflows.render import render
 

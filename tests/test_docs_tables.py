@@ -194,7 +194,7 @@ def _options_types() -> dict[str, type]:
     from verified_tts.generators.piper import PiperOptions
     from verified_tts.generators.spark import SparkOptions
     from verified_tts.options import AssemblyOptions, DubOptions, ProductionOptions, RayOptions
-    from verified_tts.search import SearchOptions
+    from verified_tts.selection.search import SearchOptions
     from verifiers import VERIFIERS
 
     return {

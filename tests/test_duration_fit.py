@@ -7,7 +7,7 @@ import pytest
 
 from verified_tts.config import build_config
 from verified_tts.errors import UserError
-from verified_tts.selection import Gate, SelectionPolicy, choose, judge
+from verified_tts.selection.policy import Gate, SelectionPolicy, choose, judge
 from verified_tts.verification import load_verifiers
 from verifiers import VERIFIERS as VERIFIER_NAMES
 from verifiers import Clip, DurationFitOptions, DurationFitVerifier, speech_bounds

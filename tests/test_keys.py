@@ -1,4 +1,4 @@
-from verified_tts.keys import candidate_key, candidate_seed, stable_hash, utterance_key
+from verified_tts.storage.keys import candidate_key, candidate_seed, stable_hash, utterance_key
 
 GEN = {"generator": "espeak", "model": "espeak-ng:en-us"}
 
@@ -27,7 +27,7 @@ def test_candidate_seeds_are_stable_and_independent_of_n(synthesizer_factory, tm
     assert candidate_key(key, 3) == f"{key}-003"
     # independent of N: an N=2 render samples the very first two candidates of an N=4 render
     # (same seeds, same audio), so one run gives every smaller N
-    from verified_tts.store import Store
+    from verified_tts.storage.store import Store
     from verified_tts.text.book import Segment
 
     text = "The birch canoe slid on the smooth planks."

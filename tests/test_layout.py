@@ -1,6 +1,7 @@
 """The package's shape: no import cycles between modules (counting imports inside functions and
-those for the type checker only), no private name used across modules, and an options leaf that
-imports nothing but the error types and the hashes."""
+those for the type checker only), no private name used across modules, an options leaf that
+imports nothing but the error types and the hashes, and a core package whose modules live in the
+sub-package of their role (at most ``MAX_TOP_LEVEL`` directly in ``verified_tts/``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("verified_tts", "verifiers", "jobs")
 
+# Modules directly in verified_tts/ (not counting __init__ and __main__): more than this and
+# the sub-packages stop showing the architecture.
+MAX_TOP_LEVEL = 15
+
 LEAF = "verified_tts.options"
-LEAF_MAY_IMPORT = {"verified_tts.errors", "verified_tts.keys"}
+LEAF_MAY_IMPORT = {"verified_tts.errors", "verified_tts.storage.keys"}
 
 
 def _module_name(path: Path) -> str:
@@ -170,6 +175,21 @@ def test_the_options_leaf_imports_only_errors_and_keys():
         assert graph[name] == set()
 
 
+def _top_level(package: Path) -> list[str]:
+    return sorted(p.stem for p in package.glob("*.py") if not p.stem.startswith("__"))
+
+
+def test_the_core_package_keeps_its_modules_in_packages_by_role():
+    loose = _top_level(ROOT / "verified_tts")
+    assert len(loose) <= MAX_TOP_LEVEL, loose
+    # choosing a winner and keeping what was made are packages, not loose modules
+    for package, members in {
+        "selection": ("policy", "strategy", "best_of_n", "beam_search", "scoring", "reasons"),
+        "storage": ("store", "keys", "atomic", "results"),
+    }.items():
+        assert set(members) <= set(_top_level(ROOT / "verified_tts" / package)), package
+
+
 def test_the_checks_see_what_they_look_for(tmp_path):
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
@@ -186,5 +206,8 @@ def test_the_checks_see_what_they_look_for(tmp_path):
     package = tmp_path / "__init__.py"
     package.write_text("from .keys import KEY\n")
     assert _imports(package, known, "verified_tts") == {"verified_tts.keys"}
+    for name in ("a", "b", "__init__"):
+        (tmp_path / f"{name}.py").write_text("")
+    assert _top_level(tmp_path) == ["a", "b", "m"]
     tree = ast.parse("x._hidden()\nself._own = 1\n")
     assert "_own" in _defined(tree) and "_hidden" not in _defined(tree)

@@ -21,7 +21,7 @@ from verified_tts.cluster.ray_backend import import_ray, resolve_address
 from verified_tts.config import RayOptions, build_config
 from verified_tts.errors import MissingExtra, UserError
 from verified_tts.generators import GeneratorConfig, SynthesisRequest, load_generator
-from verified_tts.keys import candidate_seed
+from verified_tts.storage.keys import candidate_seed
 
 
 class SharedCluster:
@@ -226,7 +226,7 @@ def test_emotion_labels_are_checked_on_ray_before_any_work(ray_cluster, tmp_path
     from tests.emotion_model import build_emotion_model
     from verified_tts.cluster import ray_backend
     from verified_tts.pipeline import Synthesizer
-    from verified_tts.store import Store
+    from verified_tts.storage.store import Store
     from verified_tts.text.book import Segment
     from verifiers import HasOptions, LabelChecker
 
@@ -274,7 +274,7 @@ def test_short_clips_get_the_same_speaker_verdict_on_ray(ray_cluster, tmp_path):
     and the actor compares a short clip with it, not with the book's voice."""
     from verified_tts.cluster import ray_backend
     from verified_tts.pipeline import Synthesizer
-    from verified_tts.store import Store
+    from verified_tts.storage.store import Store
     from verified_tts.text.book import Segment
     from verified_tts.verification import load_verifiers
     from verifiers import Clip, ShortClipJudge

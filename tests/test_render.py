@@ -14,8 +14,8 @@ import pytest
 import soundfile as sf
 
 from tests.conftest import CLI, ROOT
-from verified_tts.keys import candidate_seed
-from verified_tts.selection import round_targets
+from verified_tts.selection.policy import round_targets
+from verified_tts.storage.keys import candidate_seed
 from verified_tts.workflows.render import render
 
 

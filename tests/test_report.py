@@ -315,7 +315,7 @@ def _flagged_manifest() -> dict:
                 },
             }
         )
-    from verified_tts.reasons import utterance_reasons
+    from verified_tts.selection.reasons import utterance_reasons
 
     reasons = utterance_reasons(
         [(c["scores"], c["detail"], c["failed_gates"]) for c in candidates], 0, True, text=text
@@ -352,8 +352,8 @@ def test_report_says_why_in_words_and_marks_the_word():
 def test_report_lists_the_lines_to_listen_to_once():
     """A line that passed the speaker gate only on what every take of it shares gets a note, and
     the report lists it under its own heading with the kept take's player."""
-    from verified_tts.consensus import with_take_metrics
-    from verified_tts.reasons import utterance_reasons
+    from verified_tts.selection.consensus import with_take_metrics
+    from verified_tts.selection.reasons import utterance_reasons
 
     manifest = _flagged_manifest()
     takes = with_take_metrics([{"speaker": 0.795}, {"speaker": 0.78}], [{}, {}])

@@ -10,10 +10,10 @@ from typer.testing import CliRunner
 
 from verified_tts.cli import app
 from verified_tts.errors import UserError
-from verified_tts.keys import candidate_seed
 from verified_tts.pipeline import Synthesizer
-from verified_tts.selection import choose, judge
-from verified_tts.store import STORE_DIR, Store
+from verified_tts.selection.policy import choose, judge
+from verified_tts.storage.keys import candidate_seed
+from verified_tts.storage.store import STORE_DIR, Store
 from verified_tts.workflows.render import render
 from verified_tts.workflows.rerender import find_utterance, rerender, scored_per_clip
 

@@ -26,9 +26,9 @@ from review_kit import (
 )
 
 from verified_tts.errors import UserError
-from verified_tts.keys import candidate_seed
 from verified_tts.review.actions import Reviewer
 from verified_tts.review.session import ReviewSession
+from verified_tts.storage.keys import candidate_seed
 from verified_tts.workflows.render import render
 
 

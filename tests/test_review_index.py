@@ -13,7 +13,6 @@ import sqlite3
 import pytest
 from review_kit import copy_render, manifest_json
 
-from verified_tts.atomic import write_json_atomic
 from verified_tts.output.manifest import read_manifest
 from verified_tts.review.actions import Reviewer
 from verified_tts.review.decisions import DecisionLog
@@ -21,6 +20,7 @@ from verified_tts.review.index import INDEX_FILE, open_index
 from verified_tts.review.order import FILTERS, Ranking
 from verified_tts.review.session import ReviewSession
 from verified_tts.review.state import fold
+from verified_tts.storage.atomic import write_json_atomic
 
 
 @pytest.fixture

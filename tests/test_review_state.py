@@ -183,8 +183,8 @@ def test_worst_first_and_reasons():
 
 
 def test_every_shipped_gate_is_said_in_words():
-    from verified_tts.dub_gates import dub_gates
     from verified_tts.options.selection import load_profile, profile_names
+    from verified_tts.selection.dub_gates import dub_gates
 
     gates = {g for name in profile_names() for g in load_profile(name).policy.gates}
     gates |= {g for g in dub_gates().values() if g is not None}

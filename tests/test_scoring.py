@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from verified_tts.errors import UserError
-from verified_tts.scoring import score_clips
+from verified_tts.selection.scoring import score_clips
 from verifiers import Clip, Score
 
 

@@ -20,9 +20,9 @@ from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason
 from verified_tts.config import build_config
 from verified_tts.errors import UserError
 from verified_tts.generators.base import SynthesisRequest
-from verified_tts.keys import continuation_seed
-from verified_tts.search import SearchOptions, prefix_error
-from verified_tts.store import Store
+from verified_tts.selection.search import SearchOptions, prefix_error
+from verified_tts.storage.keys import continuation_seed
+from verified_tts.storage.store import Store
 from verified_tts.text.book import Segment
 
 VLLM_MISSING = vllm_skip_reason()
@@ -158,11 +158,11 @@ class _SpokenPrefixes:
 
 
 def test_partial_transcripts_score_beams_by_the_words_heard(synthesizer_factory, tmp_path):
-    from verified_tts.beam_search import BeamSearch, _Beam, _State
     from verified_tts.generators import load_generator
     from verified_tts.pipeline import Synthesizer
-    from verified_tts.results import RunStats
-    from verified_tts.strategy import RenderContext
+    from verified_tts.selection.beam_search import BeamSearch, _Beam, _State
+    from verified_tts.selection.strategy import RenderContext
+    from verified_tts.storage.results import RunStats
 
     shared = synthesizer_factory(search="beam")
     assert shared.verifiers.get("wer") is not None and "wer" in shared.config.search.process
@@ -355,7 +355,7 @@ def test_ab_arms_at_equal_budget_and_manifest_search_paths(loaded, tmp_path):
 
 def test_arms_parse_and_paired_bootstrap():
     from verified_tts.paired import paired_bootstrap
-    from verified_tts.search import parse_arm
+    from verified_tts.selection.search import parse_arm
     from verified_tts.workflows.ab_search import arm_config
 
     assert parse_arm("best-of-n:8") == ("best-of-n", 8, 1)

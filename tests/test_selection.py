@@ -1,7 +1,7 @@
 import pytest
 
 from verified_tts.errors import UserError
-from verified_tts.selection import (
+from verified_tts.selection.policy import (
     PACKED_STOP,
     Gate,
     SelectionPolicy,

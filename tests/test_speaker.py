@@ -204,7 +204,8 @@ def test_a_short_clip_is_judged_against_short_takes_or_too_short_to_judge(verifi
 
 def test_measured_without_references_then_compared_is_the_score(verifier, male, female):
     """A render scores the next window's first takes before their reference exists
-    (verified_tts.strategy.RenderContext.score_ahead): the two steps give score()'s values."""
+    (verified_tts.selection.strategy.RenderContext.score_ahead): the two steps give score()'s
+    values."""
     rate = male[0].sample_rate
     long_reference = verifier.embed([male[0]])[0]
     short_reference = verifier.embed([Clip(male[2].audio[: int(0.6 * rate)], rate, "x")])[0]

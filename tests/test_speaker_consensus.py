@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import speaker_consensus  # noqa: E402
 
-from verified_tts.consensus import SPEAKER_ALLOWANCE, SPEAKER_CEILING, with_take_metrics  # noqa: E402
+from verified_tts.selection.consensus import SPEAKER_ALLOWANCE, SPEAKER_CEILING, with_take_metrics  # noqa: E402
 
 BOUND = 0.8093
 

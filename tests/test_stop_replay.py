@@ -49,7 +49,7 @@ def test_the_recorded_setting_replays_the_render_and_a_later_stop_is_refused(
 def test_gate_replay_variants_replace_one_gate_and_keep_its_margin():
     import gate_replay
 
-    from verified_tts.selection import Gate, SelectionPolicy
+    from verified_tts.selection.policy import Gate, SelectionPolicy
 
     shipped = SelectionPolicy(gates=(Gate("speaker", min=0.8), Gate("wer", max=0.5, margin=0.3)))
     (without, policy), *bounded = gate_replay.variants(shipped, "wer", "max", [0.3, 0.75])

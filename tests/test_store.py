@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from verified_tts.store import Decision, Store, audio_digest, audio_problem
+from verified_tts.storage.store import Decision, Store, audio_digest, audio_problem
 
 
 def test_candidates_round_trip_and_survive_reopen(tmp_path):

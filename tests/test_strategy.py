@@ -1,4 +1,5 @@
-"""The strategy seam: the pipeline runs any :class:`~verified_tts.strategy.Strategy` unchanged.
+"""The strategy seam: the pipeline runs any :class:`~verified_tts.selection.strategy.Strategy`
+unchanged.
 
 A strategy of the test's own (keep candidate 0) is given to a synthesizer: the pipeline hands it
 each window's undecided utterances in book order, lets it sample the next window ahead on the
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 import threading
 
-from verified_tts.best_of_n import BestOfN
-from verified_tts.store import Store
-from verified_tts.strategy import RenderContext, Strategy
+from verified_tts.selection.best_of_n import BestOfN
+from verified_tts.selection.strategy import RenderContext, Strategy
+from verified_tts.storage.store import Store
 from verified_tts.text.book import parse_book
 
 BOOK = (

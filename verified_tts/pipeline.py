@@ -3,12 +3,12 @@
 :class:`Synthesizer` holds the loaded generator and verifiers (models are loaded once, in
 :meth:`Synthesizer.load`) and runs utterances in windows: an utterance the store already decided
 (under the same N, policy, verifiers and search) is taken from it, and the rest of the window goes
-to the run's :class:`~verified_tts.strategy.Strategy`, best-of-N rounds
-(:class:`~verified_tts.best_of_n.BestOfN`) or beam search
-(:class:`~verified_tts.beam_search.BeamSearch`), through one
-:class:`~verified_tts.strategy.RenderContext`. While a window is being verified, the prefetch
-thread lets the strategy sample what the next window asks for first, so an LLM engine is not
-idle. The speaker reference of a window is the user's reference or, per voice, the centroid of
+to the run's :class:`~verified_tts.selection.strategy.Strategy`, best-of-N rounds
+(:class:`~verified_tts.selection.best_of_n.BestOfN`) or beam search
+(:class:`~verified_tts.selection.beam_search.BeamSearch`), through one
+:class:`~verified_tts.selection.strategy.RenderContext`. While a window is being verified, the
+prefetch thread lets the strategy sample what the next window asks for first, so an LLM engine is
+not idle. The speaker reference of a window is the user's reference or, per voice, the centroid of
 the winners of earlier windows (or of the first window's candidate 0, for a strategy that samples
 those), so the same input and seeds give the same winners however often the run was interrupted.
 """
@@ -27,20 +27,20 @@ import numpy as np
 from verified_tts.errors import UserError
 from verified_tts.generators import Generator, load_generator
 from verified_tts.generators.voice_set import CastGenerator, VoiceSet, voice_name
-from verified_tts.keys import candidate_key, stable_hash, utterance_key
 from verified_tts.options import RenderConfig, SelectionPolicy, to_table
-from verified_tts.results import CandidateResult, RunStats, Utterance, UtteranceResult
-from verified_tts.scoring import unit_centroid
-from verified_tts.store import Store
-from verified_tts.strategy import ChecksFirst, RenderContext, Strategy
+from verified_tts.selection.scoring import unit_centroid
+from verified_tts.selection.strategy import ChecksFirst, RenderContext, Strategy
+from verified_tts.storage.keys import candidate_key, stable_hash, utterance_key
+from verified_tts.storage.results import CandidateResult, RunStats, Utterance, UtteranceResult
+from verified_tts.storage.store import Store
 from verified_tts.text.book import Segment
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verified_tts.voices import own_speaker
 from verifiers import Clip, LabelChecker, ShortClipJudge, SpeakerEmbedder
 
 if TYPE_CHECKING:
-    from verified_tts.beam_search import BeamSearch
     from verified_tts.generators.codec_lm_search import PrefixBackend
+    from verified_tts.selection.beam_search import BeamSearch
 
 __all__ = [
     "CandidateResult",
@@ -91,14 +91,14 @@ def plan_utterances(
 def search_strategy(config: RenderConfig, generator: Generator) -> Strategy:
     """The strategy ``config.search`` asks for on ``generator``; a beam search or a budget on a
     generator whose tokens cannot be continued is one clear error."""
-    from verified_tts.best_of_n import BestOfN
+    from verified_tts.selection.best_of_n import BestOfN
 
     search = config.search
     if not search.beam and search.budget_s is None:
         return BestOfN()
     backend = _prefix_backend(config, generator)
     if search.beam:
-        from verified_tts.beam_search import BeamSearch
+        from verified_tts.selection.beam_search import BeamSearch
 
         return BeamSearch(search, backend)
     return BestOfN(backend, search.budget_s)
@@ -261,7 +261,7 @@ class Synthesizer:
 
     def _beam_search(self) -> BeamSearch:
         """The beam search this synthesizer runs (tests reach its backend through it)."""
-        from verified_tts.beam_search import BeamSearch
+        from verified_tts.selection.beam_search import BeamSearch
 
         strategy = self.strategy
         return (

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from verified_tts.errors import UserError
-from verified_tts.keys import stable_hash
 from verified_tts.options import VerifiersConfig, from_table
+from verified_tts.storage.keys import stable_hash
 from verifiers import DEFAULT_VERIFIERS, VERIFIERS, MayBeUnavailable, SpeakerEmbedder, Verifier
 
 __all__ = ["LoadedVerifiers", "load_verifiers", "verifier_settings"]

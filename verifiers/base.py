@@ -2,9 +2,9 @@
 
 A verifier scores a *batch* of candidate clips at once (never one clip per call) and returns one
 :class:`Score` per clip, in order. Scores are plain named metrics; the selection policy in
-``verified_tts.selection`` turns metrics into pass/fail gates and a weighted ranking, so a verifier
-never decides anything by itself. Per-clip context (the text it should say, its target emotion,
-the speaker reference to compare against) travels on the :class:`Clip`.
+``verified_tts.selection.policy`` turns metrics into pass/fail gates and a weighted ranking, so a
+verifier never decides anything by itself. Per-clip context (the text it should say, its target
+emotion, the speaker reference to compare against) travels on the :class:`Clip`.
 
 What some verifiers can do besides scoring is declared by small optional protocols, which the
 Ray backend's proxies implement too: :class:`SpeakerEmbedder` (embeds clips and a reference

@@ -64,7 +64,7 @@ DEFAULT_VERIFIERS: tuple[str, ...] = tuple(n for n, kind in VERIFIERS.items() if
 
 
 # metrics made from a sentence's takes together rather than by one verifier
-# (verified_tts.consensus.TAKE_METRIC, SPEAKER_TAKE_METRIC)
+# (verified_tts.selection.consensus.TAKE_METRIC, SPEAKER_TAKE_METRIC)
 TAKE_METRICS: tuple[str, ...] = ("asr_min_take_logprob", "speaker_take")
 
 

@@ -9,21 +9,20 @@ CTranslate2's ``align``, which returns the probability of every reference token 
 the tokens before it -> metrics ``asr_logprob`` (mean log-probability per reference token, higher is
 better) and ``asr_min_logprob`` (the worst token, higher is better: one skipped or garbled word
 sinks it), and in the detail every token with its log-probability (``tokens``, ``token_logprobs``),
-which :mod:`verified_tts.consensus` compares across the takes of a sentence. The reference is the
-words a listener hears as Whisper writes them (:func:`verifiers.reference.heard_text`: the text as
-written, so "Dr." and digits, without the quotes, brackets, dashes and colons nobody hears;
-``reference = "written"`` scores the text as written). DESIGN.md's "Verifier
-noise" measured the forced-decoding likelihood as the less noisy selection signal; ``wer`` stays for
-reports, and the alignment of transcript to text gives ``asr_insertions`` and ``asr_deletions``
-(words heard that the text does not have, words of the text not heard: a repeated phrase or babble
-against a skip or a cut ending; calibration on injected faults measures what each catches).
-CTranslate2 normalises those probabilities over text tokens only, so end-of-text is not
-scored: extra audio after the text is caught by ``wer`` and the signal verifier's duration check,
-not here. Whisper hears 30 s at a time; a longer clip is cut into windows of 10-20 s at its quietest
-moments (extra rows of the same encoder batch), the window transcripts are joined, and the reference
-words are shared among the windows where the windows' own transcripts heard them
-(:mod:`verifiers.wer_windows`) for forced decoding; the detail says ``windows`` when there was more
-than one.
+which :mod:`verified_tts.selection.consensus` compares across the takes of a sentence. The reference
+is the words a listener hears as Whisper writes them (:func:`verifiers.reference.heard_text`: the
+text as written, so "Dr." and digits, without the quotes, brackets, dashes and colons nobody hears;
+``reference = "written"`` scores the text as written). DESIGN.md's "Verifier noise" measured the
+forced-decoding likelihood as the less noisy selection signal; ``wer`` stays for reports, and the
+alignment of transcript to text gives ``asr_insertions`` and ``asr_deletions`` (words heard that the
+text does not have, words of the text not heard: a repeated phrase or babble against a skip or a cut
+ending; calibration on injected faults measures what each catches). CTranslate2 normalises those
+probabilities over text tokens only, so end-of-text is not scored: extra audio after the text is
+caught by ``wer`` and the signal verifier's duration check, not here. Whisper hears 30 s at a time;
+a longer clip is cut into windows of 10-20 s at its quietest moments (extra rows of the same encoder
+batch), the window transcripts are joined, and the reference words are shared among the windows
+where the windows' own transcripts heard them (:mod:`verifiers.wer_windows`) for forced decoding;
+the detail says ``windows`` when there was more than one.
 
 Every row is a padded 30 s window (feeding the encoder less made tiny.en hallucinate), so the
 encoder dominates the cost; on CPU small encoder batches are the cheaper ones, hence the small CPU

@@ -54,7 +54,8 @@ def token_metrics(
 ) -> dict[str, float]:
     """``asr_logprob`` and ``asr_min_logprob`` of a forced decoding; ``detail`` gets the worst
     token and every reference token with its log-probability (what the sentence's takes are
-    compared on, verified_tts.consensus). Nothing without reference tokens (an empty text)."""
+    compared on, verified_tts.selection.consensus). Nothing without reference tokens (an empty
+    text)."""
     if not probs.size:
         return {}
     logprobs = np.log(np.maximum(probs, MIN_PROB))

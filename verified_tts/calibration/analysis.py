@@ -25,7 +25,7 @@ from verified_tts.calibration.roc import Side, auc, flags, roc_points, threshold
 from verified_tts.calibration.simulate import faulted_winner_share
 from verified_tts.options import SelectionPolicy
 from verified_tts.options.run import CalibrateOptions
-from verified_tts.selection import judge
+from verified_tts.selection.policy import judge
 
 __all__ = [
     "SHORT_LINE_WORDS",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from verified_tts.selection import Judgement, choose
+from verified_tts.selection.policy import Judgement, choose
 
 __all__ = ["SelectionPoint", "faulted_winner_share"]
 

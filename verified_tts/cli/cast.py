@@ -53,10 +53,10 @@ def cast_command(
     ] = False,
 ) -> None:
     """List the characters who speak in BOOK and write cast.toml, a voice for each."""
-    from verified_tts.atomic import write_text_atomic
     from verified_tts.cast import cast_toml, find_cast
     from verified_tts.errors import UserError
     from verified_tts.options import ProductionOptions
+    from verified_tts.storage.atomic import write_text_atomic
     from verified_tts.text.production import load_input
     from verified_tts.voices import EMBEDDED_PIPER, catalogue, find_voice
 

@@ -69,7 +69,7 @@ class Report:
 
     def emit(self, payload: Any, human: Callable[[], None] = lambda: None) -> None:
         if self.json_out is not None:
-            from verified_tts.atomic import write_text_atomic
+            from verified_tts.storage.atomic import write_text_atomic
 
             write_text_atomic(self.json_out, json.dumps(payload, indent=2, ensure_ascii=False,
                                                         default=str) + "\n")  # fmt: skip

@@ -37,7 +37,6 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from verified_tts.atomic import write_json_atomic
 from verified_tts.cluster.node import is_worker_node, spawn_worker_node, stop_worker_node
 from verified_tts.cluster.state import (
     JOB_RESOURCE,
@@ -52,6 +51,7 @@ from verified_tts.cluster.state import (
     state_dir,
 )
 from verified_tts.errors import MissingExtra, UserError
+from verified_tts.storage.atomic import write_json_atomic
 
 __all__ = [
     "JOB_RESOURCE",

@@ -1,11 +1,11 @@
 """Prefix continuation and partial decoding: what a search over codec-LM outputs asks of one.
 
-Beam search (:mod:`verified_tts.beam_search`) grows each beam a chunk at a time. A continuation is
-one engine request whose prompt is the utterance's prompt followed by the beam's tokens so far, so
-every expansion of a beam shares that prefix and the engine's prefix cache serves it (the count of
-prompt tokens it served comes back per request, from the engine's own output). The layout's grammar
-resumes where the prefix left it (:func:`~.codec_lm_logits.resumed_grammar`), so an Orpheus
-continuation still starts on a frame boundary. :class:`PrefixBackend` wraps a loaded
+Beam search (:mod:`verified_tts.selection.beam_search`) grows each beam a chunk at a time. A
+continuation is one engine request whose prompt is the utterance's prompt followed by the beam's
+tokens so far, so every expansion of a beam shares that prefix and the engine's prefix cache serves
+it (the count of prompt tokens it served comes back per request, from the engine's own output). The
+layout's grammar resumes where the prefix left it (:func:`~.codec_lm_logits.resumed_grammar`), so an
+Orpheus continuation still starts on a frame boundary. :class:`PrefixBackend` wraps a loaded
 :class:`~.codec_lm.CodecLMGenerator`; the same tokens decode to the same audio whether they came in
 one request or in several, which is what makes a partial decode a fair preview of a beam.
 """

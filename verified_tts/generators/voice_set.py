@@ -19,7 +19,7 @@ from typing import Any
 
 from verified_tts.generators import Candidate, Generator, GeneratorConfig, SynthesisRequest
 from verified_tts.generators import load_generator as _load_generator
-from verified_tts.keys import stable_hash
+from verified_tts.storage.keys import stable_hash
 
 __all__ = ["CastGenerator", "VoiceSet", "speaking_generator", "voice_name"]
 

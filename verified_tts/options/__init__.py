@@ -7,7 +7,7 @@ The config file, the CLI, the manifest and the job queue all speak these frozen 
 doc (:mod:`.reference`); :func:`overlay` and :func:`table_paths` work on raw tables
 (:mod:`.tables`). Selection profiles (the shipped gates and stop settings of each scorer) are
 files of the package, ``verified_tts/profiles/NAME.toml``. This package imports nothing of the
-project but ``verified_tts.errors`` and ``verified_tts.keys``, so every module can use it.
+project but ``verified_tts.errors`` and ``verified_tts.storage.keys``, so every module can use it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """``[search]`` and ``[ray]``, and the options of the calibrate and A/B workflows.
 
-``[search]`` chooses best-of-N or verifier-guided beam search (:mod:`verified_tts.search`);
-``[ray]`` sizes the Ray backend, which decides where and how fast work runs, never the audio, so
-no content key includes it. :class:`CalibrateOptions` and :class:`JudgeOptions` are the settings
-of ``verified-tts calibrate`` and of the A/B judge (command-line flags, not config tables).
+``[search]`` chooses best-of-N or verifier-guided beam search
+(:mod:`verified_tts.selection.search`); ``[ray]`` sizes the Ray backend, which decides where and how
+fast work runs, never the audio, so no content key includes it. :class:`CalibrateOptions` and
+:class:`JudgeOptions` are the settings of ``verified-tts calibrate`` and of the A/B judge
+(command-line flags, not config tables).
 """
 
 from __future__ import annotations

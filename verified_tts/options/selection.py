@@ -12,7 +12,7 @@ Adding a profile is adding its file: the ``[selection.gates]`` that calibrate re
 the weights and the stop settings, and a ``# benchmark:`` line naming the result file(s) in
 ``benchmarks/results/`` that produced them; a config then names it (``[verifiers.wer] profile =
 "NAME"``). :class:`SelectionPolicy`'s own defaults are the ``per_clip`` profile's. The pure
-functions that apply a policy are in :mod:`verified_tts.selection`.
+functions that apply a policy are in :mod:`verified_tts.selection.policy`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from importlib.resources import files
 from typing import Any
 
 from verified_tts.errors import UserError
-from verified_tts.keys import stable_hash
 from verified_tts.options.reference import OptionDoc, register_reference
 from verified_tts.options.schema import (
     Reading,
@@ -36,6 +35,7 @@ from verified_tts.options.schema import (
     register_table,
     table_label,
 )
+from verified_tts.storage.keys import stable_hash
 
 __all__ = [
     "BASE_PROFILE",
@@ -55,8 +55,8 @@ DEFAULT_PROFILE = "packed"  # the profile of the default WER scorer (packing = t
 BASE_PROFILE = "per_clip"  # the profile SelectionPolicy()'s defaults come from
 # "margin": stop once a candidate passed every gate with margin. "expected_gain": stop once the
 # best passing candidate's score is unlikely to be beaten by much by the candidates still to come
-# (verified_tts.selection.expected_gain); on a good voice most candidates pass with margin, and
-# the gain is many small improvements, which "margin" throws away.
+# (verified_tts.selection.policy.expected_gain); on a good voice most candidates pass with margin,
+# and the gain is many small improvements, which "margin" throws away.
 STOP_RULES = ("margin", "expected_gain")
 _BOUNDS = ("min", "max", "margin")
 _KINDS = {"gates": "table of { min, max, margin }", "weights": "table of float",
@@ -64,8 +64,8 @@ _KINDS = {"gates": "table of { min, max, margin }", "weights": "table of float",
 _SCHEDULE = ("first_round", "step", "rounds", "stop", "stop_gain", "prior_spread", "prior_weight")
 
 
-# A metric computed from a sentence's takes together (verified_tts.consensus) is, for a take judged
-# alone, the take's own metric: a gate on it applies to a lone take through that one.
+# A metric computed from a sentence's takes together (verified_tts.selection.consensus) is, for a
+# take judged alone, the take's own metric: a gate on it applies to a lone take through that one.
 _STANDS_IN = {"asr_min_take_logprob": "asr_min_logprob", "speaker_take": "speaker"}
 
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from verified_tts.atomic import write_text_atomic
 from verified_tts.output.html import escape, fmt, json_script, line_chart, page, player
+from verified_tts.storage.atomic import write_text_atomic
 
 __all__ = ["interval_text", "render_ab_html", "write_ab_report"]
 

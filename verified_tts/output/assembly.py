@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from verified_tts.atomic import write_audio_atomic
 from verified_tts.audio import resample
 from verified_tts.cores import usable_cores
 from verified_tts.options import AssemblyOptions
 from verified_tts.output.acx import master
 from verified_tts.output.encode import grid_samples, write_pcm
+from verified_tts.storage.atomic import write_audio_atomic
 
 if TYPE_CHECKING:
     from verified_tts.text.book import Segment

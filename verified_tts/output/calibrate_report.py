@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.atomic import write_audio_atomic, write_json_atomic, write_text_atomic
 from verified_tts.options import Gate
 from verified_tts.output.html import escape, fmt, json_script, line_chart, page, player
+from verified_tts.storage.atomic import write_audio_atomic, write_json_atomic, write_text_atomic
 
 __all__ = ["render_calibrate_html", "write_calibration", "write_examples"]
 

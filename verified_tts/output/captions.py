@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from verified_tts.atomic import write_text_atomic
 from verified_tts.output.timings import ChapterTimings, SentenceTiming
+from verified_tts.storage.atomic import write_text_atomic
 
 __all__ = [
     "CAPTION_FORMATS",

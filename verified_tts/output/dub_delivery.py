@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.atomic import write_audio_atomic, write_text_atomic
 from verified_tts.errors import UserError
 from verified_tts.options import DubOptions
 from verified_tts.output.dub_track import PlacedCue, voiced_srt
 from verified_tts.output.mix import MixResult, MixSettings, mix_dub
 from verified_tts.output.video import VideoInfo, mux_dub, output_path, read_video_audio
+from verified_tts.storage.atomic import write_audio_atomic, write_text_atomic
 
 __all__ = ["Bed", "DubFiles", "deliver_dub", "read_bed", "voiced_vtt"]
 

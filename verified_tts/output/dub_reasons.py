@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from verified_tts.selection import Gate
+from verified_tts.selection.policy import Gate
 
 __all__ = ["cue_notes", "cue_reasons", "reason"]
 

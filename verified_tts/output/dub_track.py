@@ -25,8 +25,8 @@ import numpy as np
 from verified_tts.options import DubOptions, DurationFitOptions, RenderConfig
 from verified_tts.output.assembly import level_clip
 from verified_tts.output.dub_reasons import cue_notes, cue_reasons
-from verified_tts.results import UtteranceResult
-from verified_tts.store import STORE_DIR
+from verified_tts.storage.results import UtteranceResult
+from verified_tts.storage.store import STORE_DIR
 from verified_tts.text.subtitles import Cue
 from verifiers.duration_fit import speech_bounds
 

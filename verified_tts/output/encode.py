@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from verified_tts.atomic import atomic_path
 from verified_tts.options.output import FORMATS
+from verified_tts.storage.atomic import atomic_path
 
 __all__ = [
     "DELIVERY_RATE",

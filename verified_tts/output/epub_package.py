@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from verified_tts.atomic import atomic_path
+from verified_tts.storage.atomic import atomic_path
 
 __all__ = ["NewDocument", "Overlay", "PackageContent", "clock", "write_package"]
 

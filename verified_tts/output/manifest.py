@@ -8,11 +8,11 @@ held (same keys, same order) and ``from_json()`` reads it back, so no module ind
 hand. Keys a record does not know are kept in its ``extra`` and written back after the known ones,
 so reading and rewriting a manifest from a newer version loses nothing. The manifest's candidate
 keys (``scores``, ``failed_gates``) differ from the store's decision records (``metrics``,
-``failed``, see :mod:`verified_tts.results`): the manifest is the published format, the store an
-internal one, and both stay as they are. The record of a finished run is made by
-:mod:`verified_tts.output.run_manifest`. What a producer decided in ``verified-tts review`` is
-added as ``review`` (per utterance, and a summary at the top); a manifest without a review has
-neither key.
+``failed``, see :mod:`verified_tts.storage.results`): the manifest is the published format, the
+store an internal one, and both stay as they are. The record of a finished run is made by
+:mod:`verified_tts.output.run_manifest`. What a producer decided in ``verified-tts review`` is added
+as ``review`` (per utterance, and a summary at the top); a manifest without a review has neither
+key.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from verified_tts.atomic import write_json_atomic
 from verified_tts.errors import UserError
-from verified_tts.store import STORE_DIR
+from verified_tts.storage.atomic import write_json_atomic
+from verified_tts.storage.store import STORE_DIR
 
 if TYPE_CHECKING:
-    from verified_tts.results import CandidateResult, UtteranceResult
+    from verified_tts.storage.results import CandidateResult, UtteranceResult
 
 __all__ = [
     "MANIFEST_FILE",
@@ -175,7 +175,8 @@ class UtteranceRecord:
     rerendered: RerenderMark | None = None  # absent from JSON unless re-rendered
     # what a producer decided in `verified-tts review` (absent when nothing was)
     review: Mapping[str, Any] | None = None
-    # what a listener would notice (verified_tts.reasons: kind, text, word); absent when none
+    # what a listener would notice (verified_tts.selection.reasons: kind, text, word); absent when
+    # none
     reasons: tuple[Mapping[str, Any], ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -192,7 +193,7 @@ class UtteranceRecord:
         cls, result: UtteranceResult, bounds: Mapping[str, Mapping[str, float]] | None = None
     ) -> UtteranceRecord:
         """The record of a result; ``bounds`` (metric -> gate min/max) phrase its reasons."""
-        from verified_tts.reasons import utterance_reasons
+        from verified_tts.selection.reasons import utterance_reasons
 
         segment = result.utterance.segment
         reasons = utterance_reasons(

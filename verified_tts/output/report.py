@@ -5,11 +5,11 @@ The page (scaffolding in :mod:`~verified_tts.output.html`; the A/B page is
 the store's FLAC files by paths relative to the page (``store/audio/...``), exactly as the manifest
 lists them, so the page and the manifest never disagree about which clip is which. Flagged
 utterances come first, one row each: what is wrong in a listener's words (the manifest's
-``reasons``, :mod:`verified_tts.reasons`), the text with the doubtful word marked, and the kept
-take's player, with every other take (player, verdict, what the ASR model heard, scores) a click
-away; then the words the ASR model doubts in every take, to check once. The tables keep to the
-page's width (fixed column layout, long words wrap), because a producer opens the report to hear
-why something was flagged.
+``reasons``, :mod:`verified_tts.selection.reasons`), the text with the doubtful word marked, and the
+kept take's player, with every other take (player, verdict, what the ASR model heard, scores) a
+click away; then the words the ASR model doubts in every take, to check once. The tables keep to the
+page's width (fixed column layout, long words wrap), because a producer opens the report to hear why
+something was flagged.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from verified_tts.atomic import write_text_atomic
-from verified_tts.consensus import take_views
 from verified_tts.output.html import escape, fmt, page, player
 from verified_tts.output.manifest import (
     CandidateRecord,
@@ -29,7 +27,9 @@ from verified_tts.output.manifest import (
     as_manifest,
     read_manifest,
 )
-from verified_tts.reasons import Reason, candidate_reasons, utterance_reasons
+from verified_tts.selection.consensus import take_views
+from verified_tts.selection.reasons import Reason, candidate_reasons, utterance_reasons
+from verified_tts.storage.atomic import write_text_atomic
 
 __all__ = ["render_report_html", "write_render_report"]
 

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from verified_tts.options import SelectionPolicy, to_table
 from verified_tts.output.manifest import BookRecord, ChapterRecord, Manifest, UtteranceRecord
-from verified_tts.selection import round_targets
+from verified_tts.selection.policy import round_targets
 
 if TYPE_CHECKING:
     from verified_tts.options import RenderConfig
     from verified_tts.output.assembly import AssembledFile
     from verified_tts.pipeline import Synthesizer
-    from verified_tts.results import UtteranceResult
+    from verified_tts.storage.results import UtteranceResult
     from verified_tts.text.production import LoadedBook
 
 __all__ = ["build_manifest", "gate_bounds", "production_record", "summarise"]

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verified_tts.atomic import write_json_atomic
 from verified_tts.output.assembly import AssembledFile, PlacedClip
 from verified_tts.output.word_timing import TimedClip, WordAligner, WordTiming, word_timings
+from verified_tts.storage.atomic import write_json_atomic
 
 __all__ = [
     "READALONG_DIR",

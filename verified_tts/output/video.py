@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.atomic import atomic_path
 from verified_tts.errors import UserError
+from verified_tts.storage.atomic import atomic_path
 
 __all__ = [
     "VideoInfo",

@@ -25,10 +25,8 @@ from typing import Any
 
 import soundfile as sf
 
-from verified_tts.atomic import remove_interrupted_writes, write_json_atomic
 from verified_tts.config import RenderConfig
 from verified_tts.errors import UserError
-from verified_tts.keys import stable_hash
 from verified_tts.output.assembly import AssembledFile, Placed, write_book_files, write_chapter
 from verified_tts.output.deliver import deliver
 from verified_tts.output.manifest import (
@@ -44,6 +42,8 @@ from verified_tts.output.report import write_render_report
 from verified_tts.output.timings import READALONG_DIR
 from verified_tts.review.decisions import REVIEW_DIR
 from verified_tts.review.index import write_index
+from verified_tts.storage.atomic import remove_interrupted_writes, write_json_atomic
+from verified_tts.storage.keys import stable_hash
 from verified_tts.text.book import Book, Segment
 from verified_tts.text.production import load_input
 from verified_tts.workflows.render import book_tags, read_along_input

@@ -6,7 +6,7 @@ detail, so :func:`derived_reasons` says the same from those: the failed gate in 
 worst reference token under forced decoding as the word it is about, and for a take that passed,
 the gate it came nearest to. :func:`mark` finds that word in the line's text so the page can mark
 it. This module is the one place that turns metrics into words for the review; a gate it
-has no words of its own for is said as the render says it (:mod:`verified_tts.reasons`).
+has no words of its own for is said as the render says it (:mod:`verified_tts.selection.reasons`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from verified_tts.output.manifest import CandidateRecord, UtteranceRecord
-from verified_tts.reasons import candidate_reasons as listener_reasons
+from verified_tts.selection.reasons import candidate_reasons as listener_reasons
 
 __all__ = [
     "candidate_reasons",
@@ -81,7 +81,7 @@ def _reason(
         kind, template = _WORDS[metric]
         text = template.format(v=v, words="word" if v == 1 else "words")
     else:
-        # the render's own wording (verified_tts.reasons) for every other gate
+        # the render's own wording (verified_tts.selection.reasons) for every other gate
         metrics = {**candidate.scores, metric: v}
         said = listener_reasons(metrics, candidate.detail, [metric], text=line)[0]
         kind, text, word = said.kind, said.text, said.word

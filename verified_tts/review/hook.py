@@ -17,11 +17,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from verified_tts.keys import candidate_key
 from verified_tts.output.manifest import CandidateRecord, Manifest, UtteranceRecord
 from verified_tts.review.decisions import LOG_FILE, DecisionLog, Entry
 from verified_tts.review.state import Review, fold
-from verified_tts.store import STORE_DIR
+from verified_tts.storage.keys import candidate_key
+from verified_tts.storage.store import STORE_DIR
 
 if TYPE_CHECKING:
     from verified_tts.pipeline import CandidateResult, Synthesizer, Utterance, UtteranceResult

@@ -34,12 +34,12 @@ from dataclasses import astuple
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from verified_tts.atomic import atomic_path, remove_interrupted_writes
 from verified_tts.errors import UserError
 from verified_tts.output.manifest import MANIFEST_FILE, Manifest, UtteranceRecord
 from verified_tts.review.decisions import REVIEW_DIR
 from verified_tts.review.order import Listed, Ranking
 from verified_tts.review.state import LineState, line_id, plain, where
+from verified_tts.storage.atomic import atomic_path, remove_interrupted_writes
 
 __all__ = ["INDEX_FILE", "INDEX_FORMAT", "ReviewIndex", "build_index", "open_index",
            "records_of", "write_index"]  # fmt: skip

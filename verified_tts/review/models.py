@@ -21,7 +21,7 @@ import numpy as np
 
 from verified_tts.errors import UserError
 from verified_tts.output.manifest import Manifest, UtteranceRecord, read_manifest
-from verified_tts.store import STORE_DIR, Store
+from verified_tts.storage.store import STORE_DIR, Store
 
 if TYPE_CHECKING:
     from verified_tts.config import RenderConfig

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from verified_tts.atomic import remove_interrupted_writes
 from verified_tts.errors import UserError
 from verified_tts.output.lock import output_lock
 from verified_tts.output.manifest import output_folders
 from verified_tts.review.decisions import REVIEW_DIR
+from verified_tts.storage.atomic import remove_interrupted_writes
 
 __all__ = ["ReviewOptions", "serve"]
 

@@ -27,8 +27,6 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from verified_tts.atomic import write_json_atomic
-from verified_tts.consensus import judge_all
 from verified_tts.errors import UserError
 from verified_tts.options import RenderConfig, SelectionPolicy
 from verified_tts.output.manifest import (
@@ -40,8 +38,10 @@ from verified_tts.output.manifest import (
     read_manifest,
 )
 from verified_tts.pipeline import Synthesizer
-from verified_tts.results import UtteranceResult
-from verified_tts.selection import choose
+from verified_tts.selection.consensus import judge_all
+from verified_tts.selection.policy import choose
+from verified_tts.storage.atomic import write_json_atomic
+from verified_tts.storage.results import UtteranceResult
 from verified_tts.workflows.ab_arms import judge_winners, mean, prepare_judge, versus_first
 from verified_tts.workflows.judge import Judge, JudgeOptions
 from verified_tts.workflows.render import render

@@ -21,13 +21,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from verified_tts.atomic import write_json_atomic
 from verified_tts.errors import UserError
 from verified_tts.options import RenderConfig
 from verified_tts.output.manifest import read_manifest
 from verified_tts.pipeline import Synthesizer
-from verified_tts.results import UtteranceResult
-from verified_tts.search import parse_arm
+from verified_tts.selection.search import parse_arm
+from verified_tts.storage.atomic import write_json_atomic
+from verified_tts.storage.results import UtteranceResult
 from verified_tts.workflows.ab_arms import judge_winners, mean, prepare_judge, versus_first
 from verified_tts.workflows.judge import Judge
 from verified_tts.workflows.render import render

@@ -4,20 +4,19 @@ The configured generator reads plain sentences (the shipped Harvard sentences, `
 sentences of a Markdown, plain-text or EPUB book, spread evenly over its chapters or the
 ``chapters`` of it that the options name, or the cues of a subtitle file: every cue at any length,
 in the slot a dub gives it, scored with the dub's ``duration_fit`` and under the dub's gates,
-:mod:`verified_tts.dub_gates`) ``candidates`` times each with the render's seeds; then every
-requested fault kind is made once per sentence from one of its clean candidates (text faults are
-synthesised from the altered text with that candidate's seed and verified against the original
+:mod:`verified_tts.selection.dub_gates`) ``candidates`` times each with the render's seeds; then
+every requested fault kind is made once per sentence from one of its clean candidates (text faults
+are synthesised from the altered text with that candidate's seed and verified against the original
 text; audio faults edit the clean audio; see :mod:`verified_tts.calibration.faults`). All clips are
 scored by the configured verifiers in batches. The speaker reference is the centroid of the clean
-candidates, as a render would settle on (a clip too short for it is held to the other
-utterances' short clean takes, as in a render). From the scores: per fault kind
-and gate side the ROC AUC, the bound at the target false-alarm rate and its recall; the recall of
-the current gates; recommended gates (:mod:`verified_tts.calibration.gates`) with a two-fold
-held-out check; and best-of-N selection simulated at fault rates 0.1/0.3/0.5
-(:mod:`verified_tts.calibration.simulate`) under both gate sets, and the recall on short lines
-apart, with the faults a line was too short to carry. Writes ``calibrate.json``,
-``gates.toml`` (a ``[selection.gates]`` table that ``--config`` accepts), ``calibrate.html`` and
-the audio of a few caught and missed cases.
+candidates, as a render would settle on (a clip too short for it is held to the other utterances'
+short clean takes, as in a render). From the scores: per fault kind and gate side the ROC AUC, the
+bound at the target false-alarm rate and its recall; the recall of the current gates; recommended
+gates (:mod:`verified_tts.calibration.gates`) with a two-fold held-out check; and best-of-N
+selection simulated at fault rates 0.1/0.3/0.5 (:mod:`verified_tts.calibration.simulate`) under both
+gate sets, and the recall on short lines apart, with the faults a line was too short to carry.
+Writes ``calibrate.json``, ``gates.toml`` (a ``[selection.gates]`` table that ``--config`` accepts),
+``calibrate.html`` and the audio of a few caught and missed cases.
 """
 
 from __future__ import annotations
@@ -49,14 +48,14 @@ from verified_tts.calibration.faults import (
     text_fault,
 )
 from verified_tts.calibration.gates import gates_toml
-from verified_tts.consensus import SPEAKER_TAKE_METRIC, TAKE_METRIC, with_take_metrics
-from verified_tts.dub_gates import dub_policy
 from verified_tts.errors import UserError
 from verified_tts.generators import SynthesisRequest, load_generator
 from verified_tts.options import RenderConfig
 from verified_tts.pipeline import plan_utterances
-from verified_tts.results import Utterance
-from verified_tts.scoring import score_clips
+from verified_tts.selection.consensus import SPEAKER_TAKE_METRIC, TAKE_METRIC, with_take_metrics
+from verified_tts.selection.dub_gates import dub_policy
+from verified_tts.selection.scoring import score_clips
+from verified_tts.storage.results import Utterance
 from verified_tts.text.book import Segment, parse_book
 from verified_tts.text.production import read_book, select_chapters
 from verified_tts.verification import LoadedVerifiers, load_verifiers
@@ -389,7 +388,7 @@ def _score(
 def _add_take_metrics(cases: Sequence[Case], details: Sequence[Mapping[str, Any]]) -> None:
     """``asr_min_take_logprob`` and ``speaker_take`` of every case as a render would see them: a
     clean candidate among its sentence's clean candidates, a faulted one among them plus itself
-    (:mod:`verified_tts.consensus`)."""
+    (:mod:`verified_tts.selection.consensus`)."""
     clean: dict[int, list[int]] = {}
     for position, case in enumerate(cases):
         if case.kind == "clean":

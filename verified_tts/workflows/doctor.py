@@ -16,11 +16,11 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from verified_tts.atomic import interrupted_writes
 from verified_tts.errors import UserError
-from verified_tts.keys import candidate_key
 from verified_tts.output.manifest import MANIFEST_FILE, output_folders
-from verified_tts.store import INDEX_FILE, STORE_DIR, Store, audio_problem, index_error
+from verified_tts.storage.atomic import interrupted_writes
+from verified_tts.storage.keys import candidate_key
+from verified_tts.storage.store import INDEX_FILE, STORE_DIR, Store, audio_problem, index_error
 
 __all__ = ["DoctorReport", "check_store", "doctor"]
 

@@ -26,10 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.atomic import remove_interrupted_writes, write_json_atomic
 from verified_tts.audio import resample
 from verified_tts.cast import Cast
-from verified_tts.dub_gates import dub_policy
 from verified_tts.errors import UserError
 from verified_tts.options import DurationFitOptions, RenderConfig, from_table, overlay
 from verified_tts.output.assembly import AssembledFile
@@ -49,10 +47,12 @@ from verified_tts.output.readalong import READ_ALONG_FORMATS
 from verified_tts.output.run_manifest import build_manifest
 from verified_tts.output.video import language_code, probe_video
 from verified_tts.pipeline import Synthesizer
-from verified_tts.results import UtteranceResult
 from verified_tts.review.hook import ReviewHook
 from verified_tts.review.index import write_index
-from verified_tts.store import STORE_DIR, Store
+from verified_tts.selection.dub_gates import dub_policy
+from verified_tts.storage.atomic import remove_interrupted_writes, write_json_atomic
+from verified_tts.storage.results import UtteranceResult
+from verified_tts.storage.store import STORE_DIR, Store
 from verified_tts.text.book import Segment
 from verified_tts.text.cues import cue_segments, cues_within, unmapped_speakers
 from verified_tts.text.subtitles import Cue, Subtitles, load_subtitles

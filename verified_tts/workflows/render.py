@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verified_tts.atomic import remove_interrupted_writes, write_json_atomic
 from verified_tts.errors import UserError
 from verified_tts.options import RenderConfig
 from verified_tts.output.assembly import AssembledFile, Placed, assemble_book
@@ -31,10 +30,11 @@ from verified_tts.output.report import write_render_report
 from verified_tts.output.run_manifest import build_manifest, summarise
 from verified_tts.output.word_timing import ALIGNER_VERSION, DEFAULT_LAG_S, load_aligner
 from verified_tts.pipeline import Synthesizer
-from verified_tts.results import UtteranceResult
 from verified_tts.review.hook import ReviewHook
 from verified_tts.review.index import write_index
-from verified_tts.store import STORE_DIR, Store
+from verified_tts.storage.atomic import remove_interrupted_writes, write_json_atomic
+from verified_tts.storage.results import UtteranceResult
+from verified_tts.storage.store import STORE_DIR, Store
 from verified_tts.text.book import Book
 from verified_tts.text.production import check_language, load_input
 

@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from verified_tts.atomic import remove_interrupted_writes
 from verified_tts.config import build_config
 from verified_tts.errors import UserError
 from verified_tts.options import RenderConfig
@@ -47,12 +46,13 @@ from verified_tts.output.manifest import (
 from verified_tts.output.report import write_render_report
 from verified_tts.output.run_manifest import build_manifest
 from verified_tts.pipeline import Synthesizer
-from verified_tts.results import Utterance, UtteranceResult
 from verified_tts.review.hook import ReviewHook
 from verified_tts.review.index import write_index
-from verified_tts.scoring import unit_centroid
-from verified_tts.selection import per_clip_policy
-from verified_tts.store import STORE_DIR, Store
+from verified_tts.selection.policy import per_clip_policy
+from verified_tts.selection.scoring import unit_centroid
+from verified_tts.storage.atomic import remove_interrupted_writes
+from verified_tts.storage.results import Utterance, UtteranceResult
+from verified_tts.storage.store import STORE_DIR, Store
 from verified_tts.text.production import LoadedBook, load_input
 from verified_tts.workflows.render import finish_output, place_winners, read_along_input
 from verifiers import WerVerifier

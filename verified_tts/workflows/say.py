@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verified_tts.atomic import write_audio_atomic
 from verified_tts.errors import UserError
 from verified_tts.generators import GeneratorConfig, SynthesisRequest
 from verified_tts.generators.voice_set import VoiceSet
+from verified_tts.storage.atomic import write_audio_atomic
 
 __all__ = ["SaidClip", "say"]
 

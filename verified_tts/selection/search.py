@@ -1,10 +1,11 @@
 """The search settings and the partial-transcript check: what ``--search`` and ``--budget`` set.
 
-:class:`SearchOptions` is the ``[search]`` table: best-of-N (:mod:`verified_tts.best_of_n`) or a
-verifier-guided beam search over codec-LM outputs (:mod:`verified_tts.beam_search`), its width,
-expansions and chunk, the process verifiers that steer it and a budget of audio seconds generated
-per utterance (best-of-N with a budget samples only the candidates whose worst case fits).
-:func:`parse_arm` reads an A/B arm (``best-of-n:8``, ``beam:2x4``).
+:class:`SearchOptions` is the ``[search]`` table: best-of-N
+(:mod:`verified_tts.selection.best_of_n`) or a verifier-guided beam search over codec-LM outputs
+(:mod:`verified_tts.selection.beam_search`), its width, expansions and chunk, the process verifiers
+that steer it and a budget of audio seconds generated per utterance (best-of-N with a budget samples
+only the candidates whose worst case fits). :func:`parse_arm` reads an A/B arm (``best-of-n:8``,
+``beam:2x4``).
 
 The partial-transcript check (:func:`prefix_error`): the partial audio ends wherever the chunk
 ended, possibly inside a word, and the model may speak slower or faster than the text's length

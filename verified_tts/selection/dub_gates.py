@@ -22,7 +22,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from verified_tts.selection import Gate, SelectionPolicy, default_gates
+from verified_tts.selection.policy import Gate, SelectionPolicy, default_gates
 
 __all__ = ["DUB_GATES_FILE", "DUB_SPEED_LIMIT", "dub_gates", "dub_policy", "stretch_gate"]
 

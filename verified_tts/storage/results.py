@@ -21,9 +21,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from verified_tts.generators.base import SynthesisRequest
-from verified_tts.keys import candidate_seed
-from verified_tts.selection import Judgement, SelectionPolicy, judge
-from verified_tts.store import Decision
+from verified_tts.selection.policy import Judgement, SelectionPolicy, judge
+from verified_tts.storage.keys import candidate_seed
+from verified_tts.storage.store import Decision
 from verified_tts.text.book import Segment
 
 __all__ = ["CandidateResult", "RunStats", "Utterance", "UtteranceResult"]
@@ -44,7 +44,7 @@ class Utterance:
 
     def request(self, index: int, *, seed: int | None = None) -> SynthesisRequest:
         """Candidate ``index`` of this utterance as the generator gets it; its seed is
-        :func:`~verified_tts.keys.candidate_seed` unless ``seed`` is given (a beam search's
+        :func:`~verified_tts.storage.keys.candidate_seed` unless ``seed`` is given (a beam search's
         continuations carry their own)."""
         return SynthesisRequest(
             utterance_key=self.key,

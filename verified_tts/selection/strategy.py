@@ -2,13 +2,14 @@
 
 The pipeline (:class:`~verified_tts.pipeline.Synthesizer`) walks the book window by window, takes
 what the store already decided, and hands the rest of each window to a :class:`Strategy`:
-best-of-N (:mod:`verified_tts.best_of_n`) or beam search (:mod:`verified_tts.beam_search`). A
-strategy works only through the :class:`RenderContext` of the run: :meth:`~RenderContext.sample`
-(stored candidates, the missing ones generated in one batch), :meth:`~RenderContext.verify`
-(scores from the store or from every verifier in one call each, committed together),
-:meth:`~RenderContext.decide` (the selection policy's pick, committed as the decision), the run's
-:class:`~verified_tts.results.RunStats` and each voice's speaker reference for the window. So the
-store's keys, the scores and the decisions are the same whichever strategy asked for them.
+best-of-N (:mod:`verified_tts.selection.best_of_n`) or beam search
+(:mod:`verified_tts.selection.beam_search`). A strategy works only through the
+:class:`RenderContext` of the run: :meth:`~RenderContext.sample` (stored candidates, the missing
+ones generated in one batch), :meth:`~RenderContext.verify` (scores from the store or from every
+verifier in one call each, committed together), :meth:`~RenderContext.decide` (the selection
+policy's pick, committed as the decision), the run's :class:`~verified_tts.storage.results.RunStats`
+and each voice's speaker reference for the window. So the store's keys, the scores and the decisions
+are the same whichever strategy asked for them.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from verified_tts.consensus import judge_all, with_take_metrics
 from verified_tts.generators import Generator, SynthesisRequest
-from verified_tts.keys import candidate_key, score_context, stable_hash
-from verified_tts.results import CandidateResult, RunStats, Utterance, UtteranceResult
-from verified_tts.scoring import finish_scores, measure_clips, score_clips, scores_ahead
-from verified_tts.selection import Judgement, SelectionPolicy, choose, judge
-from verified_tts.store import Store, StoredCandidate
+from verified_tts.selection.consensus import judge_all, with_take_metrics
+from verified_tts.selection.policy import Judgement, SelectionPolicy, choose, judge
+from verified_tts.selection.scoring import finish_scores, measure_clips, score_clips, scores_ahead
+from verified_tts.storage.keys import candidate_key, score_context, stable_hash
+from verified_tts.storage.results import CandidateResult, RunStats, Utterance, UtteranceResult
+from verified_tts.storage.store import Store, StoredCandidate
 from verified_tts.verification import LoadedVerifiers
 from verifiers import Clip
 
@@ -292,7 +293,7 @@ class RenderContext:
         window's speaker reference is known. Used only if verify scores exactly this batch (a
         packed Whisper window's scores depend on its neighbours), so the scores are the ones
         verify would give by itself. Nothing is done where a verifier reads the reference in a
-        way that cannot be split off (:func:`~verified_tts.scoring.scores_ahead`)."""
+        way that cannot be split off (:func:`~verified_tts.selection.scoring.scores_ahead`)."""
         active = self.verifiers.active
         if not stored or not scores_ahead(active):
             return
@@ -321,7 +322,8 @@ class RenderContext:
                 [(c.metrics, c.detail) for c in candidates], self.policy_of(utterance)
             )
         winner, flagged = choose(list(judgements))
-        # the metrics and verdicts of the takes compared with each other (verified_tts.consensus)
+        # the metrics and verdicts of the takes compared with each other
+        # (verified_tts.selection.consensus)
         compared = with_take_metrics(
             [c.metrics for c in candidates], [c.detail for c in candidates]
         )

@@ -16,11 +16,11 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from verified_tts.consensus import judge_all
 from verified_tts.errors import UserError
-from verified_tts.results import CandidateResult, Utterance, UtteranceResult
-from verified_tts.selection import round_targets, should_stop
-from verified_tts.strategy import RenderContext
+from verified_tts.selection.consensus import judge_all
+from verified_tts.selection.policy import round_targets, should_stop
+from verified_tts.selection.strategy import RenderContext
+from verified_tts.storage.results import CandidateResult, Utterance, UtteranceResult
 
 if TYPE_CHECKING:
     from verified_tts.generators.codec_lm_search import PrefixBackend

@@ -7,11 +7,11 @@ about what they will hear, naming the word where there is one: "the word 'Sirrah
 :func:`utterance_reasons` gives an utterance's list: the kept take's reasons when it is flagged,
 plus, flagged or not, the words the ASR model doubts in every take alike (a name or rare word
 whose pronunciation is worth checking once, or a lexicon entry; more takes do not change it, see
-:mod:`verified_tts.consensus`), and a line that passed the speaker gate only because every take
-of it sounds alike a little unlike the narrator (listen once). Each :class:`Reason` has a
-``kind`` (stable, for programs: the review app and the dub use them), the ``word`` it is about
-(or None) and its ``text``. Every phrase lives here, so the manifest, report.html, the dub and
-the review app say the same thing.
+:mod:`verified_tts.selection.consensus`), and a line that passed the speaker gate only because every
+take of it sounds alike a little unlike the narrator (listen once). Each :class:`Reason` has a
+``kind`` (stable, for programs: the review app and the dub use them), the ``word`` it is about (or
+None) and its ``text``. Every phrase lives here, so the manifest, report.html, the dub and the
+review app say the same thing.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from verified_tts.consensus import shared_hard_word_positions, take_views, token_words
+from verified_tts.selection.consensus import shared_hard_word_positions, take_views, token_words
 
 __all__ = ["Reason", "candidate_reasons", "heard_for", "utterance_reasons"]
 
@@ -187,7 +187,8 @@ def candidate_reasons(
     """What a listener hears in a take that failed the gates named in ``failed``; ``bounds``
     (metric -> its gate's min/max) lets a reason say what was expected, and ``take_worst`` is
     the take's worst token once the doubt its sentence's takes share is taken off
-    (:class:`verified_tts.consensus.TakeView`), the word an ``asr_min_take_logprob`` failure is
+    (:class:`verified_tts.selection.consensus.TakeView`), the word an ``asr_min_take_logprob``
+    failure is
     about."""
     bounds = bounds or {}
     out: list[Reason] = []
@@ -279,7 +280,7 @@ def _voice_note(
 ) -> Reason | None:
     """A note when the line's best take sounds less like the narrator than the speaker gate asks
     and passes only because every take of the line shares that distance (an exclamation or a
-    question read as one; :func:`verified_tts.consensus.shared_voice_shortfall`)."""
+    question read as one; :func:`verified_tts.selection.consensus.shared_voice_shortfall`)."""
     bound = bounds.get("speaker_take", {}).get("min")
     pairs = [
         (float(m["speaker"]), float(m["speaker_take"]))

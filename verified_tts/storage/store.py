@@ -40,9 +40,9 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from verified_tts.atomic import write_audio_atomic
 from verified_tts.errors import UserError
-from verified_tts.store_audio import audio_digest, audio_problem, check_audio
+from verified_tts.storage.atomic import write_audio_atomic
+from verified_tts.storage.audio import audio_digest, audio_problem, check_audio
 
 __all__ = [
     "STORE_DIR",

@@ -19,7 +19,7 @@ take unlike its own line's other takes still fails, and so does a line whose eve
 further from the narrator than the allowance (another voice throughout), while a line that is
 the narrator's voice in every take, only read differently, gets a note to listen once
 (:func:`shared_voice_shortfall`). Pure functions of the takes' metrics and details;
-:func:`judge_all` is :func:`verified_tts.selection.judge` over a sentence's takes with them.
+:func:`judge_all` is :func:`verified_tts.selection.policy.judge` over a sentence's takes with them.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from verified_tts.selection import Judgement, SelectionPolicy
+    from verified_tts.selection.policy import Judgement, SelectionPolicy
 
 __all__ = [
     "SHARED_CEILING",
@@ -152,9 +152,9 @@ def with_take_metrics(
 def judge_all(
     candidates: Sequence[tuple[Mapping[str, float], Mapping[str, Any]]], policy: SelectionPolicy
 ) -> list[Judgement]:
-    """:func:`~verified_tts.selection.judge` of each take of one sentence, the takes compared
+    """:func:`~verified_tts.selection.policy.judge` of each take of one sentence, the takes compared
     with each other (pass the first k takes for an N=k decision)."""
-    from verified_tts.selection import judge
+    from verified_tts.selection.policy import judge
 
     metrics = with_take_metrics([m for m, _ in candidates], [d for _, d in candidates])
     return [judge(m, policy) for m in metrics]
@@ -162,7 +162,8 @@ def judge_all(
 
 def token_words(detail: Mapping[str, Any]) -> list[tuple[int | None, str]]:
     """For each reference token, (index of its word, the word), counting words as
-    :func:`verified_tts.reasons.heard_for` does (hyphens split words); a punctuation token gets
+    :func:`verified_tts.selection.reasons.heard_for` does (hyphens split words); a punctuation token
+    gets
     (None, the punctuation)."""
     tokens = detail.get("tokens") or []
     spans: list[list[int]] = []  # token positions of each word

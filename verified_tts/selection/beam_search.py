@@ -6,14 +6,15 @@ continuations (one engine request each, prompt = the utterance's prompt + the be
 the engine's prefix cache shares the work), the partial audio of every child is decoded and scored
 by the *process* verifiers (speaker similarity to the voice reference; the target emotion when the
 utterance has one; a partial-transcript check against the start of the text,
-:func:`~verified_tts.search.prefix_error`), the best W children survive, and children that ended
-retire as candidates. The final pick among them is the render's own selection policy on the full
-verifiers, through the same :class:`~verified_tts.strategy.RenderContext` as best-of-N. The seeds
-and store keys are :mod:`verified_tts.keys`' (a continuation's seed derives from (utterance key,
-step, beam, expansion)); the beams are committed to the store after every step, so a search is
-reproducible and a killed one resumes at its last finished step. Tokens generated per utterance
-are counted and can be capped (``budget_s``): a step expands only as many beams as its worst case
-(every continuation running its whole chunk) still fits in, so the cap is never passed.
+:func:`~verified_tts.selection.search.prefix_error`), the best W children survive, and children that
+ended retire as candidates. The final pick among them is the render's own selection policy on the
+full verifiers, through the same :class:`~verified_tts.selection.strategy.RenderContext` as
+best-of-N. The seeds and store keys are :mod:`verified_tts.storage.keys`' (a continuation's seed
+derives from (utterance key, step, beam, expansion)); the beams are committed to the store after
+every step, so a search is reproducible and a killed one resumes at its last finished step. Tokens
+generated per utterance are counted and can be capped (``budget_s``): a step expands only as many
+beams as its worst case (every continuation running its whole chunk) still fits in, so the cap is
+never passed.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ from typing import Any
 
 from verified_tts.generators.base import SynthesisRequest
 from verified_tts.generators.codec_lm_search import Extension, PrefixBackend
-from verified_tts.keys import beam_candidate_key, continuation_seed, search_key
-from verified_tts.results import Utterance, UtteranceResult
-from verified_tts.scoring import score_clips
-from verified_tts.search import SearchOptions, prefix_error
-from verified_tts.strategy import RenderContext, Scored
+from verified_tts.selection.scoring import score_clips
+from verified_tts.selection.search import SearchOptions, prefix_error
+from verified_tts.selection.strategy import RenderContext, Scored
+from verified_tts.storage.keys import beam_candidate_key, continuation_seed, search_key
+from verified_tts.storage.results import Utterance, UtteranceResult
 from verifiers import Clip
 
 __all__ = ["BeamSearch"]

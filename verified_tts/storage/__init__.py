@@ -1,0 +1,6 @@
+"""Keeping what was made: the content-addressed store (an SQLite index and one FLAC per kept
+take), the checks of a stored take's audio, the content addresses and seeds, the atomic writes
+every output goes through, and the records a render works on and produces.
+
+Modules: :mod:`.store`, :mod:`.audio`, :mod:`.keys`, :mod:`.atomic`, :mod:`.results`.
+"""
