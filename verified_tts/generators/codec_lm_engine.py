@@ -40,6 +40,9 @@ _engine_lock = threading.Lock()
 _engine: tuple[tuple[Any, ...], Any] | None = None  # (key, vllm.LLM)
 _atexit_registered = False
 _MIN_KV_BYTES = 64 << 20
+# The engine's context when neither the options nor the family say otherwise (the model's own
+# context when that is shorter): an Orpheus line of 30 s is ~2,500 audio tokens.
+DEFAULT_MAX_LEN = 8192
 # By name, not by class: the engine core runs in another process and imports it there.
 LOGITS_PROCESSOR = "verified_tts.generators.codec_lm_logits:CodecGrammarLogitsProcessor"
 
@@ -106,7 +109,7 @@ def _on_gpu() -> bool:
 
 
 def engine_kwargs(
-    model_dir: Path, options: CodecLMOptions, *, default_max_len: int = 8192
+    model_dir: Path, options: CodecLMOptions, *, default_max_len: int = DEFAULT_MAX_LEN
 ) -> dict[str, Any]:
     """``vllm.LLM`` arguments for this model and these options (see the module docstring)."""
     on_gpu = _on_gpu()

@@ -23,7 +23,12 @@ import numpy as np
 
 from verified_tts.errors import UserError
 from verified_tts.generators.codec_lm import CodecLMGenerator, load_tokenizer
-from verified_tts.generators.codec_lm_engine import engine_kwargs, get_engine, import_vllm
+from verified_tts.generators.codec_lm_engine import (
+    DEFAULT_MAX_LEN,
+    engine_kwargs,
+    get_engine,
+    import_vllm,
+)
 from verified_tts.models import hub_snapshot, locate_model
 from verified_tts.options.generation import CodecLMOptions, GeneratorConfig
 
@@ -60,7 +65,7 @@ class CodecLMFamily:
     locate_codec: Callable[[str], Path]
     load_codec: Callable[..., Codec]
     lm_subfolder: str | None = None  # the LM's folder inside the model folder, when it has one
-    default_max_len: int | None = None  # the engine's context when the options give none
+    default_max_len: int = DEFAULT_MAX_LEN  # the engine's context when the options give none
 
 
 @dataclass(frozen=True)
