@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-fast lint bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,8 +31,15 @@ $(STAMP): pyproject.toml Makefile
 demo: $(STAMP)
 	$(BIN)/verified-tts render examples/book.md --out out/demo
 
+# The whole suite over two workers; each engine's and the Ray cluster's tests stay on one worker
+# (tests/conftest.py), and the 20 slowest tests are printed so the next slow one is seen.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=20
+
+# The inner loop: no codec-LM engine, no Ray cluster, no browser, no end-to-end runs.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=10 \
+		-m "not slow and not vllm and not ray and not browser"
 
 lint: $(STAMP)
 	$(BIN)/ruff check verified_tts verifiers jobs tests benchmarks

@@ -68,3 +68,24 @@ def review_render(tmp_path_factory, synthesizer_factory):
                                       production={"formats": "wav,flac,m4b,mp3"})  # fmt: skip
     render(book, folder / "out", synthesizer.config, synthesizer=synthesizer)
     return book, folder / "out", synthesizer
+
+
+# Under pytest-xdist (`make test`: -n 2 --dist loadgroup) the tests that share one engine or one
+# Ray cluster stay on one worker, so no engine is built twice and no two clusters race for ports.
+_GROUPS = {
+    "test_orpheus.py": "orpheus-engine",
+    "test_search.py": "orpheus-engine",
+    "test_llasa.py": "llasa-engine",
+    "test_spark.py": "spark-engine",
+    "test_jobs.py": "ray",
+    "test_jobs_load.py": "ray",
+    "test_ray_backend.py": "ray",
+    "test_ray_multinode.py": "ray",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = _GROUPS.get(item.path.name)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -25,6 +25,7 @@ from review_kit import (
     upsampled,
 )
 
+pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 

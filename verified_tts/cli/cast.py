@@ -16,10 +16,10 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from verified_tts.cli.options import ConfigOption, config_table
 from verified_tts.cli.report import console
+from verified_tts.cli.tables import copy_table
 
 __all__ = ["app"]
 
@@ -71,9 +71,10 @@ def cast_command(
     loaded = load_input(book, ProductionOptions(), dialogue=True)
     cast, characters = find_cast(loaded.book, narrator=narrator_voice, voices=catalogue(folder))
     write_text_atomic(out, cast_toml(str(book), cast, characters))
-    shown = Table(title=f"cast of {book.name}")
-    for column in ("character", "lines", "gender", "voice", "first line"):
-        shown.add_column(column, justify="right" if column == "lines" else "left")
+    columns = ("character", "lines", "gender", "voice", "first line")
+    shown = copy_table(
+        f"cast of {book.name}", columns, keys=("character", "voice"), right=("lines",)
+    )
     for character in characters:
         shown.add_row(
             escape(character.name),
@@ -84,9 +85,9 @@ def cast_command(
         )
     dialogue = [s for s in loaded.book.segments if s.kind == "dialogue"]
     if explain:
-        lines = Table(title="who says each quote")
-        for column in ("line", "speaker", "why", "quote"):
-            lines.add_column(column)
+        lines = copy_table(
+            "who says each quote", ("line", "speaker", "why", "quote"), keys=("line", "speaker")
+        )
         for segment in dialogue:
             lines.add_row(
                 str(segment.line),

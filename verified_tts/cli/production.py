@@ -17,9 +17,9 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from verified_tts.cli.report import JsonFileCompat, JsonOption, JsonOutOption, Report, console, warn
+from verified_tts.cli.tables import copy_table
 
 __all__ = ["app"]
 
@@ -44,9 +44,9 @@ def check_command(
         results = check_paths(paths)
 
     def human() -> None:
-        table = Table(title="ACX check")
-        for column in ("file", "RMS dB", "peak dB", "floor dB", "head s", "tail s", "min", ""):
-            table.add_column(column, justify="left" if column in ("file", "") else "right")
+        columns = ("file", "RMS dB", "peak dB", "floor dB", "head s", "tail s", "min", "")
+        right = [c for c in columns if c not in ("file", "")]
+        table = copy_table("ACX check", columns, keys=("file",), right=right)
         for r in results:
             table.add_row(
                 escape(r.path),
@@ -96,9 +96,8 @@ def words_command(
             ("left unexpanded by the normaliser", words.unexpanded, "why"),
             ("rare and proper words (Zipf < 3)", words.rare, "zipf"),
         ):
-            table = Table(title=title)
-            for column in ("word", "count", extra, "lexicon", "first example"):
-                table.add_column(column)
+            columns = ("word", "count", extra, "lexicon", "first example")
+            table = copy_table(title, columns, keys=("word",))
             for row in rows:
                 table.add_row(
                     escape(row.word),
@@ -148,9 +147,12 @@ def chapters_command(
             how = "chosen" if toc_depth is None else "asked"
             depth = f" at TOC depth {loaded.toc_depth} ({how}; the TOC has depths "
             depth += f"{', '.join(map(str, loaded.toc_depths))})"
-        table = Table(title=f"{len(rows)} chapters{depth}")
-        for column in ("#", "title", "words"):
-            table.add_column(column, justify="right" if column != "title" else "left")
+        table = copy_table(
+            f"{len(rows)} chapters{depth}",
+            ("#", "title", "words"),
+            keys=("#",),
+            right=("#", "words"),
+        )
         for row in rows:
             table.add_row(str(row.number), escape(row.title or ""), str(row.words))
         console.print(table)
