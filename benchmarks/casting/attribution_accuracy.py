@@ -13,7 +13,8 @@ speech that the reader took as dialogue are counted too. ``--part development`` 
 annotated development chapter instead (results/attribution_development.json: what the rules were
 tuned on, not a result); ``--show dev`` prints the rules' guesses on every development chapter.
 
-    PYTHONPATH=$PWD python benchmarks/attribution_accuracy.py   # -> results/attribution.json
+    PYTHONPATH=$PWD python -m benchmarks.casting.attribution_accuracy   # ->
+    results/attribution.json
 """
 
 from __future__ import annotations
@@ -26,14 +27,19 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
-from attribution_books import Chapter, development, document, held_out, read_chapters
-
+from benchmarks.casting.attribution_books import (
+    Chapter,
+    development,
+    document,
+    held_out,
+    read_chapters,
+)
 from verified_tts.storage.atomic import write_text_atomic
 from verified_tts.text.attribution import Attribution, attribute_book
 from verified_tts.text.book import book_from_document
 from verified_tts.text.dialogue import ParagraphQuotes, quote_style, scan_paragraph
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # benchmarks/
 DATA = HERE / "data" / "attribution"
 RESULT = HERE / "results" / "attribution.json"
 DEVELOPMENT_RESULT = HERE / "results" / "attribution_development.json"
@@ -204,7 +210,9 @@ def main(argv: list[str] | None = None) -> None:
     }
     report = {
         "what": "rule-based dialogue attribution against hand annotations of held-out chapters",
-        "split": "held out: the last floor(n/2) chapters of each book (benchmarks/prose.py)",
+        "split": (
+            "held out: the last floor(n/2) chapters of each book (benchmarks/real_prose/prose.py)"
+        ),
         "annotations": "benchmarks/data/attribution/",
         "overall": summary,
         "books": results,

@@ -7,7 +7,7 @@ compares with hibari's own G2P: the share identical, identical once stress marks
 examples of the rest (mostly reduced vowels, ɪ against ə, and lexicon stress on function words,
 where both readings are acceptable). Writes benchmarks/results/hibari_lexicon_map.json.
 
-Usage: python benchmarks/hibari_lexicon_map.py [--words 1000]
+Usage: python -m benchmarks.casting.hibari_lexicon_map [--words 1000]
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import importlib.metadata
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "hibari_lexicon_map.json"
 
 

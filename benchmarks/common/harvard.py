@@ -2,8 +2,7 @@
 
 The 720 IEEE sentences (1969, public domain) are package data of ``verified_tts.calibration``
 (``verified-tts calibrate`` reads them too); the benchmarks take them from there rather than from a
-folder outside the repository. ``benchmarks/`` is on ``sys.path`` when a benchmark runs as a
-script, so each imports this module as ``harvard``.
+folder outside the repository. Each imports this module as ``benchmarks.common.harvard``.
 """
 
 from __future__ import annotations

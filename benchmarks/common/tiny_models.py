@@ -1,6 +1,6 @@
 """Write tiny random-weight models of the Orpheus, Llasa and Spark-TTS layouts and their codecs.
 
-    python benchmarks/tiny_models.py OUT [--only orpheus,llasa,spark]
+    python -m benchmarks.common.tiny_models OUT [--only orpheus,llasa,spark]
 
 writes ``OUT/orpheus``, ``OUT/llasa`` and ``OUT/spark``, each with ``lm/`` (the LM and its
 tokenizer) and ``codec/`` (SNAC, X-codec2 or BiCodec with random weights), so every generator
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 def main() -> None:

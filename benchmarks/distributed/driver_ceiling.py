@@ -19,7 +19,8 @@ pipeline measures (generate, verify, store):
 It starts a local one-node cluster of its own (loopback only) and stops it. Writes
 benchmarks/results/driver_ceiling.json. Run it on idle cores: the figures are the driver's CPU.
 
-Usage: python benchmarks/driver_ceiling.py [--utterances 96] [-n 8] [--gen-s 0.2] [--ver-s 0.05]
+Usage: python -m benchmarks.distributed.driver_ceiling [--utterances 96] [-n 8] [--gen-s 0.2]
+[--ver-s 0.05]
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULT = ROOT / "benchmarks" / "results" / "driver_ceiling.json"
 SENTENCE = "Sentence number {i} walks slowly across the quiet field at dawn, then rests."
 

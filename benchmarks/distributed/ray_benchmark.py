@@ -9,7 +9,8 @@ a shared machine drifts, and each one's fastest run counts. Then it sweeps the p
 ``window`` (utterances in flight together) on the loaded Ray actors and reports utterances and
 candidates per second at each. Writes benchmarks/results/ray_benchmark.json.
 
-Usage: python benchmarks/ray_benchmark.py [--sentences 10] [-n 2] [--repeats 2] [--windows 1,2,5]
+Usage: python -m benchmarks.distributed.ray_benchmark [--sentences 10] [-n 2] [--repeats 2]
+[--windows 1,2,5]
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harvard import harvard_book  # benchmarks/ is on sys.path when run
+from benchmarks.common.harvard import harvard_book
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULT = ROOT / "benchmarks" / "results" / "ray_benchmark.json"
 
 

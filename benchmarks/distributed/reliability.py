@@ -22,8 +22,9 @@ espeak generator:
   switched off there: they would make the 8,000-candidate run take hours on two cores, and what
   grows with the book is the pipeline's own state, which this measures.
 
-Usage: ``nice -n 10 python benchmarks/reliability.py [--only crashes,damage,fuzz,memory,jobs]``;
-results go to benchmarks/results/reliability.json (sections not run keep their last figures).
+Usage: ``nice -n 10 python -m benchmarks.distributed.reliability [--only
+crashes,damage,fuzz,memory,jobs]``; results go to benchmarks/results/reliability.json (sections not
+run keep their last figures).
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from harvard import sentences as harvard_sentences  # benchmarks/ is on sys.path when run
+from benchmarks.common.harvard import sentences as harvard_sentences
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import crashkit  # noqa: E402

@@ -10,7 +10,7 @@ it), the situation of a dub into a wordier language, where choosing among candid
 The models are loaded once and shared by every run (their load time is reported apart). Writes
 benchmarks/results/dub_benchmark.json.
 
-Usage: python benchmarks/dub_benchmark.py [--cues 26] [--n 1 8]
+Usage: python -m benchmarks.dubbing.dub_benchmark [--cues 26] [--n 1 8]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SINTEL = ROOT / "tests" / "data" / "sintel-en.srt"
 TIGHT_SHARE = 0.6
 

@@ -10,13 +10,13 @@ gives, and the false-alarm rate of each gate by clip length: among the candidate
 hears perfectly, the share each gate rejects, per clip-length bin. Inputs: the Sintel subtitles
 (tests/data/sintel-en.srt, (c) Blender Foundation, durian.blender.org, CC-BY 3.0; 26 cues) and
 the held-out short dialogue lines (benchmarks/data/short_lines_held_out.srt,
-benchmarks/short_lines.py). The script uses only the public ``dub`` and judge functions, so the
-same file measures an earlier checkout ("before"):
-``PYTHONPATH=/path/to/old/checkout python benchmarks/dub_lines.py --label before``. Writes
+benchmarks/dubbing/short_lines.py). The script uses only the public ``dub`` and judge functions, so
+the same file measures an earlier checkout ("before"):
+``PYTHONPATH=/path/to/old/checkout python -m benchmarks.dubbing.dub_lines --label before``. Writes
 benchmarks/results/dub_lines[_LABEL].json.
 
-Usage: python benchmarks/dub_lines.py [--inputs sintel short_lines] [--n 4] [--label NAME]
-       python benchmarks/dub_lines.py --rescore benchmarks/results/dub_lines_before.json
+Usage: python -m benchmarks.dubbing.dub_lines [--inputs sintel short_lines] [--n 4] [--label NAME]
+       python -m benchmarks.dubbing.dub_lines --rescore benchmarks/results/dub_lines_before.json
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 INPUTS = {
     "sintel": ROOT / "tests" / "data" / "sintel-en.srt",
     "short_lines": ROOT / "benchmarks" / "data" / "short_lines_held_out.srt",

@@ -1,14 +1,14 @@
 """Dubbing lines before and after, cue by cue: did the dub's own gates cost the winners anything?
 
-Reads two runs of benchmarks/dub_lines.py on the same inputs (``--before``, the checkout before
-the dub gates, and ``--after``) and pairs their cues by index. Per input: cues flagged in each
-run, cues flagged in both, in only one, how many of the cues whose winner the judge hears with an
-error each run flags, and the paired gain in the winner's judge WER (before
+Reads two runs of benchmarks/dubbing/dub_lines.py on the same inputs (``--before``, the checkout
+before the dub gates, and ``--after``) and pairs their cues by index. Per input: cues flagged in
+each run, cues flagged in both, in only one, how many of the cues whose winner the judge hears with
+an error each run flags, and the paired gain in the winner's judge WER (before
 minus after, positive = the after winner is heard better; verified_tts.paired's seeded
 bootstrap over cues), since the gates take part in choosing the winner as well as in flagging it.
 Writes benchmarks/results/dub_lines_paired.json.
 
-Usage: python benchmarks/dub_lines_paired.py [--before FILE] [--after FILE]
+Usage: python -m benchmarks.dubbing.dub_lines_paired [--before FILE] [--after FILE]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from verified_tts.paired import paired_gain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 
 

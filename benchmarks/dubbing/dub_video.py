@@ -12,7 +12,7 @@ stretch, with stretch and overrunning, and the independent judge's WER (Whisper 
 ``bundled:base``, never used for selection) over the placed winners. Writes
 benchmarks/results/dub_video.json. The seconds need idle cores; the rest does not.
 
-Usage: python benchmarks/dub_video.py [-n 4] [--loudness -23]
+Usage: python -m benchmarks.dubbing.dub_video [-n 4] [--loudness -23]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SINTEL = ROOT / "tests" / "data" / "sintel-en.srt"
 RESULT = ROOT / "benchmarks" / "results" / "dub_video.json"
 sys.path.insert(0, str(ROOT / "tests"))  # the film maker the tests use

@@ -13,7 +13,7 @@ headings (``CHAPTER IX.`` or a bare roman numeral on its own line); a book ends 
 ``HISTORICAL NOTES.`` or Project Gutenberg's closing line. ``--longer N`` adds N lines of 6 to 14
 words, one after every few short ones, for a calibration set shaped like a whole film's cues.
 
-Usage: python benchmarks/short_lines.py --split held-out  (or development; --out FILE.srt)
+Usage: python -m benchmarks.dubbing.short_lines --split held-out  (or development; --out FILE.srt)
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import re
 from datetime import timedelta
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BOOKS = Path("/work/shared/data/books")
 BOOK_FILES = ("katrine.txt", "log-school-house.txt", "little-colonels-hero.txt")
 SPLITS = ("held-out", "development")

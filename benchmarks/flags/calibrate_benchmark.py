@@ -8,14 +8,15 @@ fault kind under the current and the recommended gates (and held out), the per-m
 both gate sets and the goals. Writes benchmarks/results/calibrate_<generator>.json.
 
 ``--real-prose dev`` (or ``held_out``) calibrates on sentences of the real-prose books' development
-(or held-out) chapters instead (benchmarks/real_prose.py: the sample written as a .txt book, the
-sentences spread over it), labelled ``real_prose_<part>``. With ``--from``, ``--reanalyse`` redoes
-the analysis under today's shipped gates, and with ``--real-prose`` first recomputes each case's
+(or held-out) chapters instead (benchmarks/real_prose/real_prose.py: the sample written as a .txt
+book, the sentences spread over it), labelled ``real_prose_<part>``. With ``--from``,
+``--reanalyse`` redoes the analysis under today's shipped gates, and with ``--real-prose`` first
+recomputes each case's
 ``pace_ratio`` from its kept length under today's pace constants (the clip is what the metric
 measures; only its expectation changed; a case held to its voice's own predicted length keeps
 it), without generating or scoring anything again.
 
-Usage: python benchmarks/calibrate_benchmark.py [BOOK_OR_SUBTITLES] [--generator NAME]
+Usage: python -m benchmarks.flags.calibrate_benchmark [BOOK_OR_SUBTITLES] [--generator NAME]
        [--config FILE] [--sentences K] [--candidates N] [--faults KINDS] [--label NAME]
        [--real-prose dev|held_out] [--from OUT_DIR [--reanalyse]] [--out KEEP_DIR]
 (--from reads the calibrate.json of a run already made with those options instead of running
@@ -35,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CPU_SECONDS: list[float] = []  # user + system seconds of the calibrate command
 
 
@@ -79,7 +80,7 @@ def reanalysed(data: dict, part: str | None) -> dict:
     from verifiers.signal import expected_reading_s
 
     if part:
-        from real_prose import write_sample  # benchmarks/ is on sys.path when run
+        from benchmarks.real_prose.real_prose import write_sample
 
         with tempfile.TemporaryDirectory() as work:
             book = Path(work) / f"{part}.txt"
@@ -152,7 +153,7 @@ def run(args: argparse.Namespace) -> tuple[dict, str, float]:
         if args.input:
             command.insert(4, args.input)
         elif args.real_prose:
-            from real_prose import write_sample  # benchmarks/ is on sys.path when run
+            from benchmarks.real_prose.real_prose import write_sample
 
             book = Path(work) / f"{args.real_prose}.txt"
             write_sample(book, args.real_prose)

@@ -8,7 +8,7 @@ each run and the difference B minus A with a 95 % bootstrap interval that resamp
 because the cases of one sentence share its words and so its errors. Writes
 benchmarks/results/compare_calibrations.json (or --out).
 
-Usage: python benchmarks/compare_calibrations.py A/calibrate.json B/calibrate.json
+Usage: python -m benchmarks.flags.compare_calibrations A/calibrate.json B/calibrate.json
        [--labels per-clip packed] [--out FILE]
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 
 from verified_tts.selection.policy import Gate, SelectionPolicy, judge
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESAMPLES = 4000
 
 

@@ -12,7 +12,7 @@ model, and the share of held-out takes outside the bounds that keep 95 % of the 
 (what a calibrated duration gate would reject). Writes
 benchmarks/results/duration_model_espeak.json.
 
-Usage: python benchmarks/duration_model.py [--candidates 4] [--generator espeak]
+Usage: python -m benchmarks.flags.duration_model [--candidates 4] [--generator espeak]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEVELOPMENT = ROOT / "benchmarks" / "data" / "dub_calibration_development.srt"
 HELD_OUT = ROOT / "benchmarks" / "data" / "short_lines_held_out.srt"
 WORD_BINS = ((1, 1), (2, 2), (3, 5), (6, 14))

@@ -1,10 +1,11 @@
 """A gate's bounds replayed over a real-prose render: what each flags, and does the judge agree?
 
-Input, as for ``benchmarks/stop_replay.py``: a render made with the defaults and every take kept
-(``benchmarks/real_books.py`` leaves one in ``WORK/PART/after``) and the judge's cache beside it
-(``judged.json``). The render's own recorded setting is replayed first and must give its own
-takes, winners and flags. Then the shipped selection (today's profile: its gates and stop
-setting) is replayed without the gate on ``--metric`` and with it at each of ``--bounds`` on
+Input, as for ``benchmarks/selection/stop_replay.py``: a render made with the defaults and every
+take kept (``benchmarks/real_prose/real_books.py`` leaves one in ``WORK/PART/after``) and the
+judge's cache beside it (``judged.json``). The render's own recorded setting is replayed first and
+must give its own takes, winners and flags. Then the shipped selection (today's profile: its gates
+and stop setting) is replayed without the gate on ``--metric`` and with it at each of ``--bounds``
+on
 ``--side`` (the gate on that metric is replaced whole; its shipped margin is kept), from the
 render's own takes. A variant that would want a take the render never made leaves that utterance
 out of every variant, so all are compared on the same utterances; how many is reported. The
@@ -15,7 +16,7 @@ goal of the real-books issue), the judge WER gain of the winners over candidate 
 paired interval, and each flagged line with what the judge and the verifier heard. The replay
 says what a bound would do on the development render; a render measures it.
 
-Usage: python benchmarks/gate_replay.py --render WORK/dev/after --judged WORK/dev/judged.json
+Usage: python -m benchmarks.flags.gate_replay --render WORK/dev/after --judged WORK/dev/judged.json
        [--metric wer] [--side max] [--bounds 0.3,0.4,0.5,0.75]
        [--output benchmarks/results/gate_replay_dev.json]
 """
@@ -31,8 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from stop_replay import Outcome, read_render, replay
-
+from benchmarks.selection.stop_replay import Outcome, read_render, replay
 from verified_tts.paired import paired_gain
 from verified_tts.selection.policy import Gate, SelectionPolicy
 
@@ -54,7 +54,7 @@ def variants(
 def figures(
     rows: Sequence[Any], outcomes: Sequence[Outcome], judged: dict[str, tuple[float, str]]
 ) -> dict[str, Any]:
-    from real_books import _key  # benchmarks/ is on sys.path when run
+    from benchmarks.real_prose.real_books import _key
 
     def wer(u: Any, take: int) -> float:
         return judged[_key(u, take)][0]
@@ -98,8 +98,7 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args()
 
-    from real_books import JudgeCache
-
+    from benchmarks.real_prose.real_books import JudgeCache
     from verified_tts.config import build_config
 
     _, rows, takes, _ = read_render(args.render)
@@ -116,7 +115,7 @@ def main() -> None:
         args.render, [(rows_kept[row], take) for row, take in sorted(wanted)]
     )
     result = {
-        "command": " ".join(["python", "benchmarks/gate_replay.py", *sys.argv[1:]]),
+        "command": " ".join(["python", "-m", "benchmarks.flags.gate_replay", *sys.argv[1:]]),
         "render": str(args.render),
         "judge": args.judge,
         "gate": {"metric": args.metric, "side": args.side},

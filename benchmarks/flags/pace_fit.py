@@ -1,16 +1,16 @@
 """How long a voice takes to read a text: the fit behind ``pace_ratio`` (verifiers/signal.py).
 
 Reads a finished render's manifest (the development chapters of the real-prose books, rendered
-with the defaults: benchmarks/real_books.py --part dev, or any render) and fits each take's length
-in seconds as seconds per letter or digit, per comma, colon or semicolon, per sentence end inside
-the text and for the end that closes it (dashes and brackets are counted too, to show that the
-voice does not pause there), by least squares over the takes that pass the worst-token gate (the
-ones read right). Reports the coefficients and, for the fitted pace and for
+with the defaults: benchmarks/real_prose/real_books.py --part dev, or any render) and fits each
+take's length in seconds as seconds per letter or digit, per comma, colon or semicolon, per sentence
+end inside the text and for the end that closes it (dashes and brackets are counted too, to show
+that the voice does not pause there), by least squares over the takes that pass the worst-token gate
+(the ones read right). Reports the coefficients and, for the fitted pace and for
 the letters-only expectation of ``duration_ratio`` (13 a second), the spread of the log of the
 take's length over the expected one and its 1st and 99th percentiles: the narrower, the fewer
 clean takes a duration gate must reject. Writes benchmarks/results/pace_fit.json (or --output).
 
-Usage: python benchmarks/pace_fit.py OUT_DIR [--output JSON]
+Usage: python -m benchmarks.flags.pace_fit OUT_DIR [--output JSON]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NAMES = ("letter_s", "clause_pause_s", "dash_or_bracket_s", "sentence_pause_s", "final_pause_s")
 _LETTERS = re.compile(r"[^\W_]")
 _CLAUSE = re.compile(r"[,;:]")

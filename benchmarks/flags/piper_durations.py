@@ -17,7 +17,7 @@ a fixed gate cannot absorb), and the 2.5-97.5 % range of the ratio. Texts: Harva
 1-60 and the development short lines (benchmarks/data/short_lines_development.srt), the tuning
 side of the team's split. Writes benchmarks/results/piper_durations.json.
 
-Usage: python benchmarks/piper_durations.py [--harvard 60] [--exact 24]
+Usage: python -m benchmarks.flags.piper_durations [--harvard 60] [--exact 24]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEV_LINES = ROOT / "benchmarks" / "data" / "short_lines_development.srt"
 DRAWS = (16, 64)  # the shipped mean (PREDICTION_DRAWS) and a finer one
 SEEDS = 8

@@ -1,10 +1,11 @@
 """A finished render's takes held to their voice's own predicted length, and the flags that gives.
 
-A render that started from an earlier store's takes (benchmarks/real_books.py ``--seed-store``)
-keeps what those takes were scored with: takes made before Piper reported the length it means a text
-to last carry no prediction, so their ``pace_ratio`` is the punctuation formula's even under today's
-signal verifier. This script asks the voice (the configured default generator, candidate 0 of each
-utterance's spoken text) for its predicted length, sets every stored take's ``pace_ratio`` and
+A render that started from an earlier store's takes (benchmarks/real_prose/real_books.py
+``--seed-store``) keeps what those takes were scored with: takes made before Piper reported the
+length it means a text to last carry no prediction, so their ``pace_ratio`` is the punctuation
+formula's even under today's signal verifier. This script asks the voice (the configured default
+generator, candidate 0 of each utterance's spoken text) for its predicted length, sets every stored
+take's ``pace_ratio`` and
 ``duration_ratio`` to its length over that, judges each take again under the shipped gates
 (:func:`verified_tts.selection.policy.judge`; the render's winner is kept while it still passes,
 else its best-scored passing take) and reports the figures of :func:`real_books.analyse_rows`, with
@@ -13,7 +14,7 @@ a take that becomes the winner here and was not judged there has no judge figure
 render's own; what the adaptive rounds would have generated differently under the new gate is not:
 the same takes under today's pace gate, not a new render.
 
-Usage: python benchmarks/repace_render.py OUT_DIR --judged JUDGED_JSON --output JSON
+Usage: python -m benchmarks.flags.repace_render OUT_DIR --judged JUDGED_JSON --output JSON
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from real_books import analyse_rows  # benchmarks/ is on sys.path when run
+from benchmarks.real_prose.real_books import analyse_rows
 
 __all__ = ["predicted_lengths", "regate"]
 
@@ -112,7 +113,7 @@ def main() -> None:
     predicted = predicted_lengths(rows)
     figures = analyse_rows(regate(rows, predicted), judged)
     data = {
-        "command": " ".join(["python", "benchmarks/repace_render.py", *sys.argv[1:]]),
+        "command": " ".join(["python", "-m", "benchmarks.flags.repace_render", *sys.argv[1:]]),
         "render": str(args.render),
         "judge": cache["judge"],
         "utterances_with_a_prediction": sum(1 for v in predicted.values() if v),

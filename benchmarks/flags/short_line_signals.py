@@ -1,11 +1,11 @@
 """Short lines the judge hears wrong but the gates pass: does any verifier signal point at them?
 
 Dubs the DEVELOPMENT short dialogue lines (benchmarks/data/short_lines_development.srt, the first
-halves of the books, benchmarks/short_lines.py; never the held-out ones) with the defaults
+halves of the books, benchmarks/dubbing/short_lines.py; never the held-out ones) with the defaults
 (``verified-tts dub``, ``-n 4``, adaptive), has the independent judge (Whisper base,
-``bundled:base``) transcribe every kept candidate (benchmarks/dub_lines.py's helpers), and asks of
-each signal the verifiers already compute whether it separates the passed winners the judge hears
-wrong from those it hears word for word: the selection ASR's own transcript against the text
+``bundled:base``) transcribe every kept candidate (benchmarks/dubbing/dub_lines.py's helpers), and
+asks of each signal the verifiers already compute whether it separates the passed winners the judge
+hears wrong from those it hears word for word: the selection ASR's own transcript against the text
 (``wer`` above 0), its worst token (``asr_min_logprob``, and ``asr_min_take_logprob`` on one-word
 lines), its mean token log-probability, and agreement between a cue's takes (the share of the
 cue's candidates whose selection transcript is the winner's). Per signal: the AUC over passed
@@ -19,7 +19,7 @@ lines (benchmarks/results/short_line_signals_held_out.json), to check what the d
 showed, not to choose anything: there each rule's bound is again the loosest within the budget on
 the lines measured, so its figures are the most any bound could catch there.
 
-Usage: python benchmarks/short_line_signals.py [--split development|held-out] [--n 4]
+Usage: python -m benchmarks.flags.short_line_signals [--split development|held-out] [--n 4]
        [--work DIR] [--budget 0.05]
 """
 
@@ -29,16 +29,14 @@ import argparse
 import json
 import math
 import statistics
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LINES = {
     "development": ROOT / "benchmarks" / "data" / "short_lines_development.srt",
     "held-out": ROOT / "benchmarks" / "data" / "short_lines_held_out.srt",
 }
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def _words(text: str) -> str:
@@ -57,8 +55,7 @@ def dub_and_judge(lines: Path, work: Path, n: int) -> tuple[dict, dict]:
             json.loads((out / "dub.json").read_text(encoding="utf-8")),
             json.loads(judged.read_text(encoding="utf-8")),
         )
-    from dub_lines import judge_run
-
+    from benchmarks.dubbing.dub_lines import judge_run
     from verified_tts.config import build_config
     from verified_tts.pipeline import Synthesizer
     from verified_tts.workflows.dub import dub
@@ -233,7 +230,8 @@ def main() -> None:
     rows = winners(report, manifest)
     record = {
         "benchmark": "short_line_signals",
-        "command": f"python benchmarks/short_line_signals.py --n {args.n} --budget {args.budget}"
+        "command": "python -m benchmarks.flags.short_line_signals"
+        + f" --n {args.n} --budget {args.budget}"
         + (f" --split {args.split}" if args.split != "development" else ""),
         "input": str(LINES[args.split].relative_to(ROOT)),
         "n": args.n,

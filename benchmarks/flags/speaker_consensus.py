@@ -25,7 +25,7 @@ smallest allowance, then the lowest ceiling. Run it on the development render to
 a held-out render to test the shipped setting (``shipped``: verified_tts.selection.consensus's
 constants). Writes benchmarks/results/speaker_consensus_<name>.json.
 
-Usage: python benchmarks/speaker_consensus.py OUT_DIR --name dev [--bound 0.8093]
+Usage: python -m benchmarks.flags.speaker_consensus OUT_DIR --name dev [--bound 0.8093]
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CEILINGS = (0.81, 0.83, 0.85, 0.87, 0.89)
 ALLOWANCES = (0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.15)
 
@@ -248,7 +248,7 @@ def main() -> None:
     shipped = evaluate(lines, args.bound, SPEAKER_CEILING, SPEAKER_ALLOWANCE)
     record = {
         "benchmark": "speaker_consensus",
-        "command": f"python benchmarks/speaker_consensus.py {args.render} --name {args.name}",
+        "command": f"python -m benchmarks.flags.speaker_consensus {args.render} --name {args.name}",
         "render": str(args.render),
         "verifier": identity,
         "bound": args.bound,

@@ -20,7 +20,7 @@ similarity's quantiles, the share of clean takes below the shipped speaker gate 
 the voice faults' similarity, the AUC of clean against faulted, and the bound at 5 % false alarms
 with the voice faults it catches. Writes benchmarks/results/speaker_length.json.
 
-Usage: python benchmarks/speaker_length.py [--harvard 40] [--seeds 4]
+Usage: python -m benchmarks.flags.speaker_length [--harvard 40] [--seeds 4]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEV_LINES = ROOT / "benchmarks" / "data" / "short_lines_development.srt"
 BINS = (0.0, 0.5, 0.8, 1.1, 1.4, 1.8, 2.4, 100.0)
 

@@ -15,7 +15,7 @@ land in the sentence's phonemes, which stay espeak-ng's (the word's phonemes cha
 and any symbol without an id in the voice. Nothing is spoken, so the figures do not depend on the
 machine. Writes benchmarks/results/epub_samples.json.
 
-Usage: python benchmarks/epub_samples.py FOLDER [FOLDER ...] [--piper] [--output JSON]
+Usage: python -m benchmarks.real_prose.epub_samples FOLDER [FOLDER ...] [--piper] [--output JSON]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LISTED = 150  # chapters and left-out lines kept per book (the counts are of all)
 
 

@@ -1,17 +1,18 @@
 """The judge's gain of the N=8 winners over candidate 0, read over several held-out samples at once.
 
-Each held-out sample of real prose (benchmarks/real_books.py) reports the judge's paired gain of
-the winners over candidate 0 with a bootstrap 95 % interval over its own lines. Samples rendered
-with the same selection (the same gates, stop setting and Whisper window layout) estimate the same
-gain on disjoint lines, so they can be read together: this pools them by inverse variance (each
-sample's standard error taken from its interval, as half its width over 1.96), tests whether they
-agree with one common gain (Cochran's Q), and asks how often a single sample of n lines would show
-an interval above 0 if the true gain were the pooled one (the per-line spread taken from the
+Each held-out sample of real prose (benchmarks/real_prose/real_books.py) reports the judge's paired
+gain of the winners over candidate 0 with a bootstrap 95 % interval over its own lines. Samples
+rendered with the same selection (the same gates, stop setting and Whisper window layout) estimate
+the same gain on disjoint lines, so they can be read together: this pools them by inverse variance
+(each sample's standard error taken from its interval, as half its width over 1.96), tests whether
+they agree with one common gain (Cochran's Q), and asks how often a single sample of n lines would
+show an interval above 0 if the true gain were the pooled one (the per-line spread taken from the
 samples), and how many lines a sample needs for that to happen 80 % and 90 % of the time. It reads
 only the result files, so no line is rendered or judged again; the normal approximation to each
 bootstrap interval is the method's one assumption.
 
-Usage: python benchmarks/gain_pooled.py [--samples STEM ...] [--sizes 300 414 ...] --output JSON
+Usage: python -m benchmarks.real_prose.gain_pooled [--samples STEM ...] [--sizes 300 414 ...]
+--output JSON
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 Z95 = NormalDist().inv_cdf(0.975)
 # every held-out sample rendered with today's selection (stop gain 0.08, prior spread 0.1, the
@@ -117,7 +118,7 @@ def main() -> None:
     sd = per_line_sd(samples)
     gain = pooled["mean_gain"]
     data = {
-        "command": " ".join(["python", "benchmarks/gain_pooled.py", *sys.argv[1:]]),
+        "command": " ".join(["python", "-m", "benchmarks.real_prose.gain_pooled", *sys.argv[1:]]),
         "method": (
             "inverse-variance pooling of each sample's paired gain, its standard error from its "
             "bootstrap 95% interval (half width / 1.96); Cochran's Q for a common gain; the chance "

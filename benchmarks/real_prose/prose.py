@@ -9,8 +9,7 @@ sentences taken evenly from one part: one sentence of 5 to 40 words from each ch
 paragraph each and no headings (a heading such as "CHAPTER IV." is read "chapter four", which a
 WER counts as wrong), so a benchmark renders real sentences from across the part rather than one
 chapter.
-``benchmarks/`` is on ``sys.path`` when a benchmark runs as a script, so each imports this module
-as ``prose``.
+Each benchmark imports this module as ``benchmarks.real_prose.prose``.
 """
 
 from __future__ import annotations

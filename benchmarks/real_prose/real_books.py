@@ -1,10 +1,10 @@
 """Real books: how many lines are flagged on real prose, whether the judge agrees, what N=8 gains.
 
-Renders a sample of the real-prose books (benchmarks/real_prose.py: held-out chapters by default,
-never tuned on; ``--part dev`` for the development chapters) as the plain-text book a user would
-give, with the defaults (Piper joe-medium, N=8 adaptive), in a fresh work folder so the render's
-time is its own. Then renders it again with the verification as it was before real prose was
-looked at (``benchmarks/configs/before_real_prose.toml``: the text as written for the reference,
+Renders a sample of the real-prose books (benchmarks/real_prose/real_prose.py: held-out chapters by
+default, never tuned on; ``--part dev`` for the development chapters) as the plain-text book a user
+would give, with the defaults (Piper joe-medium, N=8 adaptive), in a fresh work folder so the
+render's time is its own. Then renders it again with the verification as it was before real prose
+was looked at (``benchmarks/configs/before_real_prose.toml``: the text as written for the reference,
 the old worst-token gate, no comparison of takes), reusing the first render's audio (candidate k
 of an utterance is the same audio in both), so the two differ in verification only. The judge
 (Whisper base, ``bundled:base``, never used for selection) transcribes candidate 0 and every
@@ -21,14 +21,14 @@ real_books_demo.json). ``--seed-store`` starts the first render from an earlier 
 (the time is then not the render's own). Timings on a shared machine are inflated: each setting
 records the load average; the real-time factor of the issue is measured on idle cores
 (docs/real-prose.md gives the command), and the machine's speed in that hour, probed before and
-after the render (benchmarks/machine_speed.py), is recorded beside it.
+after the render (benchmarks/speed/machine_speed.py), is recorded beside it.
 
-Usage: python benchmarks/real_books.py [--part held_out|held_out_b|...|held_out_g|dev |
+Usage: python -m benchmarks.real_prose.real_books [--part held_out|held_out_b|...|held_out_g|dev |
        --demo | --harvard N] [--per-chapter N] [--chapters 3] [--skip-before] [--before-config TOML]
        [--seed-store STORE] [--work DIR] [--output JSON]
-       python benchmarks/real_books.py --analyse OUT_DIR... [--judged JUDGED_JSON...] --output JSON
-       (finished renders, their utterances pooled: flags and causes, and the judge's figures
-       where the runs' judgements of their takes are given)
+       python -m benchmarks.real_prose.real_books --analyse OUT_DIR... [--judged JUDGED_JSON...]
+       --output JSON (finished renders, their utterances pooled: flags and causes, and the judge's
+       figures where the runs' judgements of their takes are given)
 """
 
 from __future__ import annotations
@@ -46,13 +46,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-# benchmarks/ is on sys.path when run
-from machine_speed import probe as probe_machine
-from real_prose import CHAPTERS, PARTS, PER_CHAPTER, START, write_sample
-
+from benchmarks.real_prose.real_prose import CHAPTERS, PARTS, PER_CHAPTER, START, write_sample
+from benchmarks.speed.machine_speed import probe as probe_machine
 from verified_tts.paired import paired_gain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BEFORE = ROOT / "benchmarks" / "configs" / "before_real_prose.toml"
 DEMO = ROOT / "examples" / "book.md"
 LONG_S = 14.0  # longer than half a packed window: scored alone
@@ -339,7 +337,7 @@ def run(
     if seed is not None:
         shutil.copytree(seed, after / "store")
     # the machine's speed in the hour of the render, probed before and after it
-    # (benchmarks/machine_speed.py): real-time factors of different hours compare only with it
+    # (benchmarks/speed/machine_speed.py): real-time factors of different hours compare only with it
     speed_before = probe_machine() if seed is None else None
     timing = render_timed(book, after, {})
     if seed is not None:
@@ -425,14 +423,15 @@ def main() -> None:
             sys.exit(f"the judged files come from different judges ({', '.join(sorted(judges))})")
         rows = [u for out in args.analyse for u in read_manifest(out).utterances]
         render = str(args.analyse[0]) if len(args.analyse) == 1 else [str(a) for a in args.analyse]
-        figures = {"command": " ".join(["python", "benchmarks/real_books.py", *sys.argv[1:]]),
+        command = ["python", "-m", "benchmarks.real_prose.real_books", *sys.argv[1:]]
+        figures = {"command": " ".join(command),
                    "render": render, "note": args.note, "judge": next(iter(judges), None),
                    **analyse_rows(rows, judged)}  # fmt: skip
         output.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", "utf-8")
         print(json.dumps({k: v for k, v in figures.items() if k != "flagged_utterances"}))
         return
     common = {
-        "command": " ".join(["python", "benchmarks/real_books.py", *sys.argv[1:]]),
+        "command": " ".join(["python", "-m", "benchmarks.real_prose.real_books", *sys.argv[1:]]),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), **cpu_model()},
         "judge": args.judge,
         "before_config": _shown(args.before_config),
@@ -440,14 +439,14 @@ def main() -> None:
         "the real-time factor of the goal is measured on idle cores",
     }
     if args.harvard is not None:
-        from harvard import harvard_book
+        from benchmarks.common.harvard import harvard_book
 
         output = args.output or ROOT / "benchmarks" / "results" / "real_books_harvard.json"
         harvard_work = args.work / "harvard"
         book = harvard_book(harvard_work / "harvard.md", args.harvard)
         data = {
             **common,
-            "book": f"the first {args.harvard} Harvard sentences (benchmarks/harvard.py)",
+            "book": f"the first {args.harvard} Harvard sentences (benchmarks/common/harvard.py)",
             **run(book, harvard_work, args.skip_before, args.judge, args.seed_store,
                   args.before_config),
         }  # fmt: skip
@@ -480,7 +479,7 @@ def main() -> None:
                 f"rest held out; from {chapters} chapters of the part spread evenly, "
                 + (f"the heading and {per_chapter} utterances from the {start + 1}th on"
                    if start else f"the first {per_chapter} utterances")  # fmt: skip
-                + " each (benchmarks/real_prose.py)",
+                + " each (benchmarks/real_prose/real_prose.py)",
                 "chapters": [[name, chapter.title, len(segs)] for name, chapter, segs in samples],
             },
             **run(book, work, args.skip_before, args.judge, args.seed_store, args.before_config),

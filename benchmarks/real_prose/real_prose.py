@@ -22,17 +22,17 @@ on, after the chapter's heading (the headings, read before, are short and few).
 (docs/real-prose.md): the 91st to the 110th utterance of every held-out chapter, after its heading.
 ``held_out_h`` is an eighth, read only once the verifiers on their own threads were fixed: the
 111th to the 130th. ``held_out_i`` is a ninth, sized for a test of the judged gain that a sample
-passes nine times in ten at the gain the fifth to eighth show together (benchmarks/gain_pooled.py):
-up to 100 utterances of every held-out chapter from the 131st on, after its heading.
-Prefaces and notes outside the numbered chapters belong to neither. A benchmark renders a sample:
-the first ``per_chapter`` utterances (heading included) of ``chapters`` chapters per book, spread
-evenly over that book's part (first, middle and last by default), written as a plain-text book
-(:func:`write_sample`) that the reader parses back into exactly those utterances, so the sample is
-rendered as a user renders a ``.txt`` (docs/real-prose.md).
+passes nine times in ten at the gain the fifth to eighth show together
+(benchmarks/real_prose/gain_pooled.py): up to 100 utterances of every held-out chapter from the
+131st on, after its heading. Prefaces and notes outside the numbered chapters belong to neither. A
+benchmark renders a sample: the first ``per_chapter`` utterances (heading included) of ``chapters``
+chapters per book, spread evenly over that book's part (first, middle and last by default), written
+as a plain-text book (:func:`write_sample`) that the reader parses back into exactly those
+utterances, so the sample is rendered as a user renders a ``.txt`` (docs/real-prose.md).
 
-Usage as a library (benchmarks/ is on sys.path when a benchmark runs)::
+Usage as a library::
 
-    from real_prose import sample_segments, write_sample
+    from benchmarks.real_prose.real_prose import sample_segments, write_sample
     write_sample(Path("held_out.txt"), "held_out")
 """
 
@@ -62,7 +62,7 @@ __all__ = [
     "write_sample",
 ]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # ../shared beside the checkout (a worktree under wt/ looks one folder further up)
 DATA = next(
     (p / "shared" / "data" / "books" for p in ROOT.parents if (p / "shared" / "data").is_dir()),

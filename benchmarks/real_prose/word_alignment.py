@@ -22,7 +22,7 @@ counts as 0), by the aligner's word source (placed, interpolated). Writes
 benchmarks/results/word_alignment.json.
 Quality figures only: no timing is reported.
 
-Usage: nice -n 10 python benchmarks/word_alignment.py [--sentences 40] [--calibration 15]
+Usage: nice -n 10 python -m benchmarks.real_prose.word_alignment [--sentences 40] [--calibration 15]
        [--whisper MODEL]
 """
 
@@ -36,7 +36,7 @@ import re
 import statistics
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BOOKS = Path("/work/shared/data/books")
 OUT = ROOT / "benchmarks" / "results" / "word_alignment.json"
 _CHAPTER = re.compile(r"^\s*CHAPTER\s+[IVXLC]+\.?\s*$")

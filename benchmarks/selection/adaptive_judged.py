@@ -1,13 +1,13 @@
 """Adaptive N=8 rendered round by round and judged: its real-time factor and the judge's gain,
 against fixed N=8 on the same candidates.
 
-Replaying the stop rule over a fixed-N run's scores (benchmarks/adaptive_replay.py) is exact for
-per-clip Whisper scoring only: a packed score depends on which utterances share its round's
-windows, and the later rounds of an adaptive render hold fewer of them. This renders the first
-Harvard sentences (the package's copy, benchmarks/harvard.py) at N=8 adaptive with a config, in a
-fresh store so the time is that setting's alone, and has the judge (Whisper base, ``bundled:base``,
-never used by the verifiers) transcribe every winner. Judge WERs of the fixed-N A/B run of the same
-sentences and config (``--fixed``, an ``ab_benchmark.py`` output folder, with
+Replaying the stop rule over a fixed-N run's scores (benchmarks/selection/adaptive_replay.py) is
+exact for per-clip Whisper scoring only: a packed score depends on which utterances share its
+round's windows, and the later rounds of an adaptive render hold fewer of them. This renders the
+first Harvard sentences (the package's copy, benchmarks/common/harvard.py) at N=8 adaptive with a
+config, in a fresh store so the time is that setting's alone, and has the judge (Whisper base,
+``bundled:base``, never used by the verifiers) transcribe every winner. Judge WERs of the fixed-N
+A/B run of the same sentences and config (``--fixed``, an ``ab_benchmark.py`` output folder, with
 ``selection_rules.py``'s judge cache) are reused: candidate k's seed depends only on its utterance
 and k, so it is the same audio in both runs (checked by duration). Reports candidates per
 utterance, the real-time factor in wall and CPU seconds, the judge's paired gain over candidate 0
@@ -16,7 +16,7 @@ rendered winner and candidate count are those the replay over the fixed run pred
 ``--against`` another run's output of the same sentences, the paired difference of the winners'
 judge WER. Writes benchmarks/results/adaptive_judged.json (or --output).
 
-Usage: python benchmarks/adaptive_judged.py --fixed benchmarks/work/ab_packed/out
+Usage: python -m benchmarks.selection.adaptive_judged --fixed benchmarks/work/ab_packed/out
        [--config benchmarks/configs/packed_greedy.toml] [--sentences 300] [--work DIR]
        [--output JSON] [--note TEXT] [--against OTHER_RUN_JSON]
 """
@@ -32,12 +32,11 @@ import statistics
 import time
 from pathlib import Path
 
-from harvard import harvard_book  # benchmarks/ is on sys.path when run
-from selection_rules import already_judged
-
+from benchmarks.common.harvard import harvard_book
+from benchmarks.selection.selection_rules import already_judged
 from verified_tts.paired import paired_gain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def judge_cache(fixed: Path) -> dict[tuple[str, int], float]:

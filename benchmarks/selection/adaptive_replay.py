@@ -1,12 +1,12 @@
 """Adaptive rounds replayed: how much of fixed N=8's judged gain does each stopping rule keep,
 and at how many candidates?
 
-Input: benchmarks/results/candidate_judgements.json (written by benchmarks/selection_rules.py
-from a fixed N=8 run: every candidate's verifier scores and its judge WER, Whisper base). The
-early stop and the winner are pure functions of the candidates' scores
-(``verified_tts.selection.policy.should_stop`` and ``choose``), so replaying them over the stored
-scores gives exactly what an adaptive render with the same seeds would keep, without rendering
-again.
+Input: benchmarks/results/candidate_judgements.json (written by
+benchmarks/selection/selection_rules.py from a fixed N=8 run: every candidate's verifier scores and
+its judge WER, Whisper base). The early stop and the winner are pure functions of the candidates'
+scores (``verified_tts.selection.policy.should_stop`` and ``choose``), so replaying them over the
+stored scores gives exactly what an adaptive render with the same seeds would keep, without
+rendering again.
 
 For each schedule (round targets) and stop rule ("margin": a candidate passed every gate with
 margin, the old default; "expected_gain" with its settings over a grid) it reports candidates per
@@ -15,7 +15,7 @@ tuned and evaluated on different sentences: two folds (the first and second half
 each evaluated with the settings tuned on the other; the pooled held-out figures carry paired
 bootstrap 95% intervals. Writes benchmarks/results/adaptive_replay.json.
 
-Usage: python benchmarks/adaptive_replay.py [--input JSON] [--n 8]
+Usage: python -m benchmarks.selection.adaptive_replay [--input JSON] [--n 8]
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from verified_tts.selection.policy import (
     should_stop,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 
 SCHEDULES: tuple[tuple[int, ...], ...] = (

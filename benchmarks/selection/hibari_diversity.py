@@ -15,10 +15,12 @@ bootstrap interval (verified_tts.paired), and the gain of the winner over the fi
 candidate 0 (the render with no variation at all), which is what a producer compares against.
 
 Text sets: ``harvard`` (the package's Harvard sentences, --first/--count), ``dev`` and ``heldout``
-(--per-book sentences from each novel's development or held-out chapters, benchmarks/prose.py).
-Tune on harvard and dev; report heldout. Writes benchmarks/results/hibari_diversity_<set>.json.
+(--per-book sentences from each novel's development or held-out chapters,
+benchmarks/real_prose/prose.py). Tune on harvard and dev; report heldout. Writes
+benchmarks/results/hibari_diversity_<set>.json.
 
-Usage: nice -n 10 python benchmarks/hibari_diversity.py --set harvard [--first 101 --count 40]
+Usage: nice -n 10 python -m benchmarks.selection.hibari_diversity --set harvard [--first 101 --count
+40]
        [--set dev --per-book 20] [--settings 0/0 0.03/0 0/0.1 0.03/0.1] [--oracle]
        [--work /tmp/hibari-diversity]
 """
@@ -34,12 +36,12 @@ from pathlib import Path
 
 import numpy as np
 import soundfile as sf
-from harvard import harvard_book  # benchmarks/ is on sys.path when run
-from prose import prose_book  # benchmarks/ is on sys.path when run
 
+from benchmarks.common.harvard import harvard_book
+from benchmarks.real_prose.prose import prose_book
 from verified_tts.paired import paired_gain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 N = 8
 
 

@@ -1,9 +1,9 @@
 """Figures replayed from committed candidate judgements, with today's selection code.
 
-Input: the ``candidate_judgements*.json`` files that benchmarks/selection_rules.py writes from a
-fixed N=8 run (every candidate's verifier scores and, where judged, its judge WER, Whisper base).
-The selection policy is a pure function of those scores, so these figures need no model and no
-render, and they move whenever the policy does:
+Input: the ``candidate_judgements*.json`` files that benchmarks/selection/selection_rules.py writes
+from a fixed N=8 run (every candidate's verifier scores and, where judged, its judge WER, Whisper
+base). The selection policy is a pure function of those scores, so these figures need no model and
+no render, and they move whenever the policy does:
 
 - ``speaker_term``: per input, how many winners change when the ranking drops its speaker term
   (and also the ``asr_min_logprob`` weight), and the judge's WER of both winner sets with the
@@ -13,7 +13,8 @@ render, and they move whenever the policy does:
 - ``all_rejected``: sentences of the first 40 where every candidate fails a gate of the run's
   policy (the render flags them), with the gates they fail.
 
-Writes benchmarks/results/judgement_replays.json. Usage: python benchmarks/judgement_replays.py
+Writes benchmarks/results/judgement_replays.json. Usage: python -m
+benchmarks.selection.judgement_replays
 """
 
 from __future__ import annotations
@@ -24,12 +25,11 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-import adaptive_replay  # benchmarks/ is on sys.path when run
-
+from benchmarks.selection import adaptive_replay
 from verified_tts.paired import paired_gain
 from verified_tts.selection.policy import SelectionPolicy, choose, judge
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 INPUTS = (
     "candidate_judgements.json",

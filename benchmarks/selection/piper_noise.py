@@ -10,7 +10,7 @@ every candidate judged), the paired gain of
 the policy over candidate 0 with a seeded bootstrap 95% interval, and the generation real-time
 factor. Writes benchmarks/results/piper_noise.json.
 
-Usage: nice -n 10 python benchmarks/piper_noise.py [--first 101 --count 40]
+Usage: nice -n 10 python -m benchmarks.selection.piper_noise [--first 101 --count 40]
        [--settings 0.667/0.8 1.0/1.0] [--oracle] [--work /tmp/piper-noise]
 """
 
@@ -24,11 +24,11 @@ import time
 from pathlib import Path
 
 import soundfile as sf
-from harvard import harvard_book  # benchmarks/ is on sys.path when run
 
+from benchmarks.common.harvard import harvard_book
 from verified_tts.paired import paired_gain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "piper_noise.json"
 N = 8
 

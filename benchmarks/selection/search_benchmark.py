@@ -1,6 +1,6 @@
 """Beam search against best-of-N at equal budget on the tiny codec LMs: tokens, wall time, overhead.
 
-For each layout on the tiny random-weight models of ``benchmarks/tiny_models.py`` (real vLLM
+For each layout on the tiny random-weight models of ``benchmarks/common/tiny_models.py`` (real vLLM
 engine, real codec, real verifiers: resemblyzer speaker similarity, the bundled Whisper tiny.en
 for WER and the partial-transcript check, the signal checks), the same Harvard sentences are
 rendered twice into fresh stores under one ``--budget``:
@@ -14,7 +14,7 @@ have), and the share of prompt tokens the engine's prefix cache served. Random w
 noise, so no quality is compared here (``verified-tts ab --arm ...`` with real weights and the
 judge does that). Writes ``benchmarks/results/search_benchmark.json``.
 
-    .venv/bin/python benchmarks/search_benchmark.py [--quick] [--only orpheus] [--out F]
+    .venv/bin/python -m benchmarks.selection.search_benchmark [--quick] [--only orpheus] [--out F]
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harvard import sentences as harvard_sentences  # benchmarks/ is on sys.path when run
+from benchmarks.common.harvard import sentences as harvard_sentences
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

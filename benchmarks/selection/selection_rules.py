@@ -11,7 +11,7 @@ each with the paired bootstrap 95% interval of its gain over candidate 0. With `
 candidate is judged and the oracle (the judge picks) is added; on 2 shared cores that costs about
 3 s a clip. Writes benchmarks/results/selection_rules.json, and every candidate's verifier
 scores with its judge WER (null where not judged) to
-benchmarks/results/candidate_judgements.json, the input of benchmarks/adaptive_replay.py.
+benchmarks/results/candidate_judgements.json, the input of benchmarks/selection/adaptive_replay.py.
 
 Timings are wall seconds and CPU seconds (process time of all threads); on a shared machine the
 wall seconds are inflated by other work, the CPU seconds are not.
@@ -19,7 +19,8 @@ wall seconds are inflated by other work, the CPU seconds are not.
 Judge WERs are cached in OUT_DIR/judge_cache.json. ``--while-ab-judges`` judges now only what
 the A/B's own judge will not (the winners of N=1, 2, 4, 8), to run beside it, and stops there.
 
-Usage: python benchmarks/selection_rules.py OUT_DIR [--all] [--while-ab-judges] [--suffix _packed]
+Usage: python -m benchmarks.selection.selection_rules OUT_DIR [--all] [--while-ab-judges] [--suffix
+_packed]
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from pathlib import Path
 
 from verified_tts.paired import paired_gain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 
 

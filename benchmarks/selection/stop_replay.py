@@ -1,7 +1,7 @@
 """Adaptive stop settings replayed over a finished real-prose render: fewer takes, the same gain?
 
-Input: a render made with the defaults and every take kept (``benchmarks/real_books.py`` leaves
-one in ``WORK/PART/after``) and the judge's cache beside it (``judged.json``). An adaptive
+Input: a render made with the defaults and every take kept (``benchmarks/real_prose/real_books.py``
+leaves one in ``WORK/PART/after``) and the judge's cache beside it (``judged.json``). An adaptive
 decision after k takes depends only on those k takes' scores and details
 (``verified_tts.selection.consensus.judge_all``, ``verified_tts.selection.policy.should_stop``), so
 a setting that stops each utterance no later than the render did is replayed from the render's own
@@ -19,7 +19,8 @@ interval above 0; with ``--rule budget``, for a budget below what the render's g
 with the largest gain within ``--most-takes`` among those whose paired interval is above 0 (ties:
 fewer takes).
 
-Usage: python benchmarks/stop_replay.py --render WORK/dev/after --judged WORK/dev/judged.json
+Usage: python -m benchmarks.selection.stop_replay --render WORK/dev/after --judged
+WORK/dev/judged.json
        [--most-takes 4.2] [--rule keep-gain|budget]
        [--output benchmarks/results/stop_replay_dev.json]
 """
@@ -44,7 +45,7 @@ from verified_tts.selection.policy import (
     round_targets,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 N = 8
 SCHEDULES = ((2, 4), (1, 2, 4), (2, 4, 6), (1, 2, 4, 6))
 STOP_GAINS = (0.01, 0.015, 0.02, 0.03, 0.05, 0.08)
@@ -137,7 +138,7 @@ def figures(
     rows: Sequence[Any], outcomes: Sequence[Outcome], rendered: Sequence[Outcome],
     judged: dict[str, tuple[float, str]],
 ) -> dict[str, Any]:  # fmt: skip
-    from real_books import _key
+    from benchmarks.real_prose.real_books import _key
 
     gains = [
         judged[_key(u, 0)][0] - judged[_key(u, o.winner)][0]
@@ -212,7 +213,7 @@ def main() -> None:
         replayed.append((policy, outcomes))  # type: ignore[arg-type]
     wanted = {(i, o.winner) for _, outcomes in replayed for i, o in enumerate(outcomes)}
     wanted |= {(i, 0) for i in range(len(rows))}
-    from real_books import JudgeCache  # benchmarks/ is on sys.path when run
+    from benchmarks.real_prose.real_books import JudgeCache
 
     judged = JudgeCache(args.judged, args.judge).judge(
         args.render, [(rows[row], take) for row, take in sorted(wanted)]
@@ -221,7 +222,7 @@ def main() -> None:
     rows_out = [{**describe(p), **figures(rows, o, rendered, judged)} for p, o in replayed]
     chosen = choose_setting(rows_out, rendered_figures, args.most_takes, args.rule)
     result = {
-        "command": " ".join(["python", "benchmarks/stop_replay.py", *sys.argv[1:]]),
+        "command": " ".join(["python", "-m", "benchmarks.selection.stop_replay", *sys.argv[1:]]),
         "render": str(args.render),
         "utterances": len(rows),
         "judge": args.judge,

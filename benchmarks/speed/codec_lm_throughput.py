@@ -1,7 +1,7 @@
 """The codec-LM generators on this machine: token rates, engine idle share, codec decode cost.
 
 For each layout (orpheus, llasa, spark) on the tiny random-weight models of
-``benchmarks/tiny_models.py``, loaded through the real generator on the real vLLM engine:
+``benchmarks/common/tiny_models.py``, loaded through the real generator on the real vLLM engine:
 
 - generated tokens per second of the engine alone (no decoding), with 8 requests in flight
   versus one at a time; fixed-length requests (min_tokens = max_tokens) under the layout's
@@ -15,7 +15,8 @@ For each layout (orpheus, llasa, spark) on the tiny random-weight models of
 Random weights emit random tokens, so quality is not measured here, only cost. Writes
 ``benchmarks/results/codec_lm_throughput.json``.
 
-    .venv/bin/python benchmarks/codec_lm_throughput.py [--quick] [--only llasa,spark] [--out F]
+    .venv/bin/python -m benchmarks.speed.codec_lm_throughput [--quick] [--only llasa,spark] [--out
+    F]
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 TEXT = "The birch canoe slid on the smooth planks, and the sheet was glued to the dark background."

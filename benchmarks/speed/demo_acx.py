@@ -5,7 +5,7 @@ closing credits, then records each MP3's ACX measurements (from ``acx.json``), t
 starts read back from the file against the chapter files' offsets (in samples at 44.1 kHz), and
 the ACX check of the M4B itself. Writes benchmarks/results/demo_acx.json.
 
-    python benchmarks/demo_acx.py
+    python -m benchmarks.speed.demo_acx
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 

@@ -14,11 +14,11 @@ number of real-time streams. Prints JSON and writes ``gpu_check.json`` to ``$OUT
 folder). ``--quick`` runs tiny shapes on any device, to test the script; ``--only`` picks layouts.
 
 ``--search`` adds a search run (needs vLLM): beam search against best-of-N at equal budget on a
-few Harvard sentences through the real pipeline (``benchmarks/search_benchmark.py``): tokens and
-wall seconds per utterance, the overhead of decoding and scoring partial audio, the prefix-cache
-share. With real weights pass ``--search-model DIR --search-codec DIR`` (``--search-layout``
-orpheus, llasa or spark); with ``--quick`` it builds the tiny random models and runs on any
-device.
+few Harvard sentences through the real pipeline (``benchmarks/selection/search_benchmark.py``):
+tokens and wall seconds per utterance, the overhead of decoding and scoring partial audio, the
+prefix-cache share. With real weights pass ``--search-model DIR --search-codec DIR``
+(``--search-layout`` orpheus, llasa or spark); with ``--quick`` it builds the tiny random models and
+runs on any device.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # BiCodec's modules, this checkout
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # BiCodec's modules, this checkout
 
 ORPHEUS_3B = dict(
     hidden_size=3072,
@@ -309,8 +309,7 @@ def search_check(args: argparse.Namespace) -> dict[str, Any]:
         import vllm  # noqa: F401
     except Exception as exc:
         return {"skipped": f"vllm not importable: {type(exc).__name__}"}
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import search_benchmark
+    from benchmarks.selection import search_benchmark
 
     layout = args.search_layout
     settings = argparse.Namespace(

@@ -1,7 +1,7 @@
 """How fast does the hibari voice sample candidates, and where does the time go?
 
 Synthesizes 8 candidates each of the first Harvard sentences (the package's copy,
-benchmarks/harvard.py) with hibari "heart" and reports, per layout, the generation real-time
+benchmarks/common/harvard.py) with hibari "heart" and reports, per layout, the generation real-time
 factor per candidate (wall seconds / seconds of audio; the front end included) and the CPU
 seconds per second of audio, which other work on a shared machine does not inflate:
 
@@ -15,7 +15,7 @@ graph run) and with seeds alone (``0/0``: the 8 candidates of a sentence share o
 the signal stage runs 8 times). A last pass times the graph and the signal stage apart, one
 thread. Writes benchmarks/results/hibari_throughput.json.
 
-Usage: nice -n 10 python benchmarks/hibari_throughput.py [--sentences 20] [--jitter 0.04/0.1]
+Usage: nice -n 10 python -m benchmarks.speed.hibari_throughput [--sentences 20] [--jitter 0.04/0.1]
 """
 
 from __future__ import annotations
@@ -27,11 +27,10 @@ import platform
 import time
 from pathlib import Path
 
-from harvard import sentences  # benchmarks/ is on sys.path when run
-
+from benchmarks.common.harvard import sentences
 from verified_tts.cores import usable_cores
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "hibari_throughput.json"
 CANDIDATES = 8
 

@@ -2,13 +2,13 @@
 
 The two cores these renders run on change speed from hour to hour by more than the changes being
 measured, so each render since the sixth held-out sample probes the machine before and after it
-(benchmarks/machine_speed.py: Piper's plain graph on a fixed workload, CPU seconds per second of
-audio). This divides each render's real-time factor by the mean of its two probes, which gives
+(benchmarks/speed/machine_speed.py: Piper's plain graph on a fixed workload, CPU seconds per second
+of audio). This divides each render's real-time factor by the mean of its two probes, which gives
 what the render costs per probe second, comparable across hours, and the probe at which its
 real-time factor would be at the goal of 0.25. Renders whose probes ran another graph are left
 out.
 
-Usage: python benchmarks/hour_free.py [--output benchmarks/results/hour_free.json]
+Usage: python -m benchmarks.speed.hour_free [--output benchmarks/results/hour_free.json]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 import statistics
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 GOAL = 0.25  # the issue's real-time factor goal on real prose, for the tables too
 # the seventh render's probes loaded the default voice, planar by then, and do not say so
@@ -52,7 +52,7 @@ def main() -> None:
         figures = hour_free(json.loads(path.read_text()))
         if figures is not None:
             renders[path.stem] = figures
-    out = {"command": "python benchmarks/hour_free.py", "goal": GOAL, "renders": renders}
+    out = {"command": "python -m benchmarks.speed.hour_free", "goal": GOAL, "renders": renders}
     args.output.write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))
 

@@ -9,8 +9,8 @@ memory (ru_maxrss) is its own. Also written: the M4B chapter accuracy (chapter s
 from the file against the chapter files' offsets, in samples) and the ACX figures of the
 chapters. Writes benchmarks/results/long_book.json.
 
-    nice -n 10 python benchmarks/long_book.py            # 1 h and 10 h
-    python benchmarks/long_book.py --hours 0.2 --hours 1  # a quicker look
+    nice -n 10 python -m benchmarks.speed.long_book            # 1 h and 10 h
+    python -m benchmarks.speed.long_book --hours 0.2 --hours 1  # a quicker look
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 CHAPTER_MINUTES = 30.0
@@ -33,8 +33,7 @@ SENTENCES = 40
 
 
 def _store_winners(store_dir: Path) -> list:
-    from harvard import sentences  # benchmarks/ is on sys.path when run
-
+    from benchmarks.common.harvard import sentences
     from verified_tts.generators import SynthesisRequest
     from verified_tts.generators.espeak import EspeakGenerator
     from verified_tts.storage.keys import candidate_key, candidate_seed
@@ -143,8 +142,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="long-book-") as work:
         for hours in args.hours or [1.0, 10.0]:
             done = subprocess.run(
-                [sys.executable, __file__, "--child", str(hours), "--work", work],
-                capture_output=True, text=True, check=True,
+                [sys.executable, "-m", "benchmarks.speed.long_book", "--child", str(hours),
+                 "--work", work],
+                cwd=ROOT, capture_output=True, text=True, check=True,
             )  # fmt: skip
             runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(json.dumps(runs[-1]), flush=True)

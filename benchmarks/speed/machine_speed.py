@@ -10,7 +10,7 @@ graph: ``planar = false``, as every probe before the planar convolutions ran) an
 the CPU seconds it took per second of audio; :mod:`real_books` records it next to each render's
 timing. The probe's own timing is not a goal: it says which hour a render ran in.
 
-Usage: python benchmarks/machine_speed.py [--lines 24] [--repeat 1] [--output JSON]
+Usage: python -m benchmarks.speed.machine_speed [--lines 24] [--repeat 1] [--output JSON]
        (each run is appended to the output's list: the drift over a day, one line per probe)
 """
 
@@ -24,9 +24,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from real_prose import sample_segments
+from benchmarks.real_prose.real_prose import sample_segments
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TAKES = 2  # takes per line, as the adaptive render's first two rounds make
 
 
@@ -86,7 +86,7 @@ def main() -> None:
     data = (
         json.loads(args.output.read_text(encoding="utf-8"))
         if args.output.is_file()
-        else {"command": "python benchmarks/machine_speed.py", "probes": []}
+        else {"command": "python -m benchmarks.speed.machine_speed", "probes": []}
     )
     for _ in range(args.repeat):
         found = probe(args.lines, generator)

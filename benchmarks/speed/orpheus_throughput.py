@@ -9,7 +9,7 @@ batched); and, for a full ``sample()`` with decoding on the thread pool, the sha
 the engine had no request to work on. Random weights emit random frames, so quality is not
 measured here, only cost. Writes ``benchmarks/results/orpheus_throughput.json``.
 
-    .venv/bin/python benchmarks/orpheus_throughput.py [--quick] [--no-big] [--out FILE]
+    .venv/bin/python -m benchmarks.speed.orpheus_throughput [--quick] [--no-big] [--out FILE]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 TEXT = "The birch canoe slid on the smooth planks, and the sheet was glued to the dark background."

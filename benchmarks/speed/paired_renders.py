@@ -2,8 +2,8 @@
 
 A change meant to make renders cheaper is measured by its effect on a whole render, and on the
 2-core development machines the hour moves a render's time by more than most such changes
-(benchmarks/machine_speed.py). So this renders one sample with side A and side B alternately, in
-the order A B B A for each round (a drift that is linear over a round cancels), each render from
+(benchmarks/speed/machine_speed.py). So this renders one sample with side A and side B alternately,
+in the order A B B A for each round (a drift that is linear over a round cancels), each render from
 an empty store in its own process, and probes the machine's speed (Piper's plain graph on a fixed
 workload) before every render. A side is a git revision (checked out once as a detached worktree
 under the work folder and imported from there) and an optional config file. Per side it reports
@@ -13,7 +13,7 @@ seconds, and of the real-time factor per probe second; and whether the two sides
 takes (the same winners and take counts) and wrote the same chapter audio, which says whether a
 change meant to leave every score alone did.
 
-Usage: python benchmarks/paired_renders.py --a REV [--config-a TOML] --b REV [--config-b TOML]
+Usage: python -m benchmarks.speed.paired_renders --a REV [--config-a TOML] --b REV [--config-b TOML]
        [--part dev] [--per-chapter 10] [--chapters 3] [--rounds 2] [--work DIR] --output JSON
        (REV: any git revision, e.g. HEAD or a commit; "." is the working tree as it is)
 """
@@ -31,12 +31,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# benchmarks/ is on sys.path when run
-from machine_speed import probe as probe_machine
-from machine_speed import probe_generator
-from real_prose import CHAPTERS, PARTS, START, write_sample
+from benchmarks.real_prose.real_prose import CHAPTERS, PARTS, START, write_sample
+from benchmarks.speed.machine_speed import probe as probe_machine
+from benchmarks.speed.machine_speed import probe_generator
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 ORDER = ("a", "b", "b", "a")  # one round
 
@@ -44,8 +43,9 @@ ORDER = ("a", "b", "b", "a")  # one round
 RENDER = """
 import json, sys
 from pathlib import Path
-import verified_tts
-from real_books import render_timed
+import verified_tts  # this side's tree, first on the path
+sys.path.append(sys.argv[4])  # this checkout's benchmarks, after this side's own code
+from benchmarks.real_prose.real_books import render_timed
 from verified_tts.config import read_config_file
 book, out, config = sys.argv[1:4]
 table = read_config_file(config) if config else {}
@@ -80,9 +80,9 @@ def render_side(tree: Path, book: Path, out: Path, config: Path | None) -> dict[
     """Render ``book`` into ``out`` in a new process that imports ``tree``'s code."""
     if out.exists():
         shutil.rmtree(out)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(BENCHMARKS)])}
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     done = subprocess.run(
-        [sys.executable, "-c", RENDER, str(book), str(out), str(config or "")],
+        [sys.executable, "-c", RENDER, str(book), str(out), str(config or ""), str(ROOT)],
         cwd=tree, env=env, capture_output=True, text=True,
     )  # fmt: skip
     if done.returncode != 0:
@@ -163,7 +163,7 @@ def main() -> None:
     generator = probe_generator()
     renders, outcomes = [], {"a": [], "b": []}
     data: dict[str, Any] = {
-        "command": " ".join(["python", "benchmarks/paired_renders.py", *sys.argv[1:]]),
+        "command": " ".join(["python", "-m", "benchmarks.speed.paired_renders", *sys.argv[1:]]),
         "sample": {
             "part": args.part,
             "per_chapter": args.per_chapter,

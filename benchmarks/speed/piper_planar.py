@@ -9,7 +9,7 @@ second of audio, the planar/plain ratio of each adjacent pair with its median an
 far the two graphs' samples are apart (largest absolute difference, and whether every take has
 the same length).
 
-Usage: python benchmarks/piper_planar.py [--lines 24] [--pairs 4] [--output JSON]
+Usage: python -m benchmarks.speed.piper_planar [--lines 24] [--pairs 4] [--output JSON]
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-from machine_speed import probe, probe_generator, probe_requests
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchmarks.speed.machine_speed import probe, probe_generator, probe_requests
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:
@@ -64,7 +65,7 @@ def main() -> None:
         for r in runs
     ]
     result = {
-        "benchmark": "benchmarks/piper_planar.py",
+        "benchmark": "benchmarks/speed/piper_planar.py",
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "lines": args.lines,
         "takes": len(requests),

@@ -1,8 +1,8 @@
 """How fast does the Piper voice sample candidates on this machine, and how should runs be laid out?
 
 Synthesizes 8 candidates each of the first Harvard sentences (the package's copy,
-benchmarks/harvard.py) with the bundled en_US-joe-medium voice in four layouts and reports the
-generation real-time factor per candidate (wall seconds / seconds of audio; phonemization
+benchmarks/common/harvard.py) with the bundled en_US-joe-medium voice in four layouts and reports
+the generation real-time factor per candidate (wall seconds / seconds of audio; phonemization
 included), and the CPU seconds per second of audio, which other work on a shared machine does not
 inflate:
 
@@ -16,7 +16,7 @@ inflate:
 It also checks that candidate 0 of the batch equals the single run over the single run's length
 (the batch would only be usable if it did). Writes benchmarks/results/piper_throughput.json.
 
-Usage: nice -n 10 python benchmarks/piper_throughput.py [--sentences 10]
+Usage: nice -n 10 python -m benchmarks.speed.piper_throughput [--sentences 10]
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from harvard import HARVARD  # benchmarks/ is on sys.path when run
 
+from benchmarks.common.harvard import HARVARD
 from verified_tts.cores import usable_cores
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "piper_throughput.json"
 CANDIDATES = 8
 

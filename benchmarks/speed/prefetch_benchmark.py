@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from harvard import sentences as harvard_sentences  # benchmarks/ is on sys.path when run
+from benchmarks.common.harvard import sentences as harvard_sentences
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ mastering, encoding, alignment, the EPUB). Reported per run: that stage's second
 seconds, and the stage's seconds per hour of audio. Writes benchmarks/results/readalong_cost.json.
 Timing figures: run on idle cores.
 
-Usage: python benchmarks/readalong_cost.py [--book examples/book.md] [--repeats 3]
+Usage: python -m benchmarks.speed.readalong_cost [--book examples/book.md] [--repeats 3]
        [--generator piper] [--work /tmp/readalong-cost]
 """
 
@@ -25,7 +25,7 @@ import statistics
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "readalong_cost.json"
 RUNS = {
     "flac": {"formats": "flac"},

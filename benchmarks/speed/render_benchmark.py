@@ -1,7 +1,7 @@
 """Render benchmark for the embedded default: demo time, real-time factor and WER vs N.
 
-Renders the first sentences of the Harvard list (the package's copy, benchmarks/harvard.py, one
-sentence per paragraph) at N=1, N=8 adaptive and N=8 fixed, each into a fresh store so every
+Renders the first sentences of the Harvard list (the package's copy, benchmarks/common/harvard.py,
+one sentence per paragraph) at N=1, N=8 adaptive and N=8 fixed, each into a fresh store so every
 figure is the compute of that setting alone, and times `verified-tts render examples/book.md`
 as a user runs it after set-up. Writes JSON to benchmarks/results/render_benchmark.json; a run
 of some settings (``--settings``) replaces those settings in an existing file and keeps the others.
@@ -11,7 +11,7 @@ demo, of the child process): on a machine shared with other work the wall second
 the CPU seconds are not. ``cpu_real_time_factor`` is CPU seconds per second of finished speech,
 which on an idle machine with C cores bounds the wall factor from below by cpu/C.
 
-Usage: python benchmarks/render_benchmark.py [--sentences 100] [--skip-demo]
+Usage: python -m benchmarks.speed.render_benchmark [--sentences 100] [--skip-demo]
        [--settings n1 n8-adaptive n8-fixed]
 """
 
@@ -28,9 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from harvard import harvard_book  # benchmarks/ is on sys.path when run
+from benchmarks.common.harvard import harvard_book
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_setting(book: Path, work: Path, name: str, n: int, adaptive: bool) -> dict:

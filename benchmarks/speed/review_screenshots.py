@@ -2,7 +2,7 @@
 book (examples/book.md) as a producer first sees it, worst line first, and the same view with a
 lexicon entry being added for the marked word.
 
-    python benchmarks/review_screenshots.py [--out out/review-screenshots]
+    python -m benchmarks.speed.review_screenshots [--out out/review-screenshots]
 
 The demo is rendered there with the default settings first unless the folder already holds a
 render; the review is started on a copy, so the render itself is left as it is.
@@ -15,7 +15,7 @@ import shutil
 import time
 from pathlib import Path
 
-from review_benchmark import ROOT, Review, chromium, render_demo  # benchmarks/ is on sys.path
+from benchmarks.speed.review_benchmark import ROOT, Review, chromium, render_demo
 
 
 def wait(driver, script: str, timeout: float = 60.0) -> None:

@@ -1,18 +1,18 @@
 """Verification speed: per-clip against packed Whisper scoring, at equal selection quality.
 
-Generates N candidates for Harvard sentences (the package's copy, benchmarks/harvard.py) with the
-chosen generator, scores every candidate once with the signal and speaker verifiers, then with each
-WER verifier setting below, one ``score`` call per window of utterances with all N candidates in it
-(what a fixed-N render hands the verifier). For every setting it reports clips per second (wall and
-CPU), where the time goes (Whisper encode / generate / align), the winners of the real selection
-policy (N=2, 4, 8 fixed and N=8 adaptive replayed on the same scores) and how often they agree with
-the per-clip baseline, beside two controls of the baseline's own stability (float32 instead of
-int8; every clip after 1 s of silence) and each winner's regret by the baseline's own scores, and
-how far its ranking scores move from the baseline's within an utterance (beside the baseline's own
-spread between candidates); for packed settings, the worst-token bound that rejects as many
-candidates as the per-clip gate (how the packed gate was set). N=8 adaptive is also run round by
-round as a render runs it (``n8_adaptive_rounds``): a packed score depends on the other utterances
-of its round, so there the same candidate can score differently than in the fixed-N call
+Generates N candidates for Harvard sentences (the package's copy, benchmarks/common/harvard.py) with
+the chosen generator, scores every candidate once with the signal and speaker verifiers, then with
+each WER verifier setting below, one ``score`` call per window of utterances with all N candidates
+in it (what a fixed-N render hands the verifier). For every setting it reports clips per second
+(wall and CPU), where the time goes (Whisper encode / generate / align), the winners of the real
+selection policy (N=2, 4, 8 fixed and N=8 adaptive replayed on the same scores) and how often they
+agree with the per-clip baseline, beside two controls of the baseline's own stability (float32
+instead of int8; every clip after 1 s of silence) and each winner's regret by the baseline's own
+scores, and how far its ranking scores move from the baseline's within an utterance (beside the
+baseline's own spread between candidates); for packed settings, the worst-token bound that rejects
+as many candidates as the per-clip gate (how the packed gate was set). N=8 adaptive is also run
+round by round as a render runs it (``n8_adaptive_rounds``): a packed score depends on the other
+utterances of its round, so there the same candidate can score differently than in the fixed-N call
 (``adaptive_rounds``); and one utterance per call, as a rerender scores (``scored_alone``). Whisper
 base (``bundled:base``, never used by the verifiers) judges candidate 0 and every setting's N=8
 winner: the A/B gain (judge WER of candidate 0 minus that of the winner) with a paired bootstrap 95
@@ -21,7 +21,7 @@ sentences at N=1 and N=8 adaptive with each of --render-settings (fresh stores),
 factor, the CPU seconds, the stage seconds and how often an adaptive render picks the baseline's
 winners. Writes benchmarks/results/verify_speed.json (or --out).
 
-Usage: python benchmarks/verify_speed.py [--generator espeak] [--first 600] [--sentences 64]
+Usage: python -m benchmarks.speed.verify_speed [--generator espeak] [--first 600] [--sentences 64]
        [--n 8] [--settings baseline packed ...] [--render-sentences 32] [--skip-render]
        [--skip-judge] [--skip-rounds] [--render-settings baseline packed ...] [--out FILE]
 """
@@ -41,12 +41,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from harvard import sentences as harvard_sentences  # benchmarks/ is on sys.path when run
 
+from benchmarks.common.harvard import sentences as harvard_sentences
 from verified_tts.errors import UserError
 from verified_tts.paired import paired_gain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # name -> [verifiers.wer] options. "baseline" is per-clip scoring with a beam-5 transcript (the
 # default), against which packing is measured; spelled out so it stays so whatever the default.

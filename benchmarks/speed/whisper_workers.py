@@ -1,7 +1,7 @@
 """Whisper verifier throughput by worker layout: one worker on every core against a worker per core.
 
-Generates N candidates for Harvard sentences (the package's copy, benchmarks/harvard.py) with the
-chosen generator, then scores all of them with the WER verifier, per clip (beam 5) and packed
+Generates N candidates for Harvard sentences (the package's copy, benchmarks/common/harvard.py) with
+the chosen generator, then scores all of them with the WER verifier, per clip (beam 5) and packed
 (greedy), each with one CTranslate2 worker on every core and two windows per encoder call (the
 layout before ``workers``) and with the default of one single-threaded worker per core (packed: up
 to 8 windows a call, also timed on one worker alone), one ``score`` call per window of utterances
@@ -9,7 +9,7 @@ as a render's round hands them over. Reports wall and CPU seconds, clips per sec
 and whether every metric and detail came out identical. Writes
 benchmarks/results/whisper_workers.json (or --out).
 
-Usage: python benchmarks/whisper_workers.py [--generator piper] [--first 600] [--sentences 32]
+Usage: python -m benchmarks.speed.whisper_workers [--generator piper] [--first 600] [--sentences 32]
        [--n 8] [--window 16] [--out FILE]
 """
 
@@ -24,11 +24,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from verify_speed import generate, sentences  # benchmarks/ is on sys.path when run
-
+from benchmarks.speed.verify_speed import generate, sentences
 from verified_tts.cores import usable_cores
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def layouts() -> Mapping[str, Mapping[str, Any]]:

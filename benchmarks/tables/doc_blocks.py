@@ -43,7 +43,7 @@ __all__ = [
     "result",
 ]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 BLOCK = re.compile(r"<!-- (table|figure): ([\w.-]+) -->(.*?)<!-- /\1 -->", re.S)
 

@@ -5,8 +5,9 @@ benchmarks/results/*.json (the ``tables_*.py`` modules); the configuration refer
 docs/configuration.md from the options types (options_reference.py). Run it after a benchmark
 writes a result file or an option changes, and commit what it rewrites:
 
-    python benchmarks/make_tables.py            # rewrite the blocks in place
-    python benchmarks/make_tables.py --check    # exit 1 and list what differs (tests do this)
+    python -m benchmarks.tables.make_tables            # rewrite the blocks in place
+    python -m benchmarks.tables.make_tables --check    # exit 1 and list what differs (tests do
+    this)
 
 ``--check`` also runs the provenance checks: every number a generated block shows outside its
 label columns is a value of its result files, and every decimal figure or percentage written in
@@ -21,7 +22,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from doc_blocks import (
+from benchmarks.tables.doc_blocks import (
     ROOT,
     Generated,
     blocks,
@@ -30,15 +31,15 @@ from doc_blocks import (
     fill,
     numbers_in,
 )
-from options_reference import option_rows, reference_markdown
-from tables_calibration import BLOCKS as CALIBRATION
-from tables_dubbing import BLOCKS as DUBBING
-from tables_judged import BLOCKS as JUDGED
-from tables_readalong import BLOCKS as READALONG
-from tables_real_books import BLOCKS as REAL_BOOKS
-from tables_review import BLOCKS as REVIEW
-from tables_selection import BLOCKS as SELECTION
-from tables_systems import BLOCKS as SYSTEMS
+from benchmarks.tables.options_reference import option_rows, reference_markdown
+from benchmarks.tables.tables_calibration import BLOCKS as CALIBRATION
+from benchmarks.tables.tables_dubbing import BLOCKS as DUBBING
+from benchmarks.tables.tables_judged import BLOCKS as JUDGED
+from benchmarks.tables.tables_readalong import BLOCKS as READALONG
+from benchmarks.tables.tables_real_books import BLOCKS as REAL_BOOKS
+from benchmarks.tables.tables_review import BLOCKS as REVIEW
+from benchmarks.tables.tables_selection import BLOCKS as SELECTION
+from benchmarks.tables.tables_systems import BLOCKS as SYSTEMS
 
 __all__ = ["REGISTRY", "check", "documents", "regenerate"]
 
@@ -63,7 +64,7 @@ def documents() -> list[Path]:
 
 def _render(kind: str, name: str) -> str:
     if name not in REGISTRY:
-        raise KeyError(f"no generated block named {name!r} (benchmarks/make_tables.py)")
+        raise KeyError(f"no generated block named {name!r} (benchmarks/tables/make_tables.py)")
     return REGISTRY[name].render()
 
 

@@ -6,7 +6,16 @@ Each function renders one block of docs/*.md from its result files (see doc_bloc
 
 from __future__ import annotations
 
-from doc_blocks import Generated, better_worse, ci, gain, md_table, num, pct, result
+from benchmarks.tables.doc_blocks import (
+    Generated,
+    better_worse,
+    ci,
+    gain,
+    md_table,
+    num,
+    pct,
+    result,
+)
 
 __all__ = ["BLOCKS"]
 

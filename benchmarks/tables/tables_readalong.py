@@ -7,7 +7,7 @@ read.
 
 from __future__ import annotations
 
-from doc_blocks import Generated, md_table, num, pct, result
+from benchmarks.tables.doc_blocks import Generated, md_table, num, pct, result
 
 __all__ = ["BLOCKS"]
 

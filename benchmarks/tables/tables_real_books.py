@@ -1,10 +1,11 @@
 """Generated blocks of the real-books figures: flags, what the judge says of them, the N=8 gain.
 
 Each function renders one block of docs/real-prose.md from a ``real_books_*.json`` file written
-by benchmarks/real_books.py (see doc_blocks.py); the ``BLOCKS`` mapping names them. A file has the
-render with today's verification (``after``) and, unless it was run with ``--skip-before``, the
-same audio scored as before real prose was looked at (``before``); a table shows both where both
-are there. Labels (what a row is, a cause's name) are written here; every figure is read.
+by benchmarks/real_prose/real_books.py (see doc_blocks.py); the ``BLOCKS`` mapping names them. A
+file has the render with today's verification (``after``) and, unless it was run with
+``--skip-before``, the same audio scored as before real prose was looked at (``before``); a table
+shows both where both are there. Labels (what a row is, a cause's name) are written here; every
+figure is read.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from doc_blocks import Generated, better_worse, gain, md_table, num, pct, result
-from hour_free import GOAL, PLANAR_UNSAID
+from benchmarks.speed.hour_free import GOAL, PLANAR_UNSAID
+from benchmarks.tables.doc_blocks import Generated, better_worse, gain, md_table, num, pct, result
 
 __all__ = ["BLOCKS"]
 
@@ -95,8 +96,9 @@ def _named(counts: dict[str, int]) -> dict[str, int]:
 
 
 def _causes(renders: list[tuple[str, dict[str, Any]]]) -> str:
-    """Each cause of a failed gate (benchmarks/real_books.py ``cause_of``): flagged utterances,
-    of them heard word for word by the judge, and failed takes, per (label, render figures)."""
+    """Each cause of a failed gate (benchmarks/real_prose/real_books.py ``cause_of``): flagged
+    utterances, of them heard word for word by the judge, and failed takes, per (label, render
+    figures)."""
     fields = ("flagged_by_cause", "false_alarms_by_cause", "failed_takes_by_cause")
     renders = [(label, {**f, **{k: _named(f[k]) for k in fields}}) for label, f in renders]
     causes: dict[str, None] = {}
@@ -320,9 +322,9 @@ def speed_figure(stem: str) -> str:
 
 
 def machine_speed_figure(stem: str) -> str:
-    """The machine's speed in the hour of a render (benchmarks/machine_speed.py), probed before
-    and after it: what a real-time factor of another hour is compared with, and which Piper graph
-    the probe ran (a probe that does not say ran the plain graph, but for the renders in
+    """The machine's speed in the hour of a render (benchmarks/speed/machine_speed.py), probed
+    before and after it: what a real-time factor of another hour is compared with, and which Piper
+    graph the probe ran (a probe that does not say ran the plain graph, but for the renders in
     ``hour_free.PLANAR_UNSAID``)."""
     before, after = result(stem)["after"]["timing"]["machine_speed"]
     graph = before.get("graph", "planar" if stem in PLANAR_UNSAID else "plain")
@@ -336,7 +338,7 @@ def machine_speed_figure(stem: str) -> str:
 
 def hour_free_figure(stem: str) -> str:
     """A render's real-time factor over the mean of the machine-speed probes around it
-    (benchmarks/hour_free.py): its cost with the hour taken out, and the probe at the goal."""
+    (benchmarks/speed/hour_free.py): its cost with the hour taken out, and the probe at the goal."""
     figures = result("hour_free")["renders"][stem]
     return (
         f"real-time factor {num(figures['real_time_factor'], 3)} at a mean probe of "
@@ -347,7 +349,7 @@ def hour_free_figure(stem: str) -> str:
 
 
 def planar_figure(stem: str) -> str:
-    """The planar graph's CPU time against the plain one's (benchmarks/piper_planar.py)."""
+    """The planar graph's CPU time against the plain one's (benchmarks/speed/piper_planar.py)."""
     ratio = result(stem)["planar_over_plain_cpu"]
     return (
         f"planar/plain CPU per second of audio, median {num(ratio['median'], 3)} "
@@ -357,8 +359,9 @@ def planar_figure(stem: str) -> str:
 
 
 def paired_renders_figure(stem: str) -> str:
-    """Side B over side A in whole renders of one sample, A B B A (benchmarks/paired_renders.py):
-    the medians over the rounds, and whether the two sides made the same choices."""
+    """Side B over side A in whole renders of one sample, A B B A
+    (benchmarks/speed/paired_renders.py): the medians over the rounds, and whether the two sides
+    made the same choices."""
     data = result(stem)
     ratio, same = data["b_over_a_median"], data["choices"]["a_with_b"]
     rounds = data["b_over_a_by_round"]

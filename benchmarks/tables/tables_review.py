@@ -8,7 +8,7 @@ rendered as they are. Labels are written here, every figure is read.
 
 from __future__ import annotations
 
-from doc_blocks import Generated, md_table, num, result
+from benchmarks.tables.doc_blocks import Generated, md_table, num, result
 
 __all__ = ["BLOCKS", "GOAL_S"]
 
