@@ -45,7 +45,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check verified_tts verifiers jobs tests benchmarks
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/render_benchmark.py
+	$(BIN)/python -m benchmarks.speed.render_benchmark
 
 clean:
 	rm -rf out .pytest_cache

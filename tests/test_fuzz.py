@@ -3,8 +3,8 @@ traceback: a clear UserError or a valid plan), paths made from chapter titles an
 never leave the output folder, and the large and oddly encoded files a user really has: 10,000
 cues, a 5 MB paragraph, UTF-16, Latin-1, a BOM, CRLF line ends.
 
-``VTTS_FUZZ_EXAMPLES`` sets the examples per property (benchmarks/reliability.py raises it);
-:data:`CASES` counts the cases run, per reader.
+``VTTS_FUZZ_EXAMPLES`` sets the examples per property (benchmarks/distributed/reliability.py raises
+it); :data:`CASES` counts the cases run, per reader.
 """
 
 from __future__ import annotations

@@ -329,7 +329,7 @@ def scored_per_clip(synthesizer: Synthesizer) -> Synthesizer:
     """With packed Whisper scoring, the variant that scores every clip alone, under the per-clip
     profile's gates and stop settings. A packed score depends on the sentences that share the
     window: the render scored the old candidates beside up to 7 other sentences, which primes
-    the decoder (benchmarks/verify_speed.py measures how much: "scored_alone"), and a rerender
+    the decoder (benchmarks/speed/verify_speed.py measures how much: "scored_alone"), and a rerender
     has one sentence to score, so new candidates would lose to old ones for where they were
     heard. Per clip, old and new are scored alike (the old ones are scored again; the render's
     packed scores stay in the store)."""
