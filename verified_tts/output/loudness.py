@@ -34,6 +34,7 @@ __all__ = [
     "TruePeakMeter",
     "measure_loudness",
     "normalize_loudness",
+    "peak_envelope",
     "true_peak_dbtp",
 ]
 
@@ -272,7 +273,7 @@ def measure_loudness(audio: np.ndarray, sample_rate: int) -> Loudness:
     return meter.levels(true_peak_dbtp(frames, sample_rate))
 
 
-def _peak_envelope(frames: np.ndarray, sample_rate: int, ceiling: float) -> np.ndarray:
+def peak_envelope(frames: np.ndarray, sample_rate: int, ceiling: float) -> np.ndarray:
     """Per sample, the largest magnitude over the channels: oversampled where a block could pass
     ``ceiling`` (linear), the sample magnitude elsewhere (it stays under the ceiling there)."""
     envelope = np.abs(frames).max(axis=1)
@@ -313,7 +314,7 @@ def normalize_loudness(
         total_gain_db += gain_db
         frames *= np.float32(10 ** (gain_db / 20))
         if measured.true_peak_dbtp + gain_db > ceiling_dbtp:
-            envelope = _peak_envelope(frames, sample_rate, 10 ** (ceiling / 20))
+            envelope = peak_envelope(frames, sample_rate, 10 ** (ceiling / 20))
             limited = limit_peaks(envelope, sample_rate, ceiling)
             np.divide(limited, envelope, out=envelope, where=envelope > 0)
             envelope[limited == 0] = 1.0

@@ -212,7 +212,7 @@ def _limited(blocks: Iterator[np.ndarray], rate: int, ceiling_db: float) -> Iter
     limited when the next arrives, with enough of its neighbours that the result is the one
     the whole programme would give."""
     from verified_tts.output.acx import limit_peaks
-    from verified_tts.output.loudness import _peak_envelope
+    from verified_tts.output.loudness import peak_envelope
 
     ceiling = 10 ** (ceiling_db / 20)
     left: np.ndarray | None = None
@@ -222,7 +222,7 @@ def _limited(blocks: Iterator[np.ndarray], rate: int, ceiling_db: float) -> Iter
         assert pending is not None
         before = left if left is not None else pending[:0]
         padded = np.concatenate([before, pending, right])
-        envelope = _peak_envelope(padded, rate, ceiling)
+        envelope = peak_envelope(padded, rate, ceiling)
         limited = limit_peaks(envelope, rate, ceiling_db)
         ratio = np.divide(limited, envelope, out=np.ones_like(envelope), where=envelope > 0)
         return pending * ratio[before.shape[0] : before.shape[0] + pending.shape[0], None]
