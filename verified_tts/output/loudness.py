@@ -46,6 +46,7 @@ _STEP_BINS = 10  # ... every 100 ms
 _SHORT_TERM_BINS = 300  # Tech 3342 short-term window: 3 s, every 100 ms
 _SILENT = -120.0
 _CHUNK_S = 10.0  # how much of a programme is processed at once
+_SEGMENT = 4096  # samples a streamed true peak oversamples at once, where it must
 # BS.1770's K-weighting as pyloudnorm's meter builds it: a high shelf, then a high pass
 _K_WEIGHTING = (
     (4.0, 1 / math.sqrt(2), 1500.0, "high_shelf"),
@@ -252,8 +253,19 @@ class TruePeakMeter:
         pending = self._pending
         assert pending is not None
         left = self._left if self._left is not None else pending[:0]
-        if float(np.max(np.abs(pending), initial=0.0)) * _BOUND > self.best:
-            over = _oversampled(left, pending, right)
+        magnitude = np.abs(pending).max(axis=1) if pending.size else np.zeros(0)
+        context = np.concatenate([left, pending, right])
+        offset = left.shape[0]
+        spans = [(a, min(pending.shape[0], a + _SEGMENT))
+                 for a in range(0, pending.shape[0], _SEGMENT)]  # fmt: skip
+        peaks = [float(magnitude[a:b].max()) for a, b in spans]
+        # loudest stretches first: once none left could beat the peak found, the rest is skipped
+        for index in np.argsort(peaks)[::-1]:
+            if peaks[index] * _BOUND <= self.best:
+                break
+            lo, hi = offset + spans[index][0], offset + spans[index][1]
+            over = _oversampled(context[max(0, lo - _CONTEXT) : lo], context[lo:hi],
+                                context[hi : hi + _CONTEXT])  # fmt: skip
             self.best = max(self.best, float(np.max(np.abs(over), initial=0.0)))
         self._left = pending[-_CONTEXT:]
 

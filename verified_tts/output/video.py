@@ -157,14 +157,15 @@ def output_path(out_dir: Path, info: VideoInfo) -> Path:
     return out_dir / f"{info.path.stem}.dub.{'mkv' if info.matroska else 'mp4'}"
 
 
-def decode_audio_blocks(path: Path) -> Iterator[np.ndarray]:
-    """The first audio track decoded as float32 (frames, channels) blocks at its own rate.
+def decode_audio_blocks(path: Path, index: int = 0) -> Iterator[np.ndarray]:
+    """Audio track ``index`` (the first) decoded as float32 (frames, channels) blocks at its
+    own rate.
 
     Decoded to packed samples: PyAV's planar frames miscount their planes at eight channels."""
     import av
 
     with av.open(str(path)) as container:
-        stream = container.streams.audio[0]
+        stream = container.streams.audio[index]
         channels = stream.codec_context.channels
         resampler = av.AudioResampler(format="flt", layout=stream.codec_context.layout,
                                       rate=stream.codec_context.sample_rate)  # fmt: skip
