@@ -341,17 +341,25 @@ function playTake(index) {
 }
 
 // ---- keyboard --------------------------------------------------------------------------------
-document.addEventListener("keydown", (event) => {
-  const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
+// Keys are read on the window before anything else sees them (capture), so they work wherever
+// focus is; only a text field keeps its letters. A player's own controls swallow every key while
+// they have focus (Chromium hands none to the page), so a click on a player leaves focus with
+// the page: the take plays, and j, k, ? and space go on working.
+document.addEventListener("focusin", (event) => {
+  if (event.target.tagName === "AUDIO") setTimeout(() => event.target.blur(), 0);
+});
+const NOT_TEXT = ["button", "checkbox", "radio", "range", "submit", "reset", "file", "color"];
+function typingIn(node) {
+  if (!node || !node.tagName) return false;
+  if (node.isContentEditable || node.tagName === "TEXTAREA" || node.tagName === "SELECT") return true;
+  return node.tagName === "INPUT" && !NOT_TEXT.includes(node.type);
+}
+
+window.addEventListener("keydown", (event) => {
+  const typing = typingIn(document.activeElement);
   if (event.key === "Escape") { closeForms(); $("help").hidden = true; document.activeElement.blur(); return; }
   if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
   const digit = /^Digit([1-9])$/.exec(event.code);
-  if (digit) {
-    event.preventDefault();
-    const index = Number(digit[1]) - 1;
-    if (event.shiftKey) playTake(index); else choose(index);
-    return;
-  }
   const keys = {
     j: () => select(state.current + 1), ArrowDown: () => select(state.current + 1),
     k: () => select(state.current - 1), ArrowUp: () => select(state.current - 1),
@@ -359,9 +367,15 @@ document.addEventListener("keydown", (event) => {
     a: approve, m: more, e: openEdit, l: () => openLexicon(state.detail && state.detail.word),
     u: undo, D: deliver, "/": () => $("search").focus(), "?": () => { $("help").hidden = !$("help").hidden; },
   };
-  const run = keys[event.key];
-  if (run) { event.preventDefault(); run(); }
-});
+  const run = digit ? () => { const index = Number(digit[1]) - 1; if (event.shiftKey) playTake(index); else choose(index); }
+    : keys[event.key];
+  if (!run) return;
+  // the page's key, not the focused player's (its space would toggle it a second time)
+  event.preventDefault();
+  event.stopPropagation();
+  if (document.activeElement && document.activeElement.tagName === "AUDIO") document.activeElement.blur();
+  run();
+}, true);
 
 // ---- start -----------------------------------------------------------------------------------
 $("undo").addEventListener("click", undo);
