@@ -149,6 +149,14 @@ def create_app(reviewer: Reviewer, token: str, *, cookie: str = "vtts_review") -
             return PlainTextResponse("no such audio", status_code=404)
         return FileResponse(path, media_type="audio/flac")
 
+    def context(request: Request, _: dict) -> Any:
+        from verified_tts.review.context import line_in_context
+
+        heard = line_in_context(session, request.path_params["pos"])
+        if request.url.path.startswith("/api/"):
+            return heard.figures()
+        return Response(heard.wav(), media_type="audio/wav")
+
     async def page(request: Request) -> Response:
         html = _static("index.html").replace("{{TOKEN}}", escape(token)).replace(
             "{{TITLE}}", escape(session.summary()["title"])
@@ -172,6 +180,8 @@ def create_app(reviewer: Reviewer, token: str, *, cookie: str = "vtts_review") -
         Route("/api/line/{pos:int}", api(lambda r, b: session.detail(r.path_params["pos"]))),
         Route("/api/jobs", api(lambda r, b: {"jobs": reviewer.worker.jobs()})),
         Route("/audio/chapter/{chapter:int}", api(audio)),
+        Route("/audio/context/{pos:int}", api(context)),
+        Route("/api/context/{pos:int}", api(context)),
         Route("/audio/{pos:int}/{index:int}", api(audio)),
         Route("/api/choose", api(lambda r, b: entry(reviewer.choose(
             body_int(b, "pos"), body_int(b, "candidate")))), methods=["POST"]),

@@ -262,7 +262,9 @@ function drawLine(d) {
     notes, dub,
     el("div", { class: "card inbook" }, el("b", {}, `in the book: take ${d.winner + 1}`),
       player(inBook.audio, "winner-audio"),
-      el("button", { id: "approve", onclick: approve }, "approve ", el("kbd", {}, "a"))),
+      el("button", { id: "approve", onclick: approve }, "approve ", el("kbd", {}, "a")),
+      el("button", { id: "context-button", onclick: playContext, disabled: !inBook.audio }, "play in context ", el("kbd", {}, "c")),
+      el("span", { id: "context", class: "muted" })),
     el("table", { class: "takes" }, el("thead", {}, el("tr", {}, ["", "take", "checks", "why", "heard", "length", ""].map((h) => el("th", {}, h)))),
       el("tbody", {}, rows)),
     el("div", { class: "card actions" },
@@ -340,6 +342,25 @@ function playTake(index) {
   if (audio.paused) audio.play().catch((error) => toast(error.message, true)); else audio.pause();
 }
 
+// the take in the book between the end of the line before and the start of the next, as the
+// chapter lays them out, so a seam or a pause can be judged
+async function playContext() {
+  const d = state.detail;
+  if (!d) return;
+  let figures;
+  try { figures = await api(`/api/context/${d.pos}`); } catch (error) { toast(error.message, true); return; }
+  if (!state.detail || state.detail.pos !== d.pos) return;
+  state.context = { pos: d.pos, ...figures };
+  const audio = el("audio", { controls: true, preload: "auto", id: "context-audio", src: `audio/context/${d.pos}?at=${Date.now()}` });
+  $("context").replaceChildren(
+    figures.before ? `…the end of \u201c${figures.before}\u201d · ` : "(the chapter starts) · ",
+    el("b", {}, "this line"),
+    figures.after ? ` · the start of \u201c${figures.after}\u201d…` : " · (the chapter ends)",
+    " ", audio);
+  for (const other of document.querySelectorAll("audio")) if (other !== audio) other.pause();
+  audio.play().catch((error) => toast(error.message, true));
+}
+
 // ---- keyboard --------------------------------------------------------------------------------
 // Keys are read on the window before anything else sees them (capture), so they work wherever
 // focus is; only a text field keeps its letters. A player's own controls swallow every key while
@@ -363,7 +384,7 @@ window.addEventListener("keydown", (event) => {
   const keys = {
     j: () => select(state.current + 1), ArrowDown: () => select(state.current + 1),
     k: () => select(state.current - 1), ArrowUp: () => select(state.current - 1),
-    " ": () => playTake(null), p: () => playTake(null),
+    " ": () => playTake(null), p: () => playTake(null), c: playContext,
     a: approve, m: more, e: openEdit, l: () => openLexicon(state.detail && state.detail.word),
     u: undo, D: deliver, "/": () => $("search").focus(), "?": () => { $("help").hidden = !$("help").hidden; },
   };
