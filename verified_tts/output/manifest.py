@@ -359,8 +359,8 @@ class Manifest:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     _KEYS = ("format", "input", "source", "title", "generator", "model", "sample_rate", "n",
-             "adaptive", "seed", "voice", "voice_ref", "voices", "keep", "verifiers", "selection", "stats",
-             "production", "delivery", "chapters", "book", "utterances", "dub", "review",
+             "adaptive", "seed", "voice", "voice_ref", "voices", "keep", "verifiers", "selection",
+             "stats", "production", "delivery", "chapters", "book", "utterances", "dub", "review",
              "config")  # fmt: skip
 
     @classmethod

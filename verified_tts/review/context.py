@@ -76,7 +76,9 @@ def _clip(out: Path, record: UtteranceRecord, rate: int, options: AssemblyOption
     return level_clip(trim_silence(audio, rate), rate, options)
 
 
-def _pause(a: UtteranceRecord, b: UtteranceRecord, options: AssemblyOptions, rate: int) -> np.ndarray:
+def _pause(
+    a: UtteranceRecord, b: UtteranceRecord, options: AssemblyOptions, rate: int
+) -> np.ndarray:
     seconds = options.sentence_pause if a.paragraph == b.paragraph else options.paragraph_pause
     return np.zeros(round(seconds * rate), dtype=np.float32)
 

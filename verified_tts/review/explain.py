@@ -5,10 +5,11 @@ verifiers give) is shown as it is. Older manifests have only the failed gates an
 detail, so :func:`derived_reasons` says the same from those: the failed gate in words, with the
 worst reference token under forced decoding as the word it is about; for a take that passed but
 was heard as other words, what was heard (the render's own wording); else the gate it came
-nearest to, only where the difference is one a listener would notice (:func:`noticed`: a pace
-within a tenth of the expected one, or a silence the assembly trims, is not). :func:`mark` finds that word in the line's text so the page can mark
-it. This module is the one place that turns metrics into words for the review; a gate it
-has no words of its own for is said as the render says it (:mod:`verified_tts.selection.reasons`).
+nearest to, where a listener would notice the difference (:func:`noticed`: not a pace within a
+tenth of the expected one, nor a silence the assembly trims). :func:`mark` finds that word in
+the line's text so the page can mark it. This module is the one place that turns metrics into
+words for the review; a gate it has no words of its own for is said as the render says it
+(:mod:`verified_tts.selection.reasons`).
 """
 
 from __future__ import annotations

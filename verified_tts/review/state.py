@@ -94,6 +94,9 @@ class LineState:
             block.update(decision=last.kind, by=last.by, at=last.at, seq=last.seq)
         if self.choice is not None:
             block["candidate"] = self.winner
+            chosen = self.record.candidates[self.winner]
+            if not chosen.passed:  # the producer put a take in the book that failed the gates
+                block["take_failed"] = list(chosen.failed_gates)
         block["selected"] = self.selected
         if self.approval is not None:
             block["approved"] = {"by": self.approval.by, "at": self.approval.at}

@@ -249,6 +249,10 @@ function drawLine(d) {
     (d.dub.stretch && d.dub.stretch !== 1 ? `, sped up ${d.dub.stretch.toFixed(2)}x` : "") +
     (d.dub.flag_reasons && d.dub.flag_reasons.length ? ` (${d.dub.flag_reasons.join("; ")})` : "")) : null;
   const notes = [];
+  if (!inBook.passed) {
+    notes.push(el("div", { class: "note warn", id: "in-book-failed" },
+      `the take in the book failed the checks: ${reasonsText(inBook)}` + (d.decision === "chosen" ? " (chosen in review)" : "")));
+  }
   if (d.stale) notes.push(el("div", { class: "note", id: "stale" }, d.stale));
   if (d.pending.length) notes.push(el("div", { class: "note" }, `working on it: ${d.pending.join(", ")}`));
   if (d.repeats > 1) notes.push(el("div", { class: "note" }, `this sentence occurs ${d.repeats} times: a decision applies to each`));
@@ -279,8 +283,37 @@ function drawLine(d) {
   $("detail").replaceChildren(...parts.flat().filter((part) => part !== null && part !== false));
 }
 
+// ---- asking first ----------------------------------------------------------------------------
+// A question in the page (Enter: yes, Esc: no); resolves true for yes.
+function ask(text) {
+  const box = $("ask");
+  if (box.open) return Promise.resolve(false);
+  $("ask-text").textContent = text;
+  return new Promise((resolve) => {
+    const done = (answer) => { box.onclose = null; if (box.open) box.close(); resolve(answer); };
+    $("ask-yes").onclick = () => done(true);
+    $("ask-no").onclick = () => done(false);
+    box.onclose = () => done(false);
+    box.answer = done;
+    box.showModal();
+    $("ask-yes").focus();
+  });
+}
+
 // ---- actions ---------------------------------------------------------------------------------
-const choose = (index) => state.detail && act("/api/choose", { pos: state.detail.pos, candidate: index }, `take ${index + 1} chosen`);
+function reasonsText(take) {
+  return take.reasons.length ? take.reasons.map((r) => r.text).join("; ") : `failed: ${take.failed_gates.join(", ")}`;
+}
+async function choose(index) {
+  const d = state.detail;
+  if (!d) return;
+  const take = d.candidates[index];
+  if (take && !take.passed && take.audio && index !== d.winner) {
+    const yes = await ask(`Take ${index + 1} failed the checks: ${reasonsText(take)}. Put it in the book anyway?`);
+    if (!yes || !state.detail || state.detail.pos !== d.pos) return;
+  }
+  act("/api/choose", { pos: d.pos, candidate: index }, `take ${index + 1} chosen`);
+}
 const approve = () => state.detail && act("/api/approve", { pos: state.detail.pos }, "approved");
 const undo = () => act("/api/undo", {}, "undone").then(() => reloadList(true));
 function more() {
@@ -289,6 +322,11 @@ function more() {
   act("/api/more", { pos: state.detail.pos, k }, `${k} more takes queued`);
 }
 async function deliver() {
+  const s = state.summary || {};
+  const since = s.delivered ? `${s.since_delivery} decision${s.since_delivery === 1 ? "" : "s"} since the last delivery` : "not delivered yet";
+  const yes = await ask(`Deliver now? The chapters whose takes changed are assembled again, then the book files, ` +
+    `the deliverables, manifest.json and report.html (${s.reviewed || 0} of ${s.lines || 0} lines reviewed; ${since}).`);
+  if (!yes) return;
   try { await api("/api/deliver", {}); toast("delivering…"); } catch (error) { toast(error.message, true); }
   pollJobs();
 }
@@ -377,6 +415,13 @@ function typingIn(node) {
 }
 
 window.addEventListener("keydown", (event) => {
+  const asking = $("ask");
+  if (asking.open) {  // a question waits: Enter says yes, Esc no, nothing else happens
+    if (event.key === "Enter" || event.key === "Escape") { event.preventDefault(); asking.answer(event.key === "Enter"); }
+    else if (event.key !== "Tab") event.preventDefault();
+    event.stopPropagation();
+    return;
+  }
   const typing = typingIn(document.activeElement);
   if (event.key === "Escape") { closeForms(); $("help").hidden = true; document.activeElement.blur(); return; }
   if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
