@@ -143,6 +143,8 @@ def create_app(reviewer: Reviewer, token: str, *, cookie: str = "vtts_review") -
         params = request.path_params
         if "chapter" in params:
             path = session.chapter_audio(params["chapter"])
+        elif "job" in params:
+            path = session.inside(reviewer.tried_audio(params["job"], params["index"]))
         else:
             path = session.take_audio(params["pos"], params["index"])
         if path is None:
@@ -181,6 +183,7 @@ def create_app(reviewer: Reviewer, token: str, *, cookie: str = "vtts_review") -
         Route("/api/jobs", api(lambda r, b: {"jobs": reviewer.worker.jobs()})),
         Route("/audio/chapter/{chapter:int}", api(audio)),
         Route("/audio/context/{pos:int}", api(context)),
+        Route("/audio/tried/{job:int}/{index:int}", api(audio)),
         Route("/api/context/{pos:int}", api(context)),
         Route("/audio/{pos:int}/{index:int}", api(audio)),
         Route("/api/choose", api(lambda r, b: entry(reviewer.choose(
@@ -193,6 +196,9 @@ def create_app(reviewer: Reviewer, token: str, *, cookie: str = "vtts_review") -
             body_int(b, "pos"), str(b.get("spoken", ""))))), methods=["POST"]),
         Route("/api/lexicon/preview", api(lambda r, b: reviewer.lexicon_lines(
             str(b.get("word", "")), b.get("say"), b.get("phonemes"))), methods=["POST"]),
+        Route("/api/lexicon/try", api(lambda r, b: reviewer.try_lexicon(
+            body_int(b, "pos"), str(b.get("word", "")), b.get("say"), b.get("phonemes"))),
+            methods=["POST"]),
         Route("/api/lexicon", api(lambda r, b: entry(reviewer.lexicon(
             str(b.get("word", "")), b.get("say"), b.get("phonemes")))), methods=["POST"]),
         Route("/api/undo", api(lambda r, b: entry(reviewer.undo(

@@ -228,12 +228,15 @@ function showLine(pos) {
 }
 
 function drawLine(d) {
+  // an open form (an edit, a lexicon entry being tried) stays open while its own line is redrawn
+  const kept = state.detail && state.detail.pos === d.pos ? $("forms") : null;
   state.detail = d;
   const takes = d.candidates;
   const inBook = takes[d.winner];
   const where = `chapter ${d.chapter + 1}${d.chapter_title ? " · " + d.chapter_title : ""} · line ${d.place} of ${d.chapter_lines}`;
-  const rows = takes.map((c) => el("tr", { class: c.index === d.winner ? "chosen" : "", "data-take": c.index },
-    el("td", {}, el("kbd", {}, c.index < 9 ? c.index + 1 : "")),
+  const versioned = d.versions.length > 0;
+  const rows = takes.map((c) => el("tr", { class: c.index === d.winner ? "chosen" : "", "data-take": c.index, "data-version": c.version },
+    el("td", {}, el("kbd", {}, c.index < 9 ? c.index + 1 : ""), versioned ? el("span", { class: "muted" }, ` v${c.version}`) : ""),
     el("td", {}, player(c.audio, `take-${c.index}`)),
     el("td", { class: c.passed ? "pass" : "fail" }, c.passed ? "passed" : "failed"),
     el("td", {}, c.reasons.length ? c.reasons.map((r) => r.text).join("; ") : "—",
@@ -254,6 +257,12 @@ function drawLine(d) {
       `the take in the book failed the checks: ${reasonsText(inBook)}` + (d.decision === "chosen" ? " (chosen in review)" : "")));
   }
   if (d.stale) notes.push(el("div", { class: "note", id: "stale" }, d.stale));
+  if (versioned) {
+    notes.push(el("div", { class: "note", id: "versions" }, d.versions.map((v) => el("div", {},
+      `version ${v.version}: ` + (v.kind === "lexicon" && v.entry ? `the lexicon entry \u201c${v.entry.match}\u201d (${v.entry.say || v.entry.phonemes})` : "an edit") +
+      ` rendered this line again, \u201c${v.spoken_before}\u201d now spoken \u201c${v.spoken}\u201d: ${v.takes} new take${v.takes === 1 ? "" : "s"} (v${v.version}) beside the earlier ones` +
+      (v.kept ? `; the take you had decided on, take ${v.kept_take + 1} (version ${v.version - 1}), stays in the book until you choose a new one` : "")))));
+  }
   if (d.pending.length) notes.push(el("div", { class: "note" }, `working on it: ${d.pending.join(", ")}`));
   if (d.repeats > 1) notes.push(el("div", { class: "note" }, `this sentence occurs ${d.repeats} times: a decision applies to each`));
   const parts = [
@@ -276,7 +285,7 @@ function drawLine(d) {
       el("label", {}, "how many ", el("input", { type: "number", id: "more-k", min: 1, max: 32, value: 4 })),
       el("button", { id: "edit", onclick: openEdit }, "edit the spoken text ", el("kbd", {}, "e")),
       el("button", { id: "lexicon", onclick: () => openLexicon(d.word) }, "lexicon entry ", el("kbd", {}, "l"))),
-    el("div", { id: "forms" }),
+    kept || el("div", { id: "forms" }),
     d.history.length ? el("div", { class: "history" }, el("b", {}, "decisions"),
       el("ul", {}, d.history.map((h) => el("li", {}, `${h.text} — ${h.by}, ${h.at.replace("T", " ").slice(0, 19)}`)))) : null,
   ];
@@ -362,11 +371,36 @@ function openLexicon(word) {
     } catch (error) { count.textContent = error.message; }
   };
   for (const input of [w, say, ipa]) input.addEventListener("input", () => { clearTimeout(preview.t); preview.t = setTimeout(preview, 250); });
+  const tried = el("div", { id: "lex-tried" });
+  const pos = state.detail.pos;
+  const tryIt = async () => {
+    tried.replaceChildren(el("span", { class: "muted" }, "rendering this line with it…"));
+    let job;
+    try { job = (await api("/api/lexicon/try", { pos, ...body() })).job; } catch (error) { tried.replaceChildren(el("span", { class: "fail tried-error" }, error.message)); return; }
+    pollJobs();
+    for (;;) {
+      const found = (await api("/api/jobs")).jobs.find((j) => j.id === job);
+      if (found && found.state === "failed") { tried.replaceChildren(el("span", { class: "fail tried-error" }, found.error)); return; }
+      if (found && found.state === "done") {
+        const r = found.result;
+        tried.replaceChildren(el("div", {}, "on this line only, not in the book yet: \u201c", r.spoken, "\u201d"),
+          el("table", { class: "takes" }, el("tbody", {}, r.takes.map((t) => el("tr", {},
+            el("td", {}, `take ${t.index + 1}`), el("td", {}, player(t.audio, `tried-${t.index}`)),
+            el("td", { class: t.passed ? "pass" : "fail" }, t.passed ? "passed" : "failed"),
+            el("td", { class: "heard" }, t.heard ? el("q", {}, t.heard) : "—"))))));
+        const first = $(`tried-${r.winner}`);
+        if (first) { first.preload = "auto"; first.play().catch(() => {}); }
+        return;
+      }
+      await new Promise((done) => setTimeout(done, 400));
+    }
+  };
   const form = el("form", { class: "panel", id: "lex-form", onsubmit: (e) => { e.preventDefault(); act("/api/lexicon", body(), "lexicon entry queued"); } },
     el("div", {}, "Say a word differently everywhere (only the lines with it are rendered again):"),
     el("label", {}, "word ", w), el("label", {}, "say as ", say), el("label", {}, "or phonemes ", ipa), count,
-    el("div", {}, el("button", { type: "submit", class: "primary" }, "add the entry"),
-      el("button", { type: "button", onclick: closeForms }, "cancel ", el("kbd", {}, "Esc"))));
+    el("div", {}, el("button", { type: "button", id: "lex-try", onclick: tryIt }, "hear it on this line first"),
+      el("button", { type: "submit", class: "primary" }, "add the entry to the book"),
+      el("button", { type: "button", onclick: closeForms }, "cancel ", el("kbd", {}, "Esc"))), tried);
   $("forms").replaceChildren(form);
   (word ? say : w).focus();
 }
