@@ -298,7 +298,17 @@ def fold(
     ids = list(line_ids) if line_ids is not None else [line_id(r) for r in records]
     if len(ids) != len(records):
         raise ValueError(f"{len(ids)} line ids for {len(records)} records")
-    befores = first_records(entries) if from_log else {}
+    # a line that a result is about starts from the record the log kept of it before the first
+    # request, always: its versions are built on that (a later run's record of the line already
+    # says it as edited, so it cannot be the earlier version)
+    befores = first_records(entries)
+    if not from_log:
+        answered = {e.of for e in entries if e.kind == "result"}
+        lines_with_results = {
+            item["line"] for e in entries if e.kind == "result" and e.of in answered
+            for item in e.data.get("records", ())
+        }  # fmt: skip
+        befores = {k: v for k, v in befores.items() if k in lines_with_results}
     touched = _touched(entries)
     lines: dict[str, _Line] = {}
     for position, ident in enumerate(ids):
