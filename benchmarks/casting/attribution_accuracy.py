@@ -15,7 +15,7 @@ committed. The split is fixed here: the sieve was written and tuned on DEVELOPME
 was scored, never read for errors. Only derived counts are written, never the corpus text.
 
     PYTHONPATH=$PWD python benchmarks/casting/attribution_accuracy.py --rules baseline
-    PYTHONPATH=$PWD python benchmarks/casting/attribution_accuracy.py   # -> results/attribution_pdnc.json
+    PYTHONPATH=$PWD python benchmarks/casting/attribution_accuracy.py  # both rules
 """
 
 from __future__ import annotations
@@ -103,7 +103,9 @@ def _ours_to_theirs(report: dict, names: dict[str, set[str]]) -> dict[str, set[s
         if who.lower() in owners:
             mapped[who] = owners[who.lower()]
             continue
-        unique = [owners[a.lower()] for a in ours.get(who, []) if len(owners.get(a.lower(), ())) == 1]
+        unique = [
+            owners[a.lower()] for a in ours.get(who, []) if len(owners.get(a.lower(), ())) == 1
+        ]
         mapped[who] = set().union(*unique) if len({frozenset(u) for u in unique}) == 1 else set()
     return mapped
 
