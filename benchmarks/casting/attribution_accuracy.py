@@ -110,6 +110,14 @@ def _ours_to_theirs(report: dict, names: dict[str, set[str]]) -> dict[str, set[s
     return mapped
 
 
+def _gold(speaker: str, names: dict[str, set[str]]) -> set[str]:
+    """The annotated characters a quote's speaker names: the annotation names a speaker by its
+    main name or, in some novels, by an alias (A Room with a View's "Lucy" is Miss Honeychurch)."""
+    if speaker in names:
+        return {speaker}
+    return {main for main, aliases in names.items() if speaker.lower() in aliases} or {speaker}
+
+
 def score(novel: str, report: dict) -> dict:
     names = _aliases(novel)
     mapped = _ours_to_theirs(report, names)
@@ -135,7 +143,7 @@ def score(novel: str, report: dict) -> dict:
                 counts["no speaker"] += 1
             else:
                 counts["committed"] += 1
-                right = gold["speaker"] in mapped.get(found["speaker"], set())
+                right = bool(_gold(gold["speaker"], names) & mapped.get(found["speaker"], set()))
                 counts["correct" if right else "wrong"] += 1
     return {key: _rates(counts) for key, counts in tally.items()}
 

@@ -57,6 +57,15 @@ def _paragraphs(text: str) -> list[tuple[int, str]]:
     return [(start, piece) for start, piece in found if piece.strip()]
 
 
+def _heading(piece: str) -> bool:
+    """A chapter heading, with its title on the same line or the lines after ("Chapter VI: The
+    Reverend Arthur Beebe ... Drive Out in Carriages")."""
+    first = piece.strip().split("\n", 1)[0]
+    if not _HEADING.match(first):
+        return False
+    return "\n" not in piece.strip() or (len(piece) < 400 and not re.search(r"[\"“”]", piece))
+
+
 def scan_text(text: str) -> list[list[ScannedParagraph]]:
     """The text's paragraphs with their quotes, per chapter (headings themselves left out)."""
     pieces = _paragraphs(text)
@@ -64,7 +73,7 @@ def scan_text(text: str) -> list[list[ScannedParagraph]]:
     chapters: list[list[ScannedParagraph]] = [[]]
     after_open = False
     for start, piece in pieces:
-        if _HEADING.match(piece) and "\n" not in piece.strip():
+        if _heading(piece):
             if chapters[-1]:
                 chapters.append([])
             after_open = False
