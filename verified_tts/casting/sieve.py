@@ -290,28 +290,83 @@ def _chapter(
 ) -> list[Guess | None]:
     talk = _Conversation(people)
     guesses: list[Guess | None] = []
-    since_tag = 0
+    runs: list[int] = []  # per paragraph: which unbroken run of dialogue it is in
+    run, since_tag = 0, 0
+    introduced: tuple[str, str] | None = None  # "... he could not help saying:" before a quote
     for text, quotes in chapter:
         narration = " ".join(text[s.start : s.end] for s in quotes.spans if not s.dialogue)
         named = [people.canonical.get(n, n) for n in mentions(narration, people.names)]
         if not quotes.has_dialogue:
             guesses.append(None)
+            runs.append(-1)
             talk.mentioned.extend(named)
+            introduced = _introduction(narration, talk) if _opens_speech(narration) else None
             if len(narration) > 400 or len(set(named)) != 1:  # the scene moves on
                 talk.speakers.append(None)
                 talk.speakers.append(None)
+                run += 1
             continue
         said = " ".join(text[s.start : s.end] for s in quotes.spans if s.dialogue)
         addressees = _addressees(said, people)
         guess = _guess(text, quotes, talk, addressees, since_tag)
+        if introduced and not guess.tagged and quotes.spans[0].dialogue:
+            guess = Guess(introduced[0], introduced[1], 0.85, addressees, True)
+        introduced = None
         since_tag = 0 if guess.tagged else since_tag + 1
         guesses.append(guess)
+        runs.append(run)
         talk.mentioned.extend(named)
         talk.speakers.append(guess.speaker)
         talk.last_addressees = guess.addressees
         if guess.speaker:
             talk.mentioned.append(guess.speaker)
-    return _back_fill(chapter, guesses)
+    return _back_fill(guesses, runs)
+
+
+def _opens_speech(narration: str) -> bool:
+    return bool(re.search(r"(?:[:,—-]|\bsay|\bsaying)\s*$", narration.rstrip()))
+
+
+def _introduction(narration: str, talk: _Conversation) -> tuple[str, str] | None:
+    """Who a narration paragraph that ends in a speech verb hands the next quote to."""
+    tag = _tag(re.sub(r"\s*[-—:,]+\s*$", ":", narration.rstrip()), False)
+    if tag is None:
+        return None
+    who, verb = tag
+    if who in _PRONOUNS:
+        named = [talk.people.canonical[n] for n in mentions(narration, talk.people.names)
+                 if n in talk.people.canonical]  # fmt: skip
+        speaker, reason, confidence = talk.pronoun(who, named)
+        return (speaker, f"the narration before hands it on: {reason}") if speaker else None
+    speaker = talk.people.resolve(who)
+    return (speaker, f"the narration before ends '{who} ... {verb}'") if speaker else None
+
+
+def _back_fill(guesses: list[Guess | None], runs: list[int]) -> list[Guess | None]:
+    """Untagged lines at the start of a run of dialogue, before anyone is known, take turns
+    back from the first two people known to speak in it."""
+    filled = list(guesses)
+    for index, guess in enumerate(guesses):
+        if guess is None or guess.speaker is not None:
+            continue
+        for later in range(index + 1, min(index + 12, len(guesses) - 1)):
+            here, after = guesses[later], guesses[later + 1]
+            if runs[later] != runs[index] or runs[later + 1] != runs[index]:
+                break
+            if here is None or after is None:
+                break
+            if here.speaker and after.speaker and here.speaker != after.speaker:
+                distance = later - index
+                speaker = here.speaker if distance % 2 == 0 else after.speaker
+                if speaker in guess.addressees:
+                    break
+                reason = f"turn-taking, counted back from {here.speaker} and {after.speaker}"
+                confidence = max(0.0, 0.75 - 0.04 * distance)
+                filled[index] = Guess(speaker, reason, confidence, guess.addressees)
+                break
+            if here.speaker is None or after.speaker is None:
+                continue
+    return filled
 
 
 def _guess(
@@ -351,5 +406,3 @@ def _guess(
     return Guess(None, reason, 0.0, addressees)
 
 
-def _back_fill(chapter, guesses):
-    return guesses
