@@ -153,6 +153,7 @@ class _Conversation:
         self.speakers: list[str | None] = []  # per dialogue paragraph since the last break
         self.mentioned: list[str] = []
         self.last_addressees: tuple[str, ...] = ()
+        self.narration_before: list[str] | None = None  # names of the narration paragraph before
 
     def pair(self) -> list[str]:
         return list(dict.fromkeys(s for s in reversed(self.speakers[-6:]) if s))[:2]
@@ -184,6 +185,14 @@ class _Conversation:
         here = [n for n in before if self.people.gender(n) == gender]
         if here:
             return here[0], f"'{pronoun}' with a speech verb: {here[0]}, named just before", 0.85
+        if self.narration_before is not None:  # a paragraph of narration just before
+            there = [n for n in self.narration_before if self.people.gender(n) == gender]
+            if there:
+                return (
+                    there[0],
+                    f"'{pronoun}' with a speech verb: {there[0]}, named in the narration before",
+                    0.8,
+                )
         pair = self.pair()
         matching = [s for s in pair if self.people.gender(s) == gender]
         if len(matching) == 1:
@@ -301,6 +310,7 @@ def _chapter(
             runs.append(-1)
             talk.mentioned.extend(named)
             introduced = _introduction(narration, talk) if _opens_speech(narration) else None
+            talk.narration_before = named
             if len(narration) > 400 or len(set(named)) != 1:  # the scene moves on
                 talk.speakers.append(None)
                 talk.speakers.append(None)
@@ -312,6 +322,7 @@ def _chapter(
         if introduced and not guess.tagged and quotes.spans[0].dialogue:
             guess = Guess(introduced[0], introduced[1], 0.85, addressees, True)
         introduced = None
+        talk.narration_before = None
         since_tag = 0 if guess.tagged else since_tag + 1
         guesses.append(guess)
         runs.append(run)
@@ -404,5 +415,3 @@ def _guess(
             )
     reason = explicit[1] if explicit else "no tag, name or exchange to tell the speaker by"
     return Guess(None, reason, 0.0, addressees)
-
-
