@@ -13,7 +13,7 @@ speech that the reader took as dialogue are counted too. ``--part development`` 
 annotated development chapter instead (results/attribution_development.json: what the rules were
 tuned on, not a result); ``--show dev`` prints the rules' guesses on every development chapter.
 
-    PYTHONPATH=$PWD python benchmarks/casting/attribution_chapters.py   # -> results/attribution.json
+    PYTHONPATH=$PWD python benchmarks/casting/attribution_chapters.py  # results/attribution.json
 """
 
 from __future__ import annotations

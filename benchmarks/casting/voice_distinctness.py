@@ -10,7 +10,7 @@ voice would fail the gate of the other. Reported: the matrix, the pairs not told
 largest set of voices told apart pairwise (greedy, most distinct first). Intelligibility (judge
 WER) is not measured here.
 
-    PYTHONPATH=$PWD python benchmarks/casting/voice_distinctness.py   # -> results/voice_distinctness.json
+    PYTHONPATH=$PWD python benchmarks/casting/voice_distinctness.py  # voice_distinctness.json
 """
 
 from __future__ import annotations
