@@ -191,9 +191,10 @@ class Characters:
                 last.append(form)
         if first:
             return max(first, key=lambda n: self.counts[n])
-        if not female:
+        if not female:  # a bare surname is a man's, else anyone's but a titled woman's
             men = [n for n in last if self._gender(n) == "male"]
-            last = men or last
+            untitled = [n for n in last if title_gender(n) != "female"]
+            last = men or untitled or last
         return max(last, key=lambda n: self.counts[n]) if last else None
 
     def _alias(self, alias: str, owner: str, why: str) -> None:

@@ -102,7 +102,12 @@ _ENDS_IN_VERB = re.compile(
     r"(?:\s+thus)?[,:;]?\s*[-—]*$"
 )
 _SUBJECT = re.compile(
-    rf"(?:^|(?<=[,;])\s*|\b(?:and|but|then|when|till|until|while)\s+){_WHO}(?=[\s,])"
+    rf"(?:^|(?<=[,;])\s*|\b(?:and|but|then|when|till|until|while|though|as|so|that)\s+)"
+    rf"{_WHO}(?=[\s,])"
+)
+_NOUN_TAG = re.compile(  # "was Mr. Allen's consolation", "was the immediate answer"
+    rf"^[\W_]*(?:was|came)\s+{_WHO}(?:'s|’s|\s+s)\s+(?:\w+\s+)?(?P<verb>reply|answer|"
+    r"rejoinder|consolation|remark|observation|exclamation|cry|question|response|retort)\b"
 )
 
 
@@ -121,6 +126,9 @@ def _tag(narration: str, after: bool) -> tuple[str, str] | None:
     """(words naming the speaker, verb) of a speech tag at the start (``after`` a quote) or end of
     narration, or None."""
     text = narration[:120] if after else narration[-200:]
+    noun = _NOUN_TAG.match(text) if after else None
+    if noun:
+        return noun.group("who"), noun.group("verb")
     for pattern in _AFTER if after else _BEFORE:
         match = pattern.search(text)
         if match and match.group("verb").lower() in VERBS:
@@ -331,7 +339,7 @@ def _chapter(
         talk.last_addressees = guess.addressees
         if guess.speaker:
             talk.mentioned.append(guess.speaker)
-    return _back_fill(guesses, runs)
+    return _fill_turns(_back_fill(guesses, runs), runs)
 
 
 def _opens_speech(narration: str) -> bool:
@@ -342,7 +350,13 @@ def _introduction(narration: str, talk: _Conversation) -> tuple[str, str] | None
     """Who a narration paragraph that ends in a speech verb hands the next quote to."""
     tag = _tag(re.sub(r"\s*[-—:,]+\s*$", ":", narration.rstrip()), False)
     if tag is None:
-        return None
+        sentence = re.split(r"(?<=[.!?])\s+", narration.strip())[-1]
+        speech = re.search(r"\b(say|said|saying|ask|asked|cry|cried|exclaim|exclaimed|reply)\b",
+                           sentence)  # fmt: skip
+        subject = _SUBJECT.search(sentence[: speech.start()]) if speech else None
+        if subject is None:
+            return None
+        tag = subject.group("who"), speech.group(1)
     who, verb = tag
     if who in _PRONOUNS:
         named = [talk.people.canonical[n] for n in mentions(narration, talk.people.names)
@@ -415,3 +429,53 @@ def _guess(
             )
     reason = explicit[1] if explicit else "no tag, name or exchange to tell the speaker by"
     return Guess(None, reason, 0.0, addressees)
+
+
+def _fill_turns(guesses: list[Guess | None], runs: list[int]) -> list[Guess | None]:
+    """Lines still unknown inside a run take what their neighbours say, until nothing changes:
+    the one the line before addressed answers it; the line before one that addresses someone is
+    theirs; a line between two known turns takes the turn of the one two away."""
+    filled = list(guesses)
+
+    def known(index: int) -> Guess | None:
+        if 0 <= index < len(filled) and runs[index] >= 0:
+            guess = filled[index]
+            return guess if guess and guess.speaker else None
+        return None
+
+    for _ in range(3):
+        changed = False
+        for index, guess in enumerate(filled):
+            if guess is None or guess.speaker is not None:
+                continue
+            same = [runs[index] == runs[i] if 0 <= i < len(runs) else False
+                    for i in (index - 2, index - 1, index + 1, index + 2)]  # fmt: skip
+            before2, before, after, after2 = (
+                known(i) if ok else None
+                for i, ok in zip((index - 2, index - 1, index + 1, index + 2), same, strict=True)
+            )
+            found = None
+            if before and before.addressees and before.addressees[0] != before.speaker:
+                who = before.addressees[0]
+                found = (who, f"{who} answers, addressed by name in the line before", 0.7)
+            elif after and after.addressees and after.addressees[0] != after.speaker:
+                who = after.addressees[0]
+                found = (who, f"{who} speaks, and is answered by name", 0.6)
+            elif before and before2 and before.speaker != before2.speaker:
+                found = (
+                    before2.speaker,
+                    f"turn-taking: {before2.speaker} answers {before.speaker}",
+                    min(before.confidence, before2.confidence) - 0.1,
+                )
+            elif after and after2 and after.speaker != after2.speaker:
+                found = (
+                    after2.speaker,
+                    f"turn-taking, counted back from {after.speaker}",
+                    min(after.confidence, after2.confidence) - 0.1,
+                )
+            if found and found[0] not in guess.addressees:
+                filled[index] = Guess(found[0], found[1], max(found[2], 0.0), guess.addressees)
+                changed = True
+        if not changed:
+            break
+    return filled
