@@ -74,9 +74,10 @@ _WHO = rf"(?P<who>{NAME}|{_DESCRIPTION}|he|she|He|She|I)"
 _NOT_SPEECH = (
     r"(?!\s+(?:nothing|no\b|not\b|little|so\b|it\b|that\b|this\b|to\s+(?:himself|herself|myself)))"
 )
-_ADVERBS = r"(?:(?:\w+ly|then|again|at last|at once|presently|now|still|too|also|only)\s+)?"
+_ADVERBS = r"(?:(?:\w+ly|then|thus|again|at last|at once|presently|now|still|too|also|only)\s+)?"
+_LEAD = r"^[\W_]*(?:\([^)]*\)\W*)?(?:(?:So|Thus|Here|and|so|thus)\s+)?"
 _AFTER = (  # narration that follows a quote: ", said Emma", ", Emma said", ", said she warmly"
-    re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_ADVERBS}(?P<verb>[a-z]+)\s+{_WHO}(?![\w'])"),
+    re.compile(rf"{_LEAD}{_ADVERBS}(?P<verb>[a-z]+)\s+{_WHO}(?![\w'])"),
     re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}[,]?\s+{_ADVERBS}(?P<verb>[a-z]+)\b{_NOT_SPEECH}"),
     re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}\s+(?:had|has|then)\s+(?P<verb>[a-z]+)\b"),
 )
@@ -99,15 +100,17 @@ class Guess:
 
 _ENDS_IN_VERB = re.compile(
     r"\b(?P<verb>[a-z]+)(?:\s+(?:to|at)\s+(?:him|her|them|me|[\w. ]+?))?(?:,?\s+\w+ly)?"
-    r"(?:\s+thus)?[,:;]?\s*[-—]*$"
+    r"(?:\s+(?:thus|again|aloud|out|at once|at last))?[,:;]?\s*[-—]*$"
+)
+_POSSESSIVE_BEFORE = re.compile(  # "Emma's remark was--", "Harriet's was:"
+    rf"{_WHO}(?:'s|’s|\s+s)\s+(?:\w+\s+){{0,2}}?(?P<verb>was|were)[,:;]?\s*[-—]*$"
 )
 _SUBJECT = re.compile(
     rf"(?:^|(?<=[,;])\s*|\b(?:and|but|then|when|till|until|while|though|as|so|that)\s+)"
     rf"{_WHO}(?=[\s,])"
 )
 _NOUN_TAG = re.compile(  # "was Mr. Allen's consolation", "was the immediate answer"
-    rf"^[\W_]*(?:was|came)\s+{_WHO}(?:'s|’s|\s+s)\s+(?:\w+\s+)?(?P<verb>reply|answer|"
-    r"rejoinder|consolation|remark|observation|exclamation|cry|question|response|retort)\b"
+    rf"^[\W_]*(?:was|came)\s+{_WHO}(?:'s|’s|\s+s)\s+(?:\w+\s+)?(?P<verb>[a-z]+)\b"
 )
 
 
@@ -133,6 +136,10 @@ def _tag(narration: str, after: bool) -> tuple[str, str] | None:
         match = pattern.search(text)
         if match and match.group("verb").lower() in VERBS:
             return match.group("who"), match.group("verb")
+    if not after:
+        possessive = _POSSESSIVE_BEFORE.search(text)
+        if possessive:
+            return possessive.group("who"), "'s ... was"
     return None if after else _subject_of_clause(text)
 
 
@@ -353,6 +360,8 @@ def _introduction(narration: str, talk: _Conversation) -> tuple[str, str] | None
         sentence = re.split(r"(?<=[.!?])\s+", narration.strip())[-1]
         speech = re.search(r"\b(say|said|saying|ask|asked|cry|cried|exclaim|exclaimed|reply)\b",
                            sentence)  # fmt: skip
+        if speech is None and re.search(r"(?::|:?-+|\bwith,)\s*$", sentence):
+            speech = re.search(r"\b(\w+)[,:;]?\W*$", sentence)  # "thus moralised to herself:--"
         subject = _SUBJECT.search(sentence[: speech.start()]) if speech else None
         if subject is None:
             return None
