@@ -47,6 +47,14 @@ def cast_command(
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite an existing cast file.")
     ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print every quote (start, end into the decoded text, speaker or null, "
+            "confidence, why) and the characters as JSON; writes no cast file.",
+        ),
+    ] = False,
     explain: Annotated[
         bool,
         typer.Option("--explain", help="Also list every quote: who says it, and why."),
@@ -60,6 +68,22 @@ def cast_command(
     from verified_tts.text.production import load_input
     from verified_tts.voices import EMBEDDED_PIPER, catalogue, find_voice
 
+    if as_json:
+        import json
+
+        from verified_tts.casting.report import cast_report
+        from verified_tts.text.textfile import read_text_file
+
+        if book.suffix.lower() == ".epub":
+            raise UserError(
+                f"{book}: --json reads plain text and Markdown, whose decoded text the offsets "
+                "index; convert the EPUB to text first"
+            )
+        text = read_text_file(
+            book, kind="book", expected="a UTF-8 text file", empty_hint="give a book with text"
+        )
+        typer.echo(json.dumps(cast_report(text), indent=1, ensure_ascii=False))
+        return
     if out.exists() and not force:
         raise UserError(
             f"{out} exists and may hold your edits: give another --out, or --force to replace it"
