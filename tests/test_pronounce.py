@@ -139,3 +139,18 @@ def test_a_doubtful_word_is_decided_by_spoken_takes_and_a_producer_entry_wins(pi
         assert reading.logprob < 0 and reading.wer >= 0
     assert decision.chosen == decision.readings[choose(decision.readings, options.margin)].phonemes
     assert decision.changed == (decision.chosen != decision.readings[0].phonemes)
+
+
+def test_pronounce_command_refuses_a_bad_out_in_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from verified_tts.cli import app
+
+    book = tmp_path / "book.md"
+    book.write_text("# One\n\nQuoth the raven withal.\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["pronounce", str(book), "-o", str(tmp_path / "x.txt")])
+    from verified_tts.errors import UserError
+
+    # the one-line UserError that main() prints, raised before any model loads
+    assert isinstance(result.exception, UserError)
+    assert "the lexicon is a TOML file" in str(result.exception)
