@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# The CPU build of torch first: without it a dependency's bare "torch" pulls a multi-GB GPU build.
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
-	$(BIN)/python -m pip install --quiet -e ".[emotion,ray,notebooks,dev,review]"
+	$(BIN)/python -m pip install --quiet -e ".[emotion,ray,notebooks,dev,review,pronounce]"
 	# vLLM's CPU build for the codec-LM generators. A failed install fails the build: the engine
 	# tests would otherwise be skipped and CI stay green over a broken install.
 	if [ -n "$$VTTS_SKIP_ENGINE" ]; then \

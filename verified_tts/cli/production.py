@@ -1,9 +1,11 @@
-"""``check``, ``words`` and ``chapters``: the producer's commands beside ``render``.
+"""``check``, ``words``, ``pronounce`` and ``chapters``: the producer's commands beside ``render``.
 
 ``verified-tts check FILES_OR_DIR`` measures audio files (ours or a producer's own recordings)
 against ACX and prints one row per file, exiting 1 when any fails. ``verified-tts words BOOK``
 lists what to check before a long render: tokens the normaliser left unexpanded, and rare and
-proper words, with counts and a first example. ``verified-tts chapters BOOK`` lists the chapters
+proper words, with counts and a first example. ``verified-tts pronounce BOOK --out FILE``
+decides once how each doubtful word of the book is read and writes it as a lexicon.
+``verified-tts chapters BOOK`` lists the chapters
 a render would make (number, title, words), so ``--chapters`` and ``--toc-depth`` can be chosen,
 with what the EPUB reader left out and the warnings about the book's own pronunciations. With
 ``--json`` each prints its result as one JSON object on stdout instead; ``--json-out FILE`` also
@@ -109,6 +111,43 @@ def words_command(
             console.print(table)
 
     report.emit(words.as_dict(), human)
+
+
+@app.command("pronounce", cls=JsonFileCompat)
+def pronounce_command(
+    book: Annotated[
+        Path, typer.Argument(help="Markdown, plain-text or EPUB book.", show_default=False)
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Lexicon TOML to write.")],
+    lexicon: Annotated[
+        Path | None, typer.Option("--lexicon", help="Your own lexicon: its words always win.")
+    ] = None,
+    top: Annotated[int, typer.Option("--top", help="Most doubtful words to decide.")] = 200,
+    seeds: Annotated[int, typer.Option("--seeds", help="Takes per reading.")] = 2,
+    as_json: JsonOption = False,
+    json_out: JsonOutOption = None,
+) -> None:
+    """Decide once per book how each doubtful word is read; write it as a lexicon."""
+    from verified_tts.pronounce.decide import DecideOptions
+    from verified_tts.pronounce.workflow import pronounce_book
+
+    report = Report(as_json, json_out)
+    with report.errors():
+        result = pronounce_book(
+            book, out, lexicon=lexicon, options=DecideOptions(top=top, seeds=seeds)
+        )
+
+    def human() -> None:
+        changed = [d for d in result.decisions if d.changed]
+        console.print(
+            f"{len(result.decisions)} doubtful words checked, {len(changed)} read another way "
+            f"({result.seconds:.0f} s): {escape(str(result.lexicon))}; evidence "
+            f"{escape(str(result.evidence))}. Render with --lexicon {escape(str(result.lexicon))}."
+        )
+        for d in changed:
+            console.print(f"  {escape(d.word)}: {d.chosen} ({escape(', '.join(d.chosen_sources))})")
+
+    report.emit(result.as_dict(), human)
 
 
 @app.command("chapters", cls=JsonFileCompat)
