@@ -33,6 +33,7 @@ from benchmarks.tables.doc_blocks import (
 )
 from benchmarks.tables.options_reference import option_rows, reference_markdown
 from benchmarks.tables.tables_calibration import BLOCKS as CALIBRATION
+from benchmarks.tables.tables_casting import BLOCKS as CASTING
 from benchmarks.tables.tables_dubbing import BLOCKS as DUBBING
 from benchmarks.tables.tables_judged import BLOCKS as JUDGED
 from benchmarks.tables.tables_readalong import BLOCKS as READALONG
@@ -47,6 +48,7 @@ CONFIG_REFERENCE = "config-reference"
 REGISTRY: Mapping[str, Generated] = {
     **SELECTION,
     **CALIBRATION,
+    **CASTING,
     **DUBBING,
     **JUDGED,
     **SYSTEMS,
