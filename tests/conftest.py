@@ -70,8 +70,10 @@ def review_render(tmp_path_factory, synthesizer_factory):
     return book, folder / "out", synthesizer
 
 
-# Under pytest-xdist (`make test`: -n 2 --dist loadgroup) the tests that share one engine or one
-# Ray cluster stay on one worker, so no engine is built twice and no two clusters race for ports.
+# Under pytest-xdist (`make test`: -n 2 --dist loadgroup) a module's tests stay on one worker, in
+# order, so a module-scoped fixture is built once and a walk-through module (a review that goes on
+# from the decision before) sees its steps in sequence; the modules that share one engine, one Ray
+# cluster or the session's review render stay together, so none of those is built twice.
 _GROUPS = {
     "test_orpheus.py": "orpheus-engine",
     "test_search.py": "orpheus-engine",
@@ -81,11 +83,19 @@ _GROUPS = {
     "test_jobs_load.py": "ray",
     "test_ray_backend.py": "ray",
     "test_ray_multinode.py": "ray",
+    "test_review_app.py": "review-render",
+    "test_review_browser.py": "review-render",
+    "test_review_deliver.py": "review-render",
+    "test_review_index.py": "review-render",
+    "test_review_producer.py": "review-render",
 }
+# modules of independent long tests with no shared fixture: each test goes where a worker is free
+_SPREAD = {"test_user_path.py"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups off the markers
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        group = _GROUPS.get(item.path.name)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+        name = item.path.name
+        group = item.nodeid if name in _SPREAD else _GROUPS.get(name, name)
+        item.add_marker(pytest.mark.xdist_group(group))
