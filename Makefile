@@ -36,10 +36,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=20
 
-# The inner loop: no codec-LM engine, no Ray cluster, no browser, no end-to-end runs.
+# The inner loop: no codec-LM engine, no Ray cluster, no browser, no whole-book or film runs
+# (the e2e modules named in tests/conftest.py).
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=10 \
-		-m "not slow and not vllm and not ray and not browser"
+		-m "not slow and not vllm and not ray and not browser and not e2e"
 
 lint: $(STAMP)
 	$(BIN)/ruff check verified_tts verifiers jobs tests benchmarks

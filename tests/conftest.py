@@ -89,6 +89,15 @@ _GROUPS = {
     "test_review_index.py": "review-render",
     "test_review_producer.py": "review-render",
 }
+# modules that render, dub or review a whole book or film: `make test` runs them, `make test-fast`
+# (the inner loop) leaves them out with the engine, Ray and browser tests
+_END_TO_END = {
+    "test_ab.py", "test_adaptive_prefetch.py", "test_calibrate_cli.py", "test_cast.py",
+    "test_cast_render.py", "test_cli_errors.py", "test_damage.py", "test_dub_films.py",
+    "test_dub_video.py", "test_dubbing.py", "test_readalong_render.py", "test_render.py",
+    "test_rerender.py", "test_review_app.py", "test_review_deliver.py", "test_review_producer.py",
+    "test_user_path.py",
+}  # fmt: skip
 # modules of independent long tests with no shared fixture: each test goes where a worker is free
 _SPREAD = {"test_user_path.py"}
 
@@ -99,3 +108,5 @@ def pytest_collection_modifyitems(config, items):
         name = item.path.name
         group = item.nodeid if name in _SPREAD else _GROUPS.get(name, name)
         item.add_marker(pytest.mark.xdist_group(group))
+        if name in _END_TO_END:
+            item.add_marker(pytest.mark.e2e)
