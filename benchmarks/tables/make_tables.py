@@ -1,4 +1,4 @@
-"""Regenerate (or check) every generated block of README.md and docs/*.md.
+"""Regenerate (or check) every generated block of README.md, docs/*.md and docs/research/*.md.
 
 Tables of measured figures and figures inside sentences are rendered from
 benchmarks/results/*.json (the ``tables_*.py`` modules); the configuration reference in
@@ -58,8 +58,9 @@ REGISTRY: Mapping[str, Generated] = {
 
 
 def documents() -> list[Path]:
-    """README.md and every docs/*.md."""
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    """README.md, every docs/*.md and the investigations in docs/research/*.md."""
+    docs = ROOT / "docs"
+    return [ROOT / "README.md", *sorted(docs.glob("*.md")), *sorted(docs.glob("research/*.md"))]
 
 
 def _render(kind: str, name: str) -> str:
