@@ -36,7 +36,9 @@ def _shell_blocks(text: str) -> list[str]:
 
 def _lines() -> list[tuple[str, str]]:
     found = []
-    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+    docs = ROOT / "docs"
+    research = sorted(docs.glob("research/*.md"))
+    for path in [ROOT / "README.md", *sorted(docs.glob("*.md")), *research]:
         for block in _shell_blocks(path.read_text(encoding="utf-8")):
             for line in block.replace("\\\n", " ").splitlines():
                 line = line.strip().removeprefix("$ ")

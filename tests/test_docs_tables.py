@@ -33,6 +33,16 @@ def test_every_generated_block_matches_its_files() -> None:
     assert make_tables.check() == []
 
 
+def test_citing_an_archived_result_fails() -> None:
+    archived = sorted((ROOT / "benchmarks" / "results" / "archive").glob("*.json"))
+    assert archived
+    text = f"An old step (`benchmarks/results/{archived[0].name}`).\n"
+    problems = make_tables.archive_problems(ROOT / "docs" / "x.md", text)
+    assert problems == [
+        f"docs/x.md: cites {archived[0].name}, which is archived (cite a current result file)"
+    ]
+
+
 def test_a_figure_edited_by_hand_fails() -> None:
     path = ROOT / "README.md"
     text = path.read_text(encoding="utf-8")

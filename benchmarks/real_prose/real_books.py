@@ -358,7 +358,8 @@ def run(
 
 def cpu_model() -> dict[str, Any]:
     """The CPU's model name and whether it has AVX-512 (Linux): a real-time factor is only
-    comparable between renders on the same kind of CPU (docs/real-prose.md, speed by machine)."""
+    comparable between renders on the same kind of CPU (docs/research/real-prose.md, speed by
+    machine)."""
     info = Path("/proc/cpuinfo")
     if not info.is_file():
         return {}

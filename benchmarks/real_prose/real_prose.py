@@ -14,12 +14,12 @@ chapters neither of the others uses, spread the same way (two for the shortest b
 lines no sample has read, from every held-out chapter, 10 utterances each from the 41st on (the
 others read at most a chapter's first 40), after the chapter's heading, which one of them read.
 ``held_out_e`` is a fifth, read only once the stop setting chosen for the real-time factor was
-fixed (docs/real-prose.md): the next lines no sample has read, 20 utterances each from the 51st
-on, after the chapter's heading (the headings, read before, are short and few).
-``held_out_f`` is a sixth, read only once the code that keeps both cores busy was fixed
-(docs/real-prose.md): the 71st to the 90th utterance of every held-out chapter, after its heading.
-``held_out_g`` is a seventh, read only once Piper's planar convolutions were fixed
-(docs/real-prose.md): the 91st to the 110th utterance of every held-out chapter, after its heading.
+fixed (docs/research/real-prose.md tells each step): the next lines no sample has read, 20
+utterances each from the 51st on, after the chapter's heading (the headings, read before, are
+short and few). ``held_out_f`` is a sixth, read only once the code that keeps both cores busy was
+fixed: the 71st to the 90th utterance of every held-out chapter, after its heading.
+``held_out_g`` is a seventh, read only once Piper's planar convolutions were fixed: the 91st to
+the 110th utterance of every held-out chapter, after its heading.
 ``held_out_h`` is an eighth, read only once the verifiers on their own threads were fixed: the
 111th to the 130th. ``held_out_i`` is a ninth, sized for a test of the judged gain that a sample
 passes nine times in ten at the gain the fifth to eighth show together

@@ -1,4 +1,4 @@
-"""Regenerate (or check) every generated block of README.md and docs/*.md.
+"""Regenerate (or check) every generated block of README.md, docs/*.md and docs/research/*.md.
 
 Tables of measured figures and figures inside sentences are rendered from
 benchmarks/results/*.json (the ``tables_*.py`` modules); the configuration reference in
@@ -11,7 +11,8 @@ writes a result file or an option changes, and commit what it rewrites:
 
 ``--check`` also runs the provenance checks: every number a generated block shows outside its
 label columns is a value of its result files, and every decimal figure or percentage written in
-a paragraph that cites a result file is a value of that file.
+a paragraph that cites a result file is a value of that file; and no document cites a file
+under benchmarks/results/archive/.
 """
 
 from __future__ import annotations
@@ -60,8 +61,9 @@ REGISTRY: Mapping[str, Generated] = {
 
 
 def documents() -> list[Path]:
-    """README.md and every docs/*.md."""
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    """README.md, every docs/*.md and the investigations in docs/research/*.md."""
+    docs = ROOT / "docs"
+    return [ROOT / "README.md", *sorted(docs.glob("*.md")), *sorted(docs.glob("research/*.md"))]
 
 
 def _render(kind: str, name: str) -> str:
@@ -136,6 +138,18 @@ def block_problems(path: Path, text: str) -> list[str]:
     return problems
 
 
+def archive_problems(path: Path, text: str) -> list[str]:
+    """Result files under benchmarks/results/archive/ (steps of finished work) cited as current."""
+    archive = ROOT / "benchmarks" / "results" / "archive"
+    where = path.relative_to(ROOT)
+    cited = set(_CITED.findall(text))
+    return [
+        f"{where}: cites {old.name}, which is archived (cite a current result file)"
+        for old in sorted(archive.glob("*.json"))
+        if old.stem in cited
+    ] + ([f"{where}: cites benchmarks/results/archive/"] if "results/archive/" in text else [])
+
+
 def check(paths: list[Path] | None = None) -> list[str]:
     """Every problem of the generated blocks and cited figures, as lines to print."""
     problems = []
@@ -144,6 +158,7 @@ def check(paths: list[Path] | None = None) -> list[str]:
         text = path.read_text(encoding="utf-8")
         used |= {block.name for block in blocks(text)}
         problems += block_problems(path, text) + prose_problems(path, text)
+        problems += archive_problems(path, text)
     if paths is None:
         problems += [
             f"block {name!r} is used in no document" for name in REGISTRY if name not in used

@@ -1,6 +1,7 @@
 """Generated blocks of the real-books figures: flags, what the judge says of them, the N=8 gain.
 
-Each function renders one block of docs/real-prose.md from a ``real_books_*.json`` file written
+Each function renders one block of docs/real-prose.md or docs/research/real-prose.md from a
+``real_books_*.json`` file written
 by benchmarks/real_prose/real_books.py (see doc_blocks.py); the ``BLOCKS`` mapping names them. A
 file has the render with today's verification (``after``) and, unless it was run with
 ``--skip-before``, the same audio scored as before real prose was looked at (``before``); a table
@@ -311,7 +312,7 @@ def _flag_rows(flags: list[dict[str, Any]]) -> list[list[str]]:
 
 
 def speed_figure(stem: str) -> str:
-    """The real-time factor sentence of docs/real-prose.md's speed section."""
+    """The real-time factor sentence of docs/research/real-prose.md's speed section."""
     figures = result(stem)["after"]
     timing = figures["timing"]
     return (

@@ -32,7 +32,8 @@ __all__ = [
 
 READING_RATE_CHARS_PER_S = 13.0  # letters and digits a second of a narrator's reading
 # A narrator's pace with its pauses (verifiers.signal.expected_reading_s); fitted to Piper
-# joe-medium on the development chapters of the real-prose books (benchmarks/flags/pace_fit.py).
+# joe-medium on the development chapters of the real-prose books (benchmarks/flags/pace_fit.py,
+# benchmarks/results/pace_fit_dev.json).
 LETTER_S = 0.057
 CLAUSE_PAUSE_S = 0.33  # a comma, colon or semicolon (dashes and brackets: no measurable pause)
 SENTENCE_PAUSE_S = 0.65  # between two sentences of one utterance ("Chapter two. The Fox")

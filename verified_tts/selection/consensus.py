@@ -50,7 +50,7 @@ __all__ = [
 
 # A token whose best take scores below this is doubted by the ASR model itself by that much;
 # clear speech of a common word scores well above it. Tuned on the development chapters of
-# the real-prose books (docs/real-prose.md).
+# the real-prose books (docs/research/real-prose.md).
 SHARED_CEILING = -2.0
 TAKE_METRIC = "asr_min_take_logprob"
 # A line whose best take is less like the narrator than this shares the shortfall, up to the
