@@ -35,7 +35,14 @@ __all__ = ["Api", "Speaker", "build_app"]
 
 log = logging.getLogger("verified_tts.service")
 api = FastAPI(title="verified-tts", docs_url=None, redoc_url=None, openapi_url=None)
-_STATE: dict[str, Any] = {}  # the front door's settings, set in this process by Api.__init__
+
+
+def _state() -> dict[str, Any]:
+    """The front door's settings in this replica process. Serve pickles the FastAPI app into the
+    replica, so they live in a module looked up at call time, not in a global of this one."""
+    from verified_tts.service import settings
+
+    return settings.STATE
 
 
 def _json_error(error: ApiError) -> JSONResponse:
@@ -72,7 +79,7 @@ async def _guard(request: Request, call_next: Any) -> Response:
         if request.url.path.count("/") <= 3
         else "/".join(request.url.path.split("/")[:4])
     )
-    if not authorized(request.headers.get("authorization"), _STATE["token_digest"]):
+    if not authorized(request.headers.get("authorization"), _state()["token_digest"]):
         which = "no bearer token" if "authorization" not in request.headers else "wrong token"
         response: Response = _json_error(
             ApiError(
@@ -82,17 +89,17 @@ async def _guard(request: Request, call_next: Any) -> Response:
         response.headers["WWW-Authenticate"] = "Bearer"
     else:
         length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > _STATE["max_body"]:
+        if length is not None and length.isdigit() and int(length) > _state()["max_body"]:
             response = _json_error(
                 ApiError(
                     413,
-                    f"the body is {length} bytes, over this server's {_STATE['max_body']}",
+                    f"the body is {length} bytes, over this server's {_state()['max_body']}",
                     "body",
                 )
             )
         else:
             response = await call_next(request)
-    metrics: ApiMetrics = _STATE["metrics"]
+    metrics: ApiMetrics = _state()["metrics"]
     seconds = time.perf_counter() - started
     metrics.requests.labels(route, str(response.status_code)).inc()
     metrics.latency.labels(route).observe(seconds)
@@ -115,9 +122,9 @@ async def _body(request: Request) -> bytes:
     parts, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > _STATE["max_body"]:
+        if size > _state()["max_body"]:
             raise ApiError(
-                413, f"the body is over this server's {_STATE['max_body']} bytes", "body"
+                413, f"the body is over this server's {_state()['max_body']} bytes", "body"
             )
         parts.append(chunk)
     return b"".join(parts)
@@ -212,7 +219,7 @@ class Api:
     """The front door: auth, limits, the OpenAI-shaped routes, jobs, metrics."""
 
     def __init__(self, speaker: Any, settings: dict[str, Any]) -> None:
-        _STATE.update(
+        _state().update(
             token_digest=settings["token_digest"],
             max_body=settings["max_body"],
             metrics=ApiMetrics(),
@@ -227,7 +234,7 @@ class Api:
     # -- speech -----------------------------------------------------------------------------------
     @api.post("/v1/audio/speech")
     async def speech(self, request: Request) -> Response:
-        metrics: ApiMetrics = _STATE["metrics"]
+        metrics: ApiMetrics = _state()["metrics"]
         if self.inflight >= self.settings["max_queue"]:
             wait = max(1, round(self.inflight / max(1, self.settings["max_batch"])))
             raise ApiError(
@@ -300,7 +307,7 @@ class Api:
 
     @api.get("/metrics")
     async def metrics(self) -> Response:
-        text = render(_STATE["metrics"].registry) + await self.speaker.metrics_text.remote()
+        text = render(_state()["metrics"].registry) + await self.speaker.metrics_text.remote()
         return Response(text, media_type="text/plain; version=0.0.4")
 
     @api.get("/v1/batches")
