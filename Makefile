@@ -6,14 +6,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-fast lint bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# The CPU build of torch first: without it a dependency's bare "torch" pulls a multi-GB GPU build.
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
-	$(BIN)/python -m pip install --quiet -e ".[emotion,ray,notebooks,dev,review]"
+	$(BIN)/python -m pip install --quiet -e ".[emotion,ray,notebooks,dev,review,pronounce]"
 	# vLLM's CPU build for the codec-LM generators. A failed install fails the build: the engine
 	# tests would otherwise be skipped and CI stay green over a broken install.
 	if [ -n "$$VTTS_SKIP_ENGINE" ]; then \
@@ -31,14 +31,22 @@ $(STAMP): pyproject.toml Makefile
 demo: $(STAMP)
 	$(BIN)/verified-tts render examples/book.md --out out/demo
 
+# The whole suite over two workers; each engine's and the Ray cluster's tests stay on one worker
+# (tests/conftest.py), and the 20 slowest tests are printed so the next slow one is seen.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=20
+
+# The inner loop: no codec-LM engine, no Ray cluster, no browser, no whole-book or film runs
+# (the e2e modules named in tests/conftest.py).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=10 \
+		-m "not slow and not vllm and not ray and not browser and not e2e"
 
 lint: $(STAMP)
 	$(BIN)/ruff check verified_tts verifiers jobs tests benchmarks
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/render_benchmark.py
+	$(BIN)/python -m benchmarks.speed.render_benchmark
 
 clean:
 	rm -rf out .pytest_cache

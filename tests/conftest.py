@@ -68,3 +68,45 @@ def review_render(tmp_path_factory, synthesizer_factory):
                                       production={"formats": "wav,flac,m4b,mp3"})  # fmt: skip
     render(book, folder / "out", synthesizer.config, synthesizer=synthesizer)
     return book, folder / "out", synthesizer
+
+
+# Under pytest-xdist (`make test`: -n 2 --dist loadgroup) a module's tests stay on one worker, in
+# order, so a module-scoped fixture is built once and a walk-through module (a review that goes on
+# from the decision before) sees its steps in sequence; the modules that share one engine, one Ray
+# cluster or the session's review render stay together, so none of those is built twice.
+_GROUPS = {
+    "test_orpheus.py": "orpheus-engine",
+    "test_search.py": "orpheus-engine",
+    "test_llasa.py": "llasa-engine",
+    "test_spark.py": "spark-engine",
+    "test_jobs.py": "ray",
+    "test_jobs_load.py": "ray",
+    "test_ray_backend.py": "ray",
+    "test_ray_multinode.py": "ray",
+    "test_review_app.py": "review-render",
+    "test_review_browser.py": "review-render",
+    "test_review_deliver.py": "review-render",
+    "test_review_index.py": "review-render",
+    "test_review_producer.py": "review-render",
+}
+# modules that render, dub or review a whole book or film: `make test` runs them, `make test-fast`
+# (the inner loop) leaves them out with the engine, Ray and browser tests
+_END_TO_END = {
+    "test_ab.py", "test_adaptive_prefetch.py", "test_calibrate_cli.py", "test_cast.py",
+    "test_cast_render.py", "test_cli_errors.py", "test_damage.py", "test_dub_films.py",
+    "test_dub_video.py", "test_dubbing.py", "test_readalong_render.py", "test_render.py",
+    "test_rerender.py", "test_review_app.py", "test_review_deliver.py", "test_review_producer.py",
+    "test_user_path.py",
+}  # fmt: skip
+# modules of independent long tests with no shared fixture: each test goes where a worker is free
+_SPREAD = {"test_user_path.py"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups off the markers
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = item.path.name
+        group = item.nodeid if name in _SPREAD else _GROUPS.get(name, name)
+        item.add_marker(pytest.mark.xdist_group(group))
+        if name in _END_TO_END:
+            item.add_marker(pytest.mark.e2e)

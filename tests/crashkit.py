@@ -1,5 +1,5 @@
 """Kill -9 a CLI render at a chosen moment; shared by tests/test_crash.py and
-benchmarks/reliability.py.
+benchmarks/distributed/reliability.py.
 
 Run as ``python tests/crashkit.py RENDER-ARGS...`` with two environment variables:
 ``VTTS_CRASH_LOG`` (a file: every committed candidate key and every finished atomic write is

@@ -1,5 +1,6 @@
 """Submit many small jobs to one loopback cluster from several processes at once and account for
-every one; shared by tests/test_jobs_load.py (5 jobs) and benchmarks/reliability.py (50).
+every one; shared by tests/test_jobs_load.py (5 jobs) and benchmarks/distributed/reliability.py
+(50).
 
 Each job is a render of its own two-sentence book or a dub of its own two-cue SRT (espeak, N=2),
 so every job has its own id. Submitters are separate ``verified-tts jobs submit`` processes, all

@@ -2,10 +2,10 @@
 
 No weights can be downloaded in CI, so the codec-LM tests build their own models with the same
 architecture and token layout as the real ones (:mod:`verified_tts.testing.tiny_models`, the builder
-``benchmarks/tiny_models.py`` also uses): random-weight LMs with the full vocabularies and special
-ids, head_dim 64, their tokenizers, and random codecs built from configuration. Each layout's pair
-is built once per test process (the engine tests share one vLLM engine), in a temporary folder
-removed at exit.
+``benchmarks/common/tiny_models.py`` also uses): random-weight LMs with the full vocabularies and
+special ids, head_dim 64, their tokenizers, and random codecs built from configuration. Each
+layout's pair is built once per test process (the engine tests share one vLLM engine), in a
+temporary folder removed at exit.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ _layouts: dict[str, TinyModels] = {}
 
 
 def tiny_models(layout: str = "orpheus") -> TinyModels:
-    """Build (once per process) a layout's tiny LM and random codec (benchmarks/tiny_models.py)."""
+    """Build (once per process) a layout's tiny LM and random codec
+    (benchmarks/common/tiny_models.py)."""
     with _lock:
         if layout not in _layouts:
             root = Path(tempfile.mkdtemp(prefix=f"vtts-{layout}-"))

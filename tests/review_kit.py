@@ -137,7 +137,9 @@ class App:
     """``verified-tts review OUT`` run as a user runs it, in its own process; the address is
     read from what it prints."""
 
-    def __init__(self, out: Path, *args: str, wait_for: str = "open http") -> None:
+    def __init__(
+        self, out: Path, *args: str, wait_for: str = "open http", cwd: Path | None = None
+    ) -> None:
         import os
         import queue
         import subprocess
@@ -149,7 +151,7 @@ class App:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "verified_tts", "review", str(out), "--no-browser",
              "--port", "0", "--reviewer", "ann", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd,
         )  # fmt: skip
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []

@@ -142,7 +142,7 @@ def test_cast_then_render_with_the_cast(tmp_path):
     done = _run("cast", str(book), "--narrator-voice", NARRATOR, "--explain", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     said = done.stdout + done.stderr
-    assert "with a speech verb" in said and "alternation" in said  # each quote, and why
+    assert "tags the quote" in said and "turn-taking" in said  # each quote, and why
     path = tmp_path / "cast.toml"
     written = path.read_text(encoding="utf-8")
     assert '[characters."Anne"]' in written and "lines = 3" in written

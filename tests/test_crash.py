@@ -1,7 +1,7 @@
 """A hard kill (SIGKILL) of a local render inside a store write, inside assembly and inside report
 writing, resumed each time: nothing finished is recomputed, the outputs are byte-identical to an
 uninterrupted render's, and the store passes the doctor's integrity check. The 20-kill version with
-kills at random moments is benchmarks/reliability.py."""
+kills at random moments is benchmarks/distributed/reliability.py."""
 
 from __future__ import annotations
 

@@ -132,7 +132,7 @@ def test_dialogue_segments_carry_their_speaker_and_the_reason():
     segments = parse_book(source, dialogue=True).chapters[0].segments
     said = [(s.speaker, s.speaker_reason) for s in segments if s.kind == "dialogue"]
     assert [who for who, _ in said] == ["Anne", "Tom", "Anne", None]
-    assert said[2][1].startswith("alternation")
+    assert said[2][1].startswith("turn-taking")
     assert "'she'" in said[3][1]  # no woman named: the default dialogue voice, and why
     assert all(s.speaker is None for s in segments if s.kind != "dialogue")
 

@@ -1,8 +1,8 @@
 """The docs' figures come from their result files, and the config reference from the options types.
 
-Every generated block of README.md and docs/*.md must equal what benchmarks/make_tables.py renders
-from benchmarks/results/*.json today, every number it shows must be a value of those files, and
-a figure written in a paragraph that cites a result file must be in that file. The configuration
+Every generated block of README.md and docs/*.md must equal what benchmarks/tables/make_tables.py
+renders from benchmarks/results/*.json today, every number it shows must be a value of those files,
+and a figure written in a paragraph that cites a result file must be in that file. The configuration
 reference must list every key of every options type, each with a description.
 """
 
@@ -17,15 +17,16 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.selection import judgement_replays
+from benchmarks.tables import (
+    doc_blocks,
+    make_tables,
+    options_reference,
+    tables_real_books,
+    tables_review,
+)
 
-import doc_blocks  # noqa: E402
-import judgement_replays  # noqa: E402
-import make_tables  # noqa: E402
-import options_reference  # noqa: E402
-import tables_real_books  # noqa: E402
-import tables_review  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_generated_block_matches_its_files() -> None:

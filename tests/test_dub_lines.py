@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from verified_tts.output.dub_reasons import cue_notes, cue_reasons, reason
+from verified_tts.selection import dub_gates as dub_gates_module
 from verified_tts.selection.dub_gates import dub_gates, dub_policy, stretch_gate
 from verified_tts.selection.policy import Gate, SelectionPolicy, default_gates, default_policy
-from verified_tts.selection import dub_gates as dub_gates_module
 
 
 def test_dub_policy_puts_dub_gates_in_place_of_the_book_defaults_only(monkeypatch):

@@ -3,8 +3,8 @@ traceback: a clear UserError or a valid plan), paths made from chapter titles an
 never leave the output folder, and the large and oddly encoded files a user really has: 10,000
 cues, a 5 MB paragraph, UTF-16, Latin-1, a BOM, CRLF line ends.
 
-``VTTS_FUZZ_EXAMPLES`` sets the examples per property (benchmarks/reliability.py raises it);
-:data:`CASES` counts the cases run, per reader.
+``VTTS_FUZZ_EXAMPLES`` sets the examples per property (benchmarks/distributed/reliability.py raises
+it); :data:`CASES` counts the cases run, per reader.
 """
 
 from __future__ import annotations
@@ -301,14 +301,22 @@ def test_five_megabyte_paragraph_is_cut_into_bounded_utterances(tmp_path):
 def test_utf16_latin1_bom_and_crlf(tmp_path, suffix):
     reader = load_book if suffix == ".md" else load_subtitles
     text = "# Café\n\nA naïve café.\n" if suffix == ".md" else _srt(3).replace("Line", "Café")
-    for encoding in ("utf-16", "latin-1"):
+    plain = tmp_path / f"plain{suffix}"
+    plain.write_text(text, encoding="utf-8")
+    # subtitles as they come: a Windows-1252 (Latin-1) file is read, with a warning naming its cue
+    refused = ("utf-16", "latin-1") if suffix == ".md" else ("utf-16",)
+    for encoding in refused:
         path = tmp_path / f"{encoding}{suffix}"
         path.write_bytes(text.encode(encoding))
         with pytest.raises(UserError, match="UTF-16|not UTF-8") as raised:
             reader(path)
         assert "re-save" in str(raised.value)
-    plain = tmp_path / f"plain{suffix}"
-    plain.write_text(text, encoding="utf-8")
+    if suffix == ".srt":
+        latin = tmp_path / f"latin-1{suffix}"
+        latin.write_bytes(text.encode("latin-1"))
+        read = reader(latin)
+        assert _same_plan(read, reader(plain))
+        assert any("Windows-1252" in warning and "cue 1" in warning for warning in read.warnings)
     for variant, data in {
         "bom": b"\xef\xbb\xbf" + text.encode(),
         "crlf": text.replace("\n", "\r\n").encode(),

@@ -1,18 +1,17 @@
-"""Reading the judge's gain over several held-out samples at once (benchmarks/gain_pooled.py)."""
+"""Reading the judge's gain over several held-out samples at once
+(benchmarks/real_prose/gain_pooled.py)."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.real_prose import gain_pooled
+from benchmarks.real_prose.gain_pooled import SampleGain
 
-import gain_pooled  # noqa: E402
-from gain_pooled import SampleGain  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _sample(mean: float, error: float, lines: int = 400, stem: str = "s") -> SampleGain:

@@ -1,6 +1,6 @@
 """Five render and dub jobs submitted at once from separate processes to the shared loopback
 cluster: each ends SUCCEEDED with its output, none is lost, none runs twice. The 50-job version
-is in benchmarks/reliability.py."""
+is in benchmarks/distributed/reliability.py."""
 
 from __future__ import annotations
 

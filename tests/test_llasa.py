@@ -207,33 +207,6 @@ class TestEngine:
 @pytest.mark.vllm
 @pytest.mark.slow
 @pytest.mark.skipif(VLLM_MISSING is not None, reason=VLLM_MISSING or "")
-def test_render_with_no_config_file(tmp_path: Path):
-    """A new user's command: no --config, so the CPU engine defaults must start on their own."""
-    import json
-
-    models = tiny_models("llasa")
-    book = tmp_path / "book.md"
-    book.write_text("# One\n\nThe birch canoe slid on the smooth planks.\n", encoding="utf-8")
-    out = tmp_path / "out"
-    command = [sys.executable, "-m", "verified_tts", "render", str(book), "--generator", "llasa"]
-    command += ["--model", str(models.model), "--codec", str(models.codec), "-n", "2"]
-    command += ["--out", str(out)]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(Path(__file__).parents[1])}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["generator"] == "llasa" and manifest["sample_rate"] == 16_000
-    for utterance in manifest["utterances"]:
-        for candidate in utterance["candidates"]:
-            assert candidate["info"]["dropped_frames"] == 0
-            assert candidate["duration_s"] == pytest.approx(
-                candidate["info"]["frames"] * 0.02, abs=0.01
-            )
-
-
-@pytest.mark.vllm
-@pytest.mark.slow
-@pytest.mark.skipif(VLLM_MISSING is not None, reason=VLLM_MISSING or "")
 def test_engine_that_cannot_start_says_why_in_one_line(tmp_path: Path):
     """vLLM only says "see root cause above"; the one line must carry the cause itself."""
     models = tiny_models("llasa")

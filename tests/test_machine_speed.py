@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.speed import machine_speed
 
-import machine_speed  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_probe_is_a_fixed_workload_and_reports_its_cost_per_audio_second():
@@ -23,7 +21,7 @@ def test_the_probe_is_a_fixed_workload_and_reports_its_cost_per_audio_second():
 
 
 def test_hour_free_divides_by_the_mean_plain_probe_and_leaves_out_the_rest():
-    import hour_free
+    from benchmarks.speed import hour_free
 
     def render(rtf, *probes):
         return {"after": {"timing": {"real_time_factor": rtf, "machine_speed": list(probes)}}}
@@ -43,7 +41,7 @@ def test_hour_free_divides_by_the_mean_plain_probe_and_leaves_out_the_rest():
 
 
 def test_paired_renders_compare_b_with_a_by_round_and_their_choices():
-    import paired_renders
+    from benchmarks.speed import paired_renders
 
     def render(side, rtf, cpu, probe):
         timing = {"real_time_factor": rtf, "cpu_seconds": cpu}
@@ -68,7 +66,7 @@ def test_paired_renders_compare_b_with_a_by_round_and_their_choices():
 
 
 def test_paired_renders_name_the_working_tree_by_its_commit():
-    import paired_renders
+    from benchmarks.speed import paired_renders
 
     tree, commit = paired_renders.tree_of(".", ROOT / "benchmarks" / "work")
     assert tree == ROOT and len(commit.split()[0]) == 40

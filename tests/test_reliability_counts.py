@@ -1,5 +1,5 @@
-"""benchmarks/reliability.py counts what it claims: a fuzz case that fails is counted (and does
-not stop the run), not written down as a literal zero."""
+"""benchmarks/distributed/reliability.py counts what it claims: a fuzz case that fails is counted
+(and does not stop the run), not written down as a literal zero."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _reliability():
     spec = importlib.util.spec_from_file_location(
-        "reliability_benchmark", ROOT / "benchmarks" / "reliability.py"
+        "reliability_benchmark", ROOT / "benchmarks" / "distributed" / "reliability.py"
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

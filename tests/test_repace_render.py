@@ -1,16 +1,13 @@
-"""benchmarks/repace_render.py: a render's takes judged again against their voice's length."""
+"""benchmarks/flags/repace_render.py: a render's takes judged again against their voice's length."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from benchmarks.flags.repace_render import regate
+from verified_tts.output.manifest import CandidateRecord, UtteranceRecord
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from repace_render import regate  # noqa: E402
-
-from verified_tts.output.manifest import CandidateRecord, UtteranceRecord  # noqa: E402
 
 CLEAN = {
     "asr_min_take_logprob": -2.0, "asr_insertions": 0.0, "clipping": 0.0,

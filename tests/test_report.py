@@ -149,6 +149,7 @@ def test_ab_html_is_self_contained_and_players_exist(pages):
         assert (out / src).is_file(), src
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("page", ["ab.html", "report.html"])
 def test_page_loads_in_chromium_without_console_messages(pages, page, tmp_path):
     _, out = pages
@@ -193,6 +194,7 @@ DRIVER = """
 """
 
 
+@pytest.mark.browser
 def test_abx_mode_and_sorting_run_in_chromium(pages, tmp_path):
     _, out = pages
     driven = out / "ab-driven.html"
@@ -226,6 +228,7 @@ def test_abx_mode_and_sorting_run_in_chromium(pages, tmp_path):
     assert {first["a"], first["b"]} == {"N=1", "N=3"} and first["preferred_arm"] == first["a"]
 
 
+@pytest.mark.browser
 def test_abx_says_so_when_no_winner_differs(pages, tmp_path):
     _, out = pages
     data = json.loads((out / "ab.json").read_text(encoding="utf-8"))
@@ -402,6 +405,7 @@ window.addEventListener("load", function () {
 """
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("width", [1280, 820])
 def test_report_tables_keep_to_the_page_width_in_chromium(tmp_path, width):
     page_path = tmp_path / "report.html"

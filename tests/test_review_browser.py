@@ -25,6 +25,7 @@ from review_kit import (
     upsampled,
 )
 
+pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 
@@ -165,6 +166,8 @@ def test_a_producer_reviews_and_delivers(browser, review_render, tmp_path):
         wait(browser, "return state.detail.spoken.includes('kuh noo')")
         # deliver, and watch it finish
         press(browser, Keys.SHIFT, "D")
+        wait(browser, "return document.getElementById('ask').open", 10)  # it asks first
+        press(browser, Keys.ENTER)
         done = wait(browser, "const d = document.getElementById('delivered');"
                              "return d && d.textContent", 600)  # fmt: skip
         assert "chapter(s) rebuilt" in done and "1 kept" in done

@@ -28,6 +28,7 @@ from review_kit import (
 from verified_tts.errors import UserError
 from verified_tts.review.actions import Reviewer
 from verified_tts.review.session import ReviewSession
+from verified_tts.review.state import version_of
 from verified_tts.storage.keys import candidate_seed
 from verified_tts.workflows.render import render
 
@@ -147,7 +148,9 @@ def test_an_edit_renders_only_its_line_and_leaves_the_book_file(rendered, review
     finish(reviewer)
     state = reviewer.session.state(position)
     assert state.record.spoken == "Glue the sheet to the dark blue back ground."
-    assert state.record.key != state.line and len(state.record.candidates) == 3
+    # a new version: its 3 takes first, the render's 3 kept beside them
+    assert state.record.key != state.line and len(state.record.candidates) == 6
+    assert [version_of(c) for c in state.record.candidates] == [2, 2, 2, 1, 1, 1]
     assert all((out / c.audio).is_file() for c in state.record.candidates)
     assert {i: s.record for i, s in enumerate(reviewer.session.review.lines)
             if i != position} == others  # fmt: skip
@@ -173,8 +176,10 @@ def test_a_lexicon_entry_renders_only_the_lines_with_the_word(rendered, reviewer
             assert state.record.lexicon == ("Tortoise",)
         else:
             assert state.record.key == keys[i]
-    # the chosen take of a line the entry re-rendered gave way to the new takes
-    assert not lines[text_at(out, "The Tortoise never stopped.")].choice
+    # the chosen take of a line the entry re-rendered stays in the book, beside the new takes
+    kept = lines[text_at(out, "The Tortoise never stopped.")]
+    assert kept.choice and kept.reviewed
+    assert version_of(kept.record.candidates[kept.winner]) == 1
 
 
 def test_undo_takes_back_the_last_decision(rendered, reviewer):

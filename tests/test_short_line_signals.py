@@ -1,16 +1,11 @@
-"""benchmarks/short_line_signals.py: the rule that flags passed short lines stays inside its
+"""benchmarks/flags/short_line_signals.py: the rule that flags passed short lines stays inside its
 budget, counts what it adds, and the AUC says which way a signal points."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-
-import short_line_signals  # noqa: E402
+from benchmarks.flags import short_line_signals
 
 
 def _row(flagged: bool, judge_wer: float, wer: float) -> dict:

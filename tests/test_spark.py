@@ -7,11 +7,6 @@ every utterance (one speaker per book), that only semantic ids are generated, an
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from orpheus_fixtures import engine_test_options, tiny_models, vllm_skip_reason
@@ -181,37 +176,6 @@ class TestEngine:
         assert c.audio.shape == (c.info["frames"] * 320,)  # only the new tokens are decoded
         plain.close()
         worded.close()
-
-
-@pytest.mark.vllm
-@pytest.mark.slow
-@pytest.mark.skipif(VLLM_MISSING is not None, reason=VLLM_MISSING or "")
-def test_render_a_book_in_one_created_voice(tmp_path: Path):
-    import json
-
-    models = tiny_models("spark")
-    book = tmp_path / "book.md"
-    book.write_text(
-        "# One\n\nThe birch canoe slid on the smooth planks. Glue the sheet down.\n",
-        encoding="utf-8",
-    )
-    out = tmp_path / "out"
-    command = [sys.executable, "-m", "verified_tts", "render", str(book), "--generator", "spark"]
-    command += ["--model", str(models.model), "--codec", str(models.codec), "-n", "2"]
-    command += ["--voice", "male:low:moderate", "--out", str(out)]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(Path(__file__).parents[1])}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["generator"] == "spark" and manifest["sample_rate"] == 16_000
-    candidates = [c for u in manifest["utterances"] for c in u["candidates"]]
-    assert len(manifest["utterances"]) >= 2 and len(candidates) == 2 * len(manifest["utterances"])
-    assert {c["info"]["voice"] for c in candidates} == {"male:low:moderate"}
-    # one created voice: every candidate of every utterance spoken with the same 32 globals
-    speakers = {tuple(c["info"]["global_codes"]) for c in candidates}
-    assert len(speakers) == 1
-    [speaker] = speakers
-    assert len(speaker) == 32 and all(0 <= code < 4096 for code in speaker)
 
 
 def test_the_planner_cuts_utterances_to_the_layouts_limit(tmp_path):

@@ -1,19 +1,13 @@
-"""benchmarks/speaker_consensus.py: the speaker gate against a line's own takes, evaluated on
+"""benchmarks/flags/speaker_consensus.py: the speaker gate against a line's own takes, evaluated on
 clean lines, on one take in another voice and on a line in another voice throughout, and the
 rule that chose the shipped setting."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-
-import speaker_consensus  # noqa: E402
-
-from verified_tts.selection.consensus import SPEAKER_ALLOWANCE, SPEAKER_CEILING, with_take_metrics  # noqa: E402
+from benchmarks.flags import speaker_consensus
+from verified_tts.selection.consensus import SPEAKER_ALLOWANCE, SPEAKER_CEILING, with_take_metrics
 
 BOUND = 0.8093
 

@@ -1,19 +1,17 @@
-"""benchmarks/stop_replay.py over a real adaptive render: the render's own setting replays its
-decisions exactly, a sooner stop is replayed from the takes it made, and a later one is refused."""
+"""benchmarks/selection/stop_replay.py over a real adaptive render: the render's own setting replays
+its decisions exactly, a sooner stop is replayed from the takes it made, and a later one is
+refused."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from pathlib import Path
 
+from benchmarks.selection import stop_replay
+from verified_tts.output.manifest import read_manifest
+from verified_tts.workflows.render import render
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import stop_replay  # noqa: E402
-
-from verified_tts.output.manifest import read_manifest  # noqa: E402
-from verified_tts.workflows.render import render  # noqa: E402
 
 
 def test_the_recorded_setting_replays_the_render_and_a_later_stop_is_refused(
@@ -47,8 +45,7 @@ def test_the_recorded_setting_replays_the_render_and_a_later_stop_is_refused(
 
 
 def test_gate_replay_variants_replace_one_gate_and_keep_its_margin():
-    import gate_replay
-
+    from benchmarks.flags import gate_replay
     from verified_tts.selection.policy import Gate, SelectionPolicy
 
     shipped = SelectionPolicy(gates=(Gate("speaker", min=0.8), Gate("wer", max=0.5, margin=0.3)))

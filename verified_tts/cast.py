@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from verified_tts.casting.characters import NARRATOR
 from verified_tts.errors import UserError
 from verified_tts.text.book import Book, Chapter
 
@@ -121,7 +122,8 @@ def speaker_genders(book: Book) -> dict[str, str]:
 def find_cast(book: Book, *, narrator: str, voices: list[Any]) -> tuple[Cast, list[Character]]:
     """The characters of a book read with ``dialogue=True`` and a suggested :class:`Cast`."""
     characters = _characters(book, speaker_genders(book))
-    suggested = _suggest(characters, narrator, voices)
+    suggested = _suggest([c for c in characters if c.name != NARRATOR], narrator, voices)
+    # the first-person narrator's own quotes are in the narrator's voice
     voices_of = {c.name: suggested.get(c.name, narrator) for c in characters}
     return Cast(narrator=narrator, dialogue=narrator, characters=voices_of), characters
 

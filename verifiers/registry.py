@@ -53,7 +53,8 @@ VERIFIERS: Mapping[str, VerifierKind] = {
     "duration_fit": VerifierKind(
         DurationFitOptions, load_duration_fit_verifier, duration_fit.METRICS, default=False
     ),
-    # a stand-in with a fixed cost per clip, for measuring the driver (benchmarks/driver_ceiling.py)
+    # a stand-in with a fixed cost per clip, for measuring the driver
+    # (benchmarks/distributed/driver_ceiling.py)
     "standin": VerifierKind(
         StandInVerifierOptions, load_standin_verifier, standin.METRICS, default=False
     ),

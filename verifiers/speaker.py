@@ -12,10 +12,10 @@ torch of the embedded default; it pads the batch and passes relative lengths. Me
 the clip has no reference), and every score carries the unit-norm ``embedding`` so the pipeline
 can keep a running centroid of accepted winners. An embedding of a short clip sits far from a
 book's centroid even when the voice is right (Resemblyzer pads a clip shorter than its 1.6 s
-partial; benchmarks/speaker_length.py: clean takes under 1.1 s of speech fall below the shipped
-gate far more often than longer ones, while a wrong voice stays far below either), so a clip with
-less than ``short_speech_s`` of speech is compared with ``clip.short_reference``, the centroid of
-the same voice's other short takes, which keeps clean and wrong voices apart at every length
+partial; benchmarks/flags/speaker_length.py: clean takes under 1.1 s of speech fall below the
+shipped gate far more often than longer ones, while a wrong voice stays far below either), so a clip
+with less than ``short_speech_s`` of speech is compared with ``clip.short_reference``, the centroid
+of the same voice's other short takes, which keeps clean and wrong voices apart at every length
 measured; without one it gets no ``speaker`` metric, and its detail says "too short to judge the
 voice" rather than failing it. Every score's detail gives the speech seconds the encoder saw
 (``speaker_speech_s``). :meth:`SpeakerVerifier.embed_file` embeds a user's reference WAV

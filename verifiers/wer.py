@@ -28,7 +28,7 @@ Every row is a padded 30 s window (feeding the encoder less made tiny.en halluci
 encoder dominates the cost; on CPU small encoder batches are the cheaper ones, hence the small CPU
 default, and the default is one single-threaded worker per core, each taking its share of the
 batches (:class:`WerOptions` ``workers``; ``int8`` results do not depend on the batch a row is in).
-benchmarks/verify_speed.py and benchmarks/whisper_workers.py measure these settings.
+benchmarks/speed/verify_speed.py and benchmarks/speed/whisper_workers.py measure these settings.
 
 By default (``packing = true``, :mod:`verifiers.wer_packed`, layout in
 :mod:`verifiers.wer_packing`) up to 8 short clips of *different* utterances share one 28 s

@@ -16,6 +16,7 @@ from rich.table import Table
 from verified_tts.cli.options import VOICE_OPTIONS, SynthesisArgs, synthesis_options
 from verified_tts.cli.render import OutOption
 from verified_tts.cli.report import RunProgress, console, interruptible
+from verified_tts.cli.tables import copy_table
 from verified_tts.errors import UserError
 
 __all__ = ["app"]
@@ -108,17 +109,10 @@ def _ab_arms(book: Path, out: Path | None, settings, arms: list[str], judge_asr:
             judge_asr=judge_asr,
             **progress.callbacks(),
         )
-    table = Table(title=f"A/B of search arms in {result.out_dir}")
-    for column in (
-        "arm",
-        "verifier WER",
-        "judge WER",
-        "vs first",
-        "flagged",
-        "audio s gen",
-        "wall s",
-    ):
-        table.add_column(column, justify="right")
+    columns = ("arm", "verifier WER", "judge WER", "vs first", "flagged", "audio s gen", "wall s")
+    table = copy_table(
+        f"A/B of search arms in {result.out_dir}", columns, keys=("arm",), right=columns
+    )
     for a in result.arms:
         table.add_row(
             a.arm,

@@ -16,10 +16,10 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from verified_tts.cli.options import ConfigOption, config_table
 from verified_tts.cli.report import console
+from verified_tts.cli.tables import copy_table
 
 __all__ = ["app"]
 
@@ -47,6 +47,14 @@ def cast_command(
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite an existing cast file.")
     ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print every quote (start, end into the decoded text, speaker or null, "
+            "confidence, why) and the characters as JSON; writes no cast file.",
+        ),
+    ] = False,
     explain: Annotated[
         bool,
         typer.Option("--explain", help="Also list every quote: who says it, and why."),
@@ -60,6 +68,22 @@ def cast_command(
     from verified_tts.text.production import load_input
     from verified_tts.voices import EMBEDDED_PIPER, catalogue, find_voice
 
+    if as_json:
+        import json
+
+        from verified_tts.casting.report import cast_report
+        from verified_tts.text.textfile import read_text_file
+
+        if book.suffix.lower() == ".epub":
+            raise UserError(
+                f"{book}: --json reads plain text and Markdown, whose decoded text the offsets "
+                "index; convert the EPUB to text first"
+            )
+        text = read_text_file(
+            book, kind="book", expected="a UTF-8 text file", empty_hint="give a book with text"
+        )
+        typer.echo(json.dumps(cast_report(text), indent=1, ensure_ascii=False))
+        return
     if out.exists() and not force:
         raise UserError(
             f"{out} exists and may hold your edits: give another --out, or --force to replace it"
@@ -71,9 +95,10 @@ def cast_command(
     loaded = load_input(book, ProductionOptions(), dialogue=True)
     cast, characters = find_cast(loaded.book, narrator=narrator_voice, voices=catalogue(folder))
     write_text_atomic(out, cast_toml(str(book), cast, characters))
-    shown = Table(title=f"cast of {book.name}")
-    for column in ("character", "lines", "gender", "voice", "first line"):
-        shown.add_column(column, justify="right" if column == "lines" else "left")
+    columns = ("character", "lines", "gender", "voice", "first line")
+    shown = copy_table(
+        f"cast of {book.name}", columns, keys=("character", "voice"), right=("lines",)
+    )
     for character in characters:
         shown.add_row(
             escape(character.name),
@@ -84,9 +109,9 @@ def cast_command(
         )
     dialogue = [s for s in loaded.book.segments if s.kind == "dialogue"]
     if explain:
-        lines = Table(title="who says each quote")
-        for column in ("line", "speaker", "why", "quote"):
-            lines.add_column(column)
+        lines = copy_table(
+            "who says each quote", ("line", "speaker", "why", "quote"), keys=("line", "speaker")
+        )
         for segment in dialogue:
             lines.add_row(
                 str(segment.line),

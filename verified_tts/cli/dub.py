@@ -95,6 +95,13 @@ def dub(
         str | None,
         typer.Option("--language", help="The dub's language tag, e.g. es (default: the voice's)."),
     ] = None,
+    original_language: Annotated[
+        str | None,
+        typer.Option(
+            "--original-language",
+            help="The film's own language (e.g. en), tagged on its kept track if it has no tag.",
+        ),
+    ] = None,
     loudness: Annotated[
         float | None,
         typer.Option(
@@ -148,6 +155,7 @@ def dub(
             "duck_db": duck_db,
             "voices": _voice_map(voice_map) or None,  # on top of the file's [dub.voices]
             "language": language,
+            "original_language": original_language,
             "loudness_lufs": loudness,
             "true_peak_dbtp": true_peak,
             "dialogue_ratio_db": dialogue_ratio,

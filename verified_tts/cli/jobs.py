@@ -23,6 +23,7 @@ from rich.table import Table
 
 from verified_tts.cli.cluster import DirOption
 from verified_tts.cli.report import JsonOption, Report, console
+from verified_tts.cli.tables import copy_table
 from verified_tts.errors import UserError
 
 __all__ = ["jobs_app"]
@@ -210,9 +211,8 @@ def stage_dub(
 
 
 def _record_table(records: Sequence[Any], title: str) -> Table:
-    table = Table(title=title)
-    for column in ("id", "state", "command", "input", "submitted", "attempts", "output"):
-        table.add_column(column)
+    columns = ("id", "state", "command", "input", "submitted", "attempts", "output")
+    table = copy_table(title, columns, keys=("id",))
     for r in records:
         table.add_row(
             r.id,

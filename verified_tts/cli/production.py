@@ -1,9 +1,11 @@
-"""``check``, ``words`` and ``chapters``: the producer's commands beside ``render``.
+"""``check``, ``words``, ``pronounce`` and ``chapters``: the producer's commands beside ``render``.
 
 ``verified-tts check FILES_OR_DIR`` measures audio files (ours or a producer's own recordings)
 against ACX and prints one row per file, exiting 1 when any fails. ``verified-tts words BOOK``
 lists what to check before a long render: tokens the normaliser left unexpanded, and rare and
-proper words, with counts and a first example. ``verified-tts chapters BOOK`` lists the chapters
+proper words, with counts and a first example. ``verified-tts pronounce BOOK --out FILE``
+decides once how each doubtful word of the book is read and writes it as a lexicon.
+``verified-tts chapters BOOK`` lists the chapters
 a render would make (number, title, words), so ``--chapters`` and ``--toc-depth`` can be chosen,
 with what the EPUB reader left out and the warnings about the book's own pronunciations. With
 ``--json`` each prints its result as one JSON object on stdout instead; ``--json-out FILE`` also
@@ -17,9 +19,9 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from verified_tts.cli.report import JsonFileCompat, JsonOption, JsonOutOption, Report, console, warn
+from verified_tts.cli.tables import copy_table
 
 __all__ = ["app"]
 
@@ -44,9 +46,9 @@ def check_command(
         results = check_paths(paths)
 
     def human() -> None:
-        table = Table(title="ACX check")
-        for column in ("file", "RMS dB", "peak dB", "floor dB", "head s", "tail s", "min", ""):
-            table.add_column(column, justify="left" if column in ("file", "") else "right")
+        columns = ("file", "RMS dB", "peak dB", "floor dB", "head s", "tail s", "min", "")
+        right = [c for c in columns if c not in ("file", "")]
+        table = copy_table("ACX check", columns, keys=("file",), right=right)
         for r in results:
             table.add_row(
                 escape(r.path),
@@ -96,9 +98,8 @@ def words_command(
             ("left unexpanded by the normaliser", words.unexpanded, "why"),
             ("rare and proper words (Zipf < 3)", words.rare, "zipf"),
         ):
-            table = Table(title=title)
-            for column in ("word", "count", extra, "lexicon", "first example"):
-                table.add_column(column)
+            columns = ("word", "count", extra, "lexicon", "first example")
+            table = copy_table(title, columns, keys=("word",))
             for row in rows:
                 table.add_row(
                     escape(row.word),
@@ -110,6 +111,43 @@ def words_command(
             console.print(table)
 
     report.emit(words.as_dict(), human)
+
+
+@app.command("pronounce", cls=JsonFileCompat)
+def pronounce_command(
+    book: Annotated[
+        Path, typer.Argument(help="Markdown, plain-text or EPUB book.", show_default=False)
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Lexicon TOML to write.")],
+    lexicon: Annotated[
+        Path | None, typer.Option("--lexicon", help="Your own lexicon: its words always win.")
+    ] = None,
+    top: Annotated[int, typer.Option("--top", help="Most doubtful words to decide.")] = 200,
+    seeds: Annotated[int, typer.Option("--seeds", help="Takes per reading.")] = 2,
+    as_json: JsonOption = False,
+    json_out: JsonOutOption = None,
+) -> None:
+    """Decide once per book how each doubtful word is read; write it as a lexicon."""
+    from verified_tts.pronounce.decide import DecideOptions
+    from verified_tts.pronounce.workflow import pronounce_book
+
+    report = Report(as_json, json_out)
+    with report.errors():
+        result = pronounce_book(
+            book, out, lexicon=lexicon, options=DecideOptions(top=top, seeds=seeds)
+        )
+
+    def human() -> None:
+        changed = [d for d in result.decisions if d.changed]
+        console.print(
+            f"{len(result.decisions)} doubtful words checked, {len(changed)} read another way "
+            f"({result.seconds:.0f} s): {escape(str(result.lexicon))}; evidence "
+            f"{escape(str(result.evidence))}. Render with --lexicon {escape(str(result.lexicon))}."
+        )
+        for d in changed:
+            console.print(f"  {escape(d.word)}: {d.chosen} ({escape(', '.join(d.chosen_sources))})")
+
+    report.emit(result.as_dict(), human)
 
 
 @app.command("chapters", cls=JsonFileCompat)
@@ -148,9 +186,12 @@ def chapters_command(
             how = "chosen" if toc_depth is None else "asked"
             depth = f" at TOC depth {loaded.toc_depth} ({how}; the TOC has depths "
             depth += f"{', '.join(map(str, loaded.toc_depths))})"
-        table = Table(title=f"{len(rows)} chapters{depth}")
-        for column in ("#", "title", "words"):
-            table.add_column(column, justify="right" if column != "title" else "left")
+        table = copy_table(
+            f"{len(rows)} chapters{depth}",
+            ("#", "title", "words"),
+            keys=("#",),
+            right=("#", "words"),
+        )
         for row in rows:
             table.add_row(str(row.number), escape(row.title or ""), str(row.words))
         console.print(table)

@@ -14,10 +14,10 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from verified_tts.cli.options import ConfigOption, SeedOption, config_table
 from verified_tts.cli.report import JsonFileCompat, JsonOption, JsonOutOption, Report, console
+from verified_tts.cli.tables import copy_table
 
 __all__ = ["app"]
 
@@ -63,9 +63,8 @@ def voices_command(
     ]
 
     def human() -> None:
-        table = Table(title="voices")
-        for column in ("name", "language", "gender", "Hz", "from", "notes"):
-            table.add_column(column, justify="right" if column == "Hz" else "left")
+        columns = ("name", "language", "gender", "Hz", "from", "notes")
+        table = copy_table("voices", columns, keys=("name",), right=("Hz",))
         for v in shown:
             table.add_row(
                 escape(v.name) if v.available else f"[dim]{escape(v.name)}[/]",

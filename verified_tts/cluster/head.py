@@ -32,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -49,6 +48,7 @@ from verified_tts.cluster.state import (
     reap,
     spawn_detached,
     state_dir,
+    use_token_auth,
 )
 from verified_tts.errors import MissingExtra, UserError
 from verified_tts.storage.atomic import write_json_atomic
@@ -112,11 +112,17 @@ def _tail(path: Path, lines: int = 8) -> str:
 
 
 def _dashboard_ready(url: str) -> bool:
+    """Whether the Jobs API answers. Ray's own client is asked, not a bare HTTP request: since
+    Ray 2.60 a head requires its token (``~/.ray/auth_token``, made by ``ray start``), which the
+    client sends and a bare request would not."""
+    import_ray()
+    from ray.job_submission import JobSubmissionClient
+
     try:
-        with urllib.request.urlopen(f"{url}/api/jobs/", timeout=2) as response:
-            return response.status == 200
-    except OSError:
+        JobSubmissionClient(url).list_jobs()
+    except Exception:  # noqa: BLE001 - any failure to answer means "not yet"
         return False
+    return True
 
 
 def up(
@@ -144,6 +150,7 @@ def up(
             stop_worker_node(pid)
     _check_limits(max_jobs, object_store_mb, nodes, worker_resources)
     command = _ray_command()
+    use_token_auth()  # before the head is spawned, so it and its clients agree on the mode
     where.mkdir(parents=True, exist_ok=True)
     temp_dir = _ray_temp_dir(where.resolve())  # Ray refuses a relative one
     num_cpus = num_cpus or os.cpu_count() or 1
@@ -214,15 +221,14 @@ def _check_limits(
 
 def _alive_nodes(dashboard_url: str) -> int | None:
     """Live nodes as the dashboard's state API counts them (None when it does not answer)."""
+    import_ray()
+    from ray.util.state import list_nodes
+
     try:
-        with urllib.request.urlopen(
-            f"{dashboard_url}/api/v0/nodes?limit=1000&detail=false", timeout=5
-        ) as response:
-            data = json.loads(response.read())
-    except (OSError, ValueError):
+        nodes = list_nodes(address=dashboard_url, limit=1000, raise_on_missing_output=False)
+    except Exception:  # noqa: BLE001 - a head that does not answer counts no node
         return None
-    nodes = data.get("data", {}).get("result", {}).get("result", [])
-    return sum(1 for node in nodes if node.get("state") == "ALIVE")
+    return sum(1 for node in nodes if node.state == "ALIVE")
 
 
 def _wait_for_node(

@@ -10,6 +10,7 @@ the project but its errors, so none of them has to import another.
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -27,6 +28,7 @@ __all__ = [
     "STATE_FILE",
     "ClusterState",
     "import_ray",
+    "use_token_auth",
     "is_head",
     "prefer_loopback",
     "process_alive",
@@ -158,8 +160,35 @@ def prefer_loopback(address: str) -> None:
         ray_constants.ENABLE_RAY_CLUSTER = False
 
 
+def use_token_auth() -> None:
+    """Make this process and the Ray processes it starts speak Ray's token authentication.
+
+    Since Ray 2.60 ``ray start`` turns token authentication on by default (the token is
+    ``~/.ray/auth_token``, made on first start) while a client process still defaults to no
+    token, so its Jobs API and state API requests would be refused with 401. Ray reads the mode
+    once per process, so it is set before Ray is first used; a user who set ``RAY_AUTH_MODE``
+    keeps their choice. Older Ray versions have no such default and are left as they are.
+    """
+    if "RAY_AUTH_MODE" in os.environ or _ray_version() < (2, 60):
+        return
+    os.environ["RAY_AUTH_MODE"] = "token"
+    if "ray._raylet" in sys.modules:  # already imported: refresh the mode Ray has cached
+        with contextlib.suppress(Exception):
+            sys.modules["ray._raylet"].Config.initialize("")
+
+
+def _ray_version() -> tuple[int, ...]:
+    try:
+        release = importlib.metadata.version("ray")
+    except importlib.metadata.PackageNotFoundError:
+        return (0,)
+    return tuple(int(part) for part in release.split(".")[:2] if part.isdigit())
+
+
 def import_ray() -> ModuleType:
-    """``import ray``, or the one-line error that names the extra to install."""
+    """``import ray`` with token authentication set up, or the one-line error that names the
+    extra to install."""
+    use_token_auth()
     try:
         import ray
     except ImportError as error:

@@ -13,7 +13,7 @@ The same rewrite returns the frames every phoneme id lasted in the run, so each 
 (:mod:`verified_tts.generators.piper_timing`, words by :mod:`verified_tts.generators.piper_words`).
 Each candidate is its own graph run on one onnxruntime thread, as many runs in parallel as there
 are cores: on 2 cores a batch of 8 candidates and two threads per run were both slower, and a
-batched candidate is not bit-identical to its single run (``benchmarks/piper_throughput.py``).
+batched candidate is not bit-identical to its single run (``benchmarks/speed/piper_throughput.py``).
 The graph's 1-D convolutions run as 2-D ones, for onnxruntime's faster blocked kernels
 (:mod:`verified_tts.generators.piper_planar`, ``planar = false`` turns it off; the samples differ
 by float rounding only, and the identity says which graph made them).
@@ -56,7 +56,7 @@ NOISE_SCHEME = "numpy-pcg64-time-major-v1"  # how seeds become noise; part of id
 _FIRST_FRAMES_PER_ID = 8.0  # first guess of the prior's frames per phoneme id; grown on demand
 _KEPT_TEXTS = 512  # phonemized texts and predicted lengths kept for the next round
 # The voice's own length for a text: its duration predictor at noise_w 0 (0 draws), or the mean
-# over this many draws of the duration noise (benchmarks/piper_durations.py compares the two).
+# over this many draws of the duration noise (benchmarks/flags/piper_durations.py compares the two).
 PREDICTION_DRAWS = 16
 
 

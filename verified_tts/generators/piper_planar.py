@@ -9,7 +9,8 @@ of kernel 1 x K -> ``Squeeze``, keeping every tensor name the rest of the graph 
 noise sites and the exposed durations are untouched. It is the same arithmetic summed in another
 order: the samples agree with the plain graph's to float32 rounding (about 1e-4 at most), not bit
 for bit, so a voice's identity says whether it ran planar. ``ConvTranspose`` is left alone (it has
-no blocked kernel). benchmarks/piper_planar.py measures the CPU time per second of audio both ways.
+no blocked kernel). benchmarks/speed/piper_planar.py measures the CPU time per second of audio both
+ways.
 """
 
 from __future__ import annotations

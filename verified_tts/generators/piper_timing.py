@@ -10,7 +10,7 @@ ends, to the sample. :class:`DurationPredictor` is the graph cut down to the dur
 candidate is expected to have, for the duration gate. That is the mean of the frames over
 ``draws`` draws of the voice's own duration noise (fixed by the ids, one batched run of the
 predictor's noisy part after one run of the text encoder), or with ``draws`` 0 the deterministic
-prediction at ``noise_w`` 0; benchmarks/piper_durations.py measures which to use.
+prediction at ``noise_w`` 0; benchmarks/flags/piper_durations.py measures which to use.
 :func:`timing_info` packs it all into a candidate's ``info["timing"]`` (JSON, compact).
 """
 

@@ -124,6 +124,9 @@ class DubOptions:
     loudness_lufs: float = option(-23.0, "Integrated loudness of the mix (EBU R128; -16 streaming)")
     true_peak_dbtp: float = option(-1.0, "Ceiling of the mix's true peak, dBTP")
     language: str | None = option(None, "The dub's language tag; default: the voice's language")
+    original_language: str | None = option(
+        None, "The film's own language, for its kept track where the film does not tag it"
+    )
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.speed_limit) and 1.0 <= self.speed_limit <= 4.0):

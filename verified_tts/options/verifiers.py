@@ -32,7 +32,7 @@ __all__ = [
 
 READING_RATE_CHARS_PER_S = 13.0  # letters and digits a second of a narrator's reading
 # A narrator's pace with its pauses (verifiers.signal.expected_reading_s); fitted to Piper
-# joe-medium on the development chapters of the real-prose books (benchmarks/pace_fit.py).
+# joe-medium on the development chapters of the real-prose books (benchmarks/flags/pace_fit.py).
 LETTER_S = 0.057
 CLAUSE_PAUSE_S = 0.33  # a comma, colon or semicolon (dashes and brackets: no measurable pause)
 SENTENCE_PAUSE_S = 0.65  # between two sentences of one utterance ("Chapter two. The Fox")
@@ -84,8 +84,8 @@ class WerOptions:
     "Systran/faster-whisper-small.en") found in the Hugging Face cache (or downloaded when
     online). ``workers``: Whisper calls in flight at once, each on ``cpu_threads`` threads; the
     CPU default (both 0) is one single-threaded worker per core this process may use
-    (benchmarks/whisper_workers.py measures the layouts). Setting only ``cpu_threads`` gives one
-    worker on that many threads; with OMP_NUM_THREADS set, one worker that CTranslate2 sizes
+    (benchmarks/speed/whisper_workers.py measures the layouts). Setting only ``cpu_threads`` gives
+    one worker on that many threads; with OMP_NUM_THREADS set, one worker that CTranslate2 sizes
     from it. ``beam_size`` None: the beam its scorer's profile was calibrated with (greedy when
     packing, 5 per clip).
     """

@@ -25,6 +25,7 @@ import numpy as np
 from verified_tts.options import DubOptions, DurationFitOptions, RenderConfig
 from verified_tts.output.assembly import level_clip
 from verified_tts.output.dub_reasons import cue_notes, cue_reasons
+from verified_tts.output.timeline import Timeline
 from verified_tts.storage.results import UtteranceResult
 from verified_tts.storage.store import STORE_DIR
 from verified_tts.text.subtitles import Cue
@@ -217,18 +218,19 @@ def fit_to_slot(
 
 def lay_on_track(
     fitted: Sequence[tuple[PlacedCue, np.ndarray]], sample_rate: int, track_end: float
-) -> tuple[np.ndarray, list[PlacedCue]]:
+) -> tuple[Timeline, list[PlacedCue]]:
     """One track of ``track_end`` seconds with every fitted line added at its slot's start.
 
     Lines run on whole past their slot and over the next line (flagged by :func:`fit_to_slot`);
     only the end of the track (the end of the film) stops one, with a short fade, and the line
-    says so. Returns the track and the placed lines as they ended up."""
-    track = np.zeros(round(track_end * sample_rate), dtype=np.float32)
+    says so. Returns the track (as its pieces: :class:`~verified_tts.output.timeline.Timeline`,
+    so a feature-length film's silence is never held) and the placed lines as they ended up."""
+    frames = round(track_end * sample_rate)
     fade = round(_FADE_S * sample_rate)
-    placed = []
+    placed, pieces = [], []
     for item, speech in fitted:
         first = round(item.slot.start * sample_rate)
-        room = max(0, track.size - first)
+        room = max(0, frames - first)
         if speech.size > room:
             past = (speech.size - room) / sample_rate
             speech = speech[:room].copy()
@@ -240,9 +242,10 @@ def lay_on_track(
                 past_end_seconds=past,
                 flag_reasons=(*item.flag_reasons, reason),
             )
-        track[first : first + speech.size] += speech
+        if speech.size:
+            pieces.append((first, np.asarray(speech, dtype=np.float32)))
         placed.append(item)
-    return track, placed
+    return Timeline(sample_rate, frames, tuple(pieces)), placed
 
 
 def voiced_srt(placed: Sequence[PlacedCue]) -> str:

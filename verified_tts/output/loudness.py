@@ -2,7 +2,8 @@
 
 :class:`LoudnessMeter` takes a programme a block at a time (a film's soundtrack never has to be in
 memory twice) and keeps, per 10 ms, the K-weighted power of the channels summed with their ITU-R
-BS.1770 weights, plus the running true peak. From those: integrated loudness as BS.1770-4 defines
+BS.1770 weights (surrounds +1.5 dB, the LFE left out: :mod:`~verified_tts.output.channels`), plus
+the running true peak. From those: integrated loudness as BS.1770-4 defines
 it (400 ms blocks every 100 ms, the -70 LUFS absolute and -10 LU relative gates), loudness range as
 EBU Tech 3342 does (3 s short-term windows every 100 ms, gated at -70 LUFS and 20 LU below their
 mean, the spread from the 10th to the 95th percentile), and the K-weighted level of any interval (a
@@ -25,11 +26,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from verified_tts.output.channels import bs1770_weights
+
 __all__ = [
     "Loudness",
     "LoudnessMeter",
+    "TruePeakMeter",
     "measure_loudness",
     "normalize_loudness",
+    "peak_envelope",
     "true_peak_dbtp",
 ]
 
@@ -41,6 +46,7 @@ _STEP_BINS = 10  # ... every 100 ms
 _SHORT_TERM_BINS = 300  # Tech 3342 short-term window: 3 s, every 100 ms
 _SILENT = -120.0
 _CHUNK_S = 10.0  # how much of a programme is processed at once
+_SEGMENT = 4096  # samples a streamed true peak oversamples at once, where it must
 # BS.1770's K-weighting as pyloudnorm's meter builds it: a high shelf, then a high pass
 _K_WEIGHTING = (
     (4.0, 1 / math.sqrt(2), 1500.0, "high_shelf"),
@@ -69,13 +75,6 @@ def _frames(audio: np.ndarray) -> np.ndarray:
     return audio.reshape(-1, 1) if audio.ndim == 1 else audio
 
 
-def _weights(channels: int) -> np.ndarray:
-    # BS.1770 channel weights: 1 for left, right and centre, 1.41 for surrounds, LFE left out
-    if channels == 6:
-        return np.array([1.0, 1.0, 1.0, 0.0, 1.41, 1.41])
-    return np.ones(channels)
-
-
 def _to_lufs(mean_square: float) -> float:
     return -0.691 + 10.0 * math.log10(mean_square) if mean_square > 0 else _SILENT
 
@@ -92,11 +91,12 @@ class LoudnessMeter:
 
         self.sample_rate = sample_rate
         self.channels = channels
-        self._weights = _weights(channels)
+        self._weights = bs1770_weights(channels)
         stages = [IIRfilter(g, q, f, sample_rate, kind) for g, q, f, kind in _K_WEIGHTING]
-        # both biquads as second-order sections, run over every channel at once
+        # both biquads as second-order sections, run over every channel at once (along axis 0:
+        # sosfilt's state is then (sections, 2, channels))
         self._sos = np.array([[*s.b, *s.a] for s in stages], dtype=np.float64)
-        self._state = np.zeros((len(stages), channels, 2))
+        self._state = np.zeros((len(stages), 2, channels))
         self._bin = max(1, round(_BIN_S * sample_rate))
         self._carry = np.zeros(0)  # weighted power of samples not yet a whole bin
         self._bins: list[np.ndarray] = []
@@ -108,6 +108,8 @@ class LoudnessMeter:
         block = _frames(block)
         if block.shape[0] == 0:
             return
+        if block.shape[1] != self.channels:
+            raise ValueError(f"a {self.channels}-channel meter was fed {block.shape[1]} channels")
         self.frames += block.shape[0]
         weighted, self._state = sosfilt(self._sos, block, axis=0, zi=self._state)
         power = np.concatenate([self._carry, np.square(weighted) @ self._weights])
@@ -231,6 +233,49 @@ def true_peak_dbtp(audio: np.ndarray, sample_rate: int) -> float:
     return _db(best)
 
 
+class TruePeakMeter:
+    """:func:`true_peak_dbtp` of a programme fed a block at a time: each block is oversampled
+    when the next arrives (its neighbours' samples as context), and only where its sample peak
+    could beat the peak found so far, so the figure is the one the whole programme gives."""
+
+    def __init__(self) -> None:
+        self._left: np.ndarray | None = None
+        self._pending: np.ndarray | None = None
+        self.best = 0.0
+
+    def feed(self, block: np.ndarray) -> None:
+        block = _frames(block)
+        if self._pending is not None:
+            self._measure(block[:_CONTEXT])
+        self._pending = block
+
+    def _measure(self, right: np.ndarray) -> None:
+        pending = self._pending
+        assert pending is not None
+        left = self._left if self._left is not None else pending[:0]
+        magnitude = np.abs(pending).max(axis=1) if pending.size else np.zeros(0)
+        context = np.concatenate([left, pending, right])
+        offset = left.shape[0]
+        spans = [(a, min(pending.shape[0], a + _SEGMENT))
+                 for a in range(0, pending.shape[0], _SEGMENT)]  # fmt: skip
+        peaks = [float(magnitude[a:b].max()) for a, b in spans]
+        # loudest stretches first: once none left could beat the peak found, the rest is skipped
+        for index in np.argsort(peaks)[::-1]:
+            if peaks[index] * _BOUND <= self.best:
+                break
+            lo, hi = offset + spans[index][0], offset + spans[index][1]
+            over = _oversampled(context[max(0, lo - _CONTEXT) : lo], context[lo:hi],
+                                context[hi : hi + _CONTEXT])  # fmt: skip
+            self.best = max(self.best, float(np.max(np.abs(over), initial=0.0)))
+        self._left = pending[-_CONTEXT:]
+
+    def dbtp(self) -> float:
+        if self._pending is not None:
+            self._measure(self._pending[:0])
+            self._pending = None
+        return _db(self.best)
+
+
 def measure_loudness(audio: np.ndarray, sample_rate: int) -> Loudness:
     """Integrated loudness, loudness range and true peak of a programme in memory."""
     frames = _frames(audio)
@@ -240,7 +285,7 @@ def measure_loudness(audio: np.ndarray, sample_rate: int) -> Loudness:
     return meter.levels(true_peak_dbtp(frames, sample_rate))
 
 
-def _peak_envelope(frames: np.ndarray, sample_rate: int, ceiling: float) -> np.ndarray:
+def peak_envelope(frames: np.ndarray, sample_rate: int, ceiling: float) -> np.ndarray:
     """Per sample, the largest magnitude over the channels: oversampled where a block could pass
     ``ceiling`` (linear), the sample magnitude elsewhere (it stays under the ceiling there)."""
     envelope = np.abs(frames).max(axis=1)
@@ -281,7 +326,7 @@ def normalize_loudness(
         total_gain_db += gain_db
         frames *= np.float32(10 ** (gain_db / 20))
         if measured.true_peak_dbtp + gain_db > ceiling_dbtp:
-            envelope = _peak_envelope(frames, sample_rate, 10 ** (ceiling / 20))
+            envelope = peak_envelope(frames, sample_rate, 10 ** (ceiling / 20))
             limited = limit_peaks(envelope, sample_rate, ceiling)
             np.divide(limited, envelope, out=envelope, where=envelope > 0)
             envelope[limited == 0] = 1.0

@@ -329,6 +329,9 @@ class Manifest:
     utterances: tuple[UtteranceRecord, ...]
     format: str = MANIFEST_FORMAT
     input: str | None = None
+    # the book's absolute path, its path from the output folder and its SHA-256
+    # (verified_tts.output.source); absent from manifests written before it was recorded
+    source: Mapping[str, Any] | None = None
     title: str | None = None
     generator: str | None = None
     model: str | None = None
@@ -355,9 +358,9 @@ class Manifest:
     config: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    _KEYS = ("format", "input", "title", "generator", "model", "sample_rate", "n", "adaptive",
-             "seed", "voice", "voice_ref", "voices", "keep", "verifiers", "selection", "stats",
-             "production", "delivery", "chapters", "book", "utterances", "dub", "review",
+    _KEYS = ("format", "input", "source", "title", "generator", "model", "sample_rate", "n",
+             "adaptive", "seed", "voice", "voice_ref", "voices", "keep", "verifiers", "selection",
+             "stats", "production", "delivery", "chapters", "book", "utterances", "dub", "review",
              "config")  # fmt: skip
 
     @classmethod
@@ -365,6 +368,7 @@ class Manifest:
         return cls(
             format=data.get("format", MANIFEST_FORMAT),
             input=data.get("input"),
+            source=data.get("source"),
             title=data.get("title"),
             generator=data.get("generator"),
             model=data.get("model"),
@@ -394,6 +398,7 @@ class Manifest:
         return {
             "format": self.format,
             "input": self.input,
+            **({"source": dict(self.source)} if self.source else {}),
             "title": self.title,
             "generator": self.generator,
             "model": self.model,

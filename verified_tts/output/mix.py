@@ -8,30 +8,45 @@ above it (a quiet stretch of music is left alone), the original mix by at least 
 own dialogue must go) and further if the ratio needs it. The ratio of every cue is measured after
 the mix (K-weighted level of the dub against the bed over the line) and reported. Then the whole
 mix is brought to the loudness target with its true peak under the ceiling
-(:mod:`verified_tts.output.loudness`), and measured again. The dub sits in the centre: on every
-channel of a mono or stereo bed, in the centre channel of a 5.1 one.
+(:mod:`verified_tts.output.loudness`), and measured again as it is delivered. The dub sits in the
+centre: on every channel of a mono or stereo bed, in the centre channel of a 5.1 or 7.1 one
+(:mod:`verified_tts.output.channels`); the bed keeps its channels.
+
+Everything streams, so a feature film mixes in memory that does not grow with its length: the dub
+is a :class:`~verified_tts.output.timeline.Timeline` (its lines, not its silence) and the bed is
+decoded a block at a time (:class:`~verified_tts.output.bed.Bed`) once per pass: the levels of
+dub and bed, then the ducked bed and the mix (loudness, true peak), then the delivery
+(:meth:`PlannedMix.blocks`), which the muxer and ``mix.wav`` pull. Only where the gain would
+push the true peak over the ceiling does the limiter run, and then the gain is settled with
+measuring passes before the delivery.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from verified_tts.audio import resample
-from verified_tts.output.loudness import (
-    Loudness,
-    LoudnessMeter,
-    normalize_loudness,
-    true_peak_dbtp,
-)
+from verified_tts.output.bed import Bed
+from verified_tts.output.channels import dub_channels
+from verified_tts.output.loudness import Loudness, LoudnessMeter, TruePeakMeter
+from verified_tts.output.timeline import Timeline
 
-__all__ = ["BED_KINDS", "CueLevel", "MixResult", "MixSettings", "duck_gain", "mix_dub"]
+__all__ = [
+    "BED_KINDS",
+    "CueLevel",
+    "MixResult",
+    "MixSettings",
+    "PlannedMix",
+    "duck_gain",
+    "plan_mix",
+]
 
 BED_KINDS = ("background", "original", "none")
 _FLOOR_DB = -120.0
 _CHUNK_S = 10.0  # how much of the soundtrack is worked on at once
+_LIMIT_CONTEXT = 1024  # samples each side a limited block sees: over the limiter's look-ahead
 
 
 @dataclass(frozen=True)
@@ -71,21 +86,16 @@ class CueLevel:
 
 @dataclass(frozen=True)
 class MixResult:
-    audio: np.ndarray  # (frames, channels) at ``sample_rate``
+    """The delivered mix as measured."""
+
     sample_rate: int
+    channels: int
+    frames: int
     bed: str  # one of BED_KINDS
     cues: tuple[CueLevel, ...]
     gain_db: float  # the loudness gain applied to the whole mix
     loudness: Loudness  # measured on the delivered mix
-
-
-def _dub_channels(dub: np.ndarray, channels: int) -> np.ndarray:
-    """The mono dub as (frames, channels): every channel, or the centre of 5.1."""
-    if channels == 6:
-        out = np.zeros((dub.size, 6), dtype=np.float32)
-        out[:, 2] = dub
-        return out
-    return np.repeat(dub[:, None], channels, axis=1)
+    limited: bool  # the true-peak limiter ran
 
 
 def _ramp(first: int, last: int, attack: int, release: int) -> np.ndarray:
@@ -104,97 +114,214 @@ def duck_gain(
     ducks: Sequence[tuple[float, float, float]],
     attack_s: float,
     release_s: float,
+    *,
+    offset: int = 0,
 ) -> np.ndarray:
-    """The bed's gain per sample: down by ``depth`` dB from ``start`` to ``end`` of each
-    (start, end, depth), ramping in dB over ``attack_s`` before and ``release_s`` after; where
-    two ramps meet, the deeper one holds."""
+    """The bed's gain for ``frames`` samples from sample ``offset`` on: down by ``depth`` dB
+    from ``start`` to ``end`` of each (start, end, depth), ramping in dB over ``attack_s`` before
+    and ``release_s`` after; where two ramps meet, the deeper one holds."""
     attack, release = round(attack_s * sample_rate), round(release_s * sample_rate)
     depth_db = np.zeros(frames, dtype=np.float32)
     for start, end, depth in ducks:
         if depth <= 0:
             continue
         first, last = round(start * sample_rate), round(end * sample_rate)
+        lo, hi = first - attack - offset, last + release - offset
+        if hi <= 0 or lo >= frames:
+            continue
         shape = _ramp(first, last, attack, release) * np.float32(depth)
-        lo = first - attack
         a, b = max(0, lo), min(frames, lo + shape.size)
         if b > a:
             np.maximum(depth_db[a:b], shape[a - lo : b - lo], out=depth_db[a:b])
     return np.power(np.float32(10.0), -depth_db / np.float32(20.0))
 
 
-def _meter(audio_of, frames: int, rate: int, channels: int) -> LoudnessMeter:
-    """A loudness meter fed ``audio_of(start, stop)`` a chunk at a time."""
-    meter = LoudnessMeter(rate, channels)
-    step = round(_CHUNK_S * rate)
-    for start in range(0, frames, step):
-        meter.feed(audio_of(start, min(frames, start + step)))
-    return meter
+@dataclass(frozen=True)
+class PlannedMix:
+    """A mix whose ducking and gain are settled; :meth:`blocks` makes it, a block at a time,
+    and measures what it makes (:meth:`result`, once the blocks are all taken)."""
+
+    voice: Timeline  # the dub at the bed's rate
+    bed: Bed | None
+    frames: int
+    channels: int
+    ducks: tuple[tuple[float, float, float], ...]
+    settings: MixSettings
+    gain_db: float
+    ceiling_dbtp: float | None  # where the limiter holds the peaks, None: not needed
+    cues: tuple[CueLevel, ...]
+    bed_kind: str
+    _delivered: list[Loudness] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def sample_rate(self) -> int:
+        return self.voice.sample_rate
+
+    def blocks(self) -> Iterator[np.ndarray]:
+        """The delivered mix in (frames, channels) blocks, measured as it goes."""
+        meter, peak = LoudnessMeter(self.sample_rate, self.channels), TruePeakMeter()
+        for block in self._made(self.gain_db, self.ceiling_dbtp):
+            meter.feed(block)
+            peak.feed(block)
+            yield block
+        self._delivered.append(meter.levels(peak.dbtp()))
+
+    def result(self) -> MixResult:
+        if not self._delivered:
+            for _ in self.blocks():
+                pass
+        return MixResult(
+            self.sample_rate, self.channels, self.frames, self.bed_kind, self.cues,
+            self.gain_db, self._delivered[-1], self.ceiling_dbtp is not None,
+        )  # fmt: skip
+
+    def _made(self, gain_db: float, ceiling: float | None) -> Iterator[np.ndarray]:
+        gain = np.float32(10 ** (gain_db / 20))
+        mixed = (ducked + voice for ducked, voice in _ducked(self))
+        scaled = (block * gain for block in mixed)
+        yield from (_limited(scaled, self.sample_rate, ceiling) if ceiling is not None
+                    else scaled)  # fmt: skip
 
 
-def mix_dub(
-    dub_track: np.ndarray,
-    dub_rate: int,
-    bed: tuple[np.ndarray, int] | None,
-    bed_kind: str,
+def _pairs(
+    voice: Timeline, bed: Bed | None, frames: int, channels: int
+) -> Iterator[tuple[int, np.ndarray, np.ndarray | None]]:
+    """(first sample, the dub's block in the output's layout, the bed's block or None)."""
+    step = round(_CHUNK_S * voice.sample_rate)
+    beds = bed.blocks(step, frames) if bed is not None else None
+    for first in range(0, frames, step):
+        last = min(frames, first + step)
+        dub = dub_channels(voice.span(first, last), channels)
+        yield first, dub, next(beds) if beds is not None else None
+
+
+def _ducked(mix: PlannedMix) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(the ducked bed, the dub) block by block; silence for the bed where there is none."""
+    rate, settings = mix.sample_rate, mix.settings
+    for first, dub, bed in _pairs(mix.voice, mix.bed, mix.frames, mix.channels):
+        if bed is None:
+            yield np.zeros_like(dub), dub
+            continue
+        bed *= duck_gain(bed.shape[0], rate, mix.ducks, settings.attack_s, settings.release_s,
+                         offset=first)[:, None]  # fmt: skip
+        yield bed, dub
+
+
+def _limited(blocks: Iterator[np.ndarray], rate: int, ceiling_db: float) -> Iterator[np.ndarray]:
+    """The look-ahead limiter on the oversampled peak envelope, a block at a time: each block is
+    limited when the next arrives, with enough of its neighbours that the result is the one
+    the whole programme would give."""
+    from verified_tts.output.acx import limit_peaks
+    from verified_tts.output.loudness import peak_envelope
+
+    ceiling = 10 ** (ceiling_db / 20)
+    left: np.ndarray | None = None
+    pending: np.ndarray | None = None
+
+    def limit(right: np.ndarray) -> np.ndarray:
+        assert pending is not None
+        before = left if left is not None else pending[:0]
+        padded = np.concatenate([before, pending, right])
+        envelope = peak_envelope(padded, rate, ceiling)
+        limited = limit_peaks(envelope, rate, ceiling_db)
+        ratio = np.divide(limited, envelope, out=np.ones_like(envelope), where=envelope > 0)
+        return pending * ratio[before.shape[0] : before.shape[0] + pending.shape[0], None]
+
+    for block in blocks:
+        if pending is not None:
+            out = limit(block[:_LIMIT_CONTEXT])
+            left = pending[-_LIMIT_CONTEXT:]
+            yield out
+        pending = block
+    if pending is not None:
+        yield limit(pending[:0])
+
+
+def _measure(blocks: Iterator[np.ndarray], rate: int, channels: int) -> Loudness:
+    meter, peak = LoudnessMeter(rate, channels), TruePeakMeter()
+    for block in blocks:
+        meter.feed(block)
+        peak.feed(block)
+    return meter.levels(peak.dbtp())
+
+
+def plan_mix(
+    dub: Timeline,
+    bed: Bed | None,
     lines: Sequence[tuple[float, float]],
     settings: MixSettings,
     *,
     length_s: float | None = None,
-) -> MixResult:
-    """Mix the placed dub over ``bed`` (frames x channels, rate) and bring it to the target.
+    attempts: int = 4,
+) -> PlannedMix:
+    """Settle the mix of ``dub`` over ``bed`` (None or kind ``none``: the dub alone, in stereo
+    at 48 kHz): how far the bed goes down under each of ``lines`` (placed (start, end) seconds)
+    and the gain (and limiter) that bring the whole to the loudness target. Reads the bed twice
+    (three times and more only where the limiter is needed)."""
+    if bed is not None and bed.kind == "none":
+        bed = None
+    rate = bed.sample_rate if bed is not None and bed.sample_rate else 48_000
+    channels = bed.channels if bed is not None and bed.channels else 2
+    voice = dub.at_rate(rate)
+    bed_frames = round(bed.seconds * rate) if bed is not None and bed.seconds else 0
+    wanted = round(length_s * rate) if length_s is not None else bed_frames
+    frames = max(voice.frames, wanted)
+    kind = bed.kind if bed is not None else "none"
 
-    ``lines`` are the (start, end) seconds of every placed line; ``bed_kind`` says what the bed is
-    (``background``, ``original`` or ``none``: the dub alone, in stereo at 48 kHz). The bed's
-    array is mixed into in place: a film's soundtrack is held in memory once."""
-    rate = bed[1] if bed is not None else 48_000
-    dub = resample(np.asarray(dub_track, dtype=np.float32).reshape(-1), dub_rate, rate)
-    bed_frames = bed[0].shape[0] if bed is not None else 0
-    frames = max(dub.size, bed_frames, round((length_s or 0.0) * rate))
-    channels = bed[0].reshape(bed_frames, -1).shape[1] if bed is not None else 2
-    if bed is not None and bed_frames == frames:
-        base = np.asarray(bed[0], dtype=np.float32).reshape(frames, channels)
-    else:
-        base = np.zeros((frames, channels), dtype=np.float32)
-        if bed is not None:
-            base[:bed_frames] = np.asarray(bed[0], dtype=np.float32).reshape(bed_frames, channels)
-    voice = np.zeros(frames, dtype=np.float32)
-    voice[: dub.size] = dub
-
-    voice_meter = _meter(lambda a, b: _dub_channels(voice[a:b], channels), frames, rate, channels)
-    bed_meter = _meter(lambda a, b: base[a:b], frames, rate, channels) if bed is not None else None
+    voice_meter = LoudnessMeter(rate, channels)
+    bed_meter = LoudnessMeter(rate, channels)
+    for _, dub_block, bed_block in _pairs(voice, bed, frames, channels):
+        voice_meter.feed(dub_block)
+        if bed_block is not None:
+            bed_meter.feed(bed_block)
     depths = []
     for start, end in lines:
-        dialogue = voice_meter.segment_lufs(start, end)
         depth = 0.0
-        if bed_meter is not None:
-            under = bed_meter.segment_lufs(start, end)
-            needed = max(0.0, under - (dialogue - settings.dialogue_ratio_db))
-            depth = max(needed, settings.duck_db) if bed_kind == "original" else needed
+        if bed is not None:
+            dialogue = voice_meter.segment_lufs(start, end)
+            needed = max(0.0, bed_meter.segment_lufs(start, end)
+                         - (dialogue - settings.dialogue_ratio_db))  # fmt: skip
+            depth = max(needed, settings.duck_db) if kind == "original" else needed
         depths.append(depth)
-    ducks = [(start, end, depth) for (start, end), depth in zip(lines, depths, strict=True)]
-    base *= duck_gain(frames, rate, ducks, settings.attack_s, settings.release_s)[:, None]
-    ducked = _meter(lambda a, b: base[a:b], frames, rate, channels) if bed is not None else None
-    levels = [
-        CueLevel(
-            start,
-            end,
-            voice_meter.segment_lufs(start, end),
-            ducked.segment_lufs(start, end) if ducked is not None else _FLOOR_DB,
-            depth,
-        )
+    ducks = tuple((start, end, depth) for (start, end), depth in zip(lines, depths, strict=True))
+    plan = PlannedMix(voice, bed, frames, channels, ducks, settings, 0.0, None, (), kind)
+
+    ducked_meter, mixed_meter, peak = (LoudnessMeter(rate, channels),
+                                       LoudnessMeter(rate, channels), TruePeakMeter())  # fmt: skip
+    for ducked, dub_block in _ducked(plan):
+        ducked_meter.feed(ducked)
+        ducked += dub_block
+        mixed_meter.feed(ducked)
+        peak.feed(ducked)
+    levels = tuple(
+        CueLevel(start, end, voice_meter.segment_lufs(start, end),
+                 ducked_meter.segment_lufs(start, end) if bed is not None else _FLOOR_DB, depth)
         for (start, end), depth in zip(lines, depths, strict=True)
-    ]
-    step = round(_CHUNK_S * rate)
-    mixed = LoudnessMeter(rate, channels)
-    for first in range(0, frames, step):  # the dub joins the ducked bed, a chunk at a time
-        last = min(frames, first + step)
-        base[first:last] += _dub_channels(voice[first:last], channels)
-        mixed.feed(base[first:last])
-    audio, gain_db, loudness = normalize_loudness(
-        base,
-        rate,
-        settings.loudness_lufs,
-        settings.true_peak_dbtp,
-        measured=mixed.levels(true_peak_dbtp(base, rate)),
-    )
-    return MixResult(audio, rate, bed_kind, tuple(levels), gain_db, loudness)
+    )  # fmt: skip
+    measured = mixed_meter.levels(peak.dbtp())
+    plan = _settle(plan, measured, settings, attempts)
+    return PlannedMix(voice, bed, frames, channels, ducks, settings, plan.gain_db,
+                      plan.ceiling_dbtp, levels, kind)  # fmt: skip
+
+
+def _settle(plan: PlannedMix, measured: Loudness, settings: MixSettings, attempts: int):
+    """The gain (and limiter ceiling) that meet the target: exact from the measure where the
+    peaks stay under the ceiling; otherwise limited and measured again, a few rounds at most."""
+    from dataclasses import replace
+
+    if measured.integrated_lufs <= -70.0:
+        return plan
+    gain = settings.loudness_lufs - measured.integrated_lufs
+    if measured.true_peak_dbtp + gain <= settings.true_peak_dbtp:
+        return replace(plan, gain_db=gain)
+    ceiling = settings.true_peak_dbtp
+    for _ in range(attempts):
+        trial = replace(plan, gain_db=gain, ceiling_dbtp=ceiling)
+        found = _measure(trial._made(gain, ceiling), plan.sample_rate, plan.channels)
+        if found.true_peak_dbtp > settings.true_peak_dbtp:
+            ceiling -= found.true_peak_dbtp - settings.true_peak_dbtp + 0.05  # overshoot
+            continue
+        if abs(found.integrated_lufs - settings.loudness_lufs) <= 0.1:
+            break
+        gain += settings.loudness_lufs - found.integrated_lufs
+    return replace(plan, gain_db=gain, ceiling_dbtp=ceiling)

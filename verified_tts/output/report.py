@@ -27,6 +27,7 @@ from verified_tts.output.manifest import (
     as_manifest,
     read_manifest,
 )
+from verified_tts.output.review_report import chosen_failed, review_section
 from verified_tts.selection.consensus import take_views
 from verified_tts.selection.reasons import Reason, candidate_reasons, utterance_reasons
 from verified_tts.storage.atomic import write_text_atomic
@@ -132,7 +133,12 @@ def _meta(utterance: UtteranceRecord, out_hint: str) -> str:
     )
 
 
-def _flagged_table(flagged: Sequence[UtteranceRecord], out_hint: str, bounds: Mapping) -> str:
+def _flagged_table(
+    flagged: Sequence[UtteranceRecord], out_hint: str, bounds: Mapping, chosen_failed: int = 0
+) -> str:
+    if not flagged and chosen_failed:
+        return (f'<p class="fail">none flagged, but {chosen_failed} line(s) hold a take chosen in '
+                'review that failed the gates (see <a href="#review">Review</a>)</p>')  # fmt: skip
     if not flagged:
         return '<p class="muted">none: every utterance has a take that passed the gates</p>'
     rows = []
@@ -308,8 +314,9 @@ def render_report_html(manifest: Manifest | Mapping[str, Any], out_hint: str = "
         f'<div class="card">{_render_summary(manifest, len(flagged))}'
         + (f'<p class="muted">verifiers that did not score:</p><ul>{off}</ul>' if off else "")
         + "</div>"
-        f"<h2>Flagged utterances ({len(flagged)})</h2>"
-        + _flagged_table(flagged, out_hint, bounds)
+        + review_section(manifest)
+        + f"<h2>Flagged utterances ({len(flagged)})</h2>"
+        + _flagged_table(flagged, out_hint, bounds, len(chosen_failed(manifest)))
         + _check_once(manifest.utterances)
         + _listen_once(manifest.utterances)
         + _voice_table(manifest)

@@ -13,10 +13,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from verified_tts.options import SelectionPolicy, to_table
 from verified_tts.output.manifest import BookRecord, ChapterRecord, Manifest, UtteranceRecord
+from verified_tts.output.source import book_source
 from verified_tts.selection.policy import round_targets
 
 if TYPE_CHECKING:
@@ -90,8 +92,10 @@ def build_manifest(
     wall_seconds: float,
     loaded: LoadedBook | None = None,
     delivery: Mapping[str, Any] | None = None,
+    out: str | Path | None = None,
 ) -> Manifest:
-    """The manifest of a run that produced ``results`` and assembled ``files``."""
+    """The manifest of a run that produced ``results`` and assembled ``files`` (into ``out``:
+    given, the book's ``source`` is recorded, see :mod:`verified_tts.output.source`)."""
     config = synthesizer.config
     stats = synthesizer.stats.as_dict()
     spoken, voices = _voices(synthesizer, results)
@@ -102,6 +106,7 @@ def build_manifest(
     }
     return Manifest(
         input=source,
+        source=book_source(source, out) if out is not None and Path(source).is_file() else None,
         title=book_title,
         generator=synthesizer.generator.name,
         model=synthesizer.generator.model,

@@ -1,11 +1,14 @@
 """The dub delivered into its video: the picture copied, the mix as a new language track, subtitles.
 
-:func:`probe_video` reads what a film holds (with one-line errors for what is not a video),
-:func:`read_video_audio` decodes its first audio track (the original mix a dub is ducked over),
-and :func:`mux_dub` writes ``film.dub.mp4`` (or ``.mkv`` when the input is Matroska/WebM or holds a
-stream MP4 cannot carry): every video stream's packets copied as they are (never re-encoded), the
-mixed dub as a new AAC track tagged with its language and marked default, the original audio
-tracks kept after it, and the subtitles of what was actually spoken as a text track (``mov_text``
+:func:`probe_video` reads what a film holds (with one-line errors for what is not a video, or
+whose first audio track has a layout a dub cannot mix into or does not decode),
+:func:`decode_audio_blocks` streams its first audio track (the original mix a dub is ducked over,
+in any layout of :mod:`~verified_tts.output.channels`), and :func:`mux_dub` writes
+``film.dub.mp4`` (or ``.mkv`` when the input is Matroska/WebM or holds a stream MP4 cannot
+carry): every video stream's packets copied as they are (never re-encoded), the mixed dub (pulled
+a block at a time, in the film's layout) as a new AAC track tagged with its language and marked
+default, the original audio tracks kept after it with their own language tags, and the subtitles
+of what was actually spoken as a text track (``mov_text``
 in MP4, ``srt`` in Matroska) in the dub's language. PyAV's wheel bundles the FFmpeg that does all
 of it.
 """
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -23,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from verified_tts.errors import UserError
+from verified_tts.output.channels import LAYOUTS, check_layout
 from verified_tts.storage.atomic import atomic_path
 
 __all__ = [
@@ -31,7 +35,7 @@ __all__ = [
     "mux_dub",
     "output_path",
     "probe_video",
-    "read_video_audio",
+    "decode_audio_blocks",
 ]
 
 # MP4 (ISO BMFF) takes these video codecs as they are; anything else goes into Matroska
@@ -61,13 +65,15 @@ class VideoInfo:
     audio_rate: int | None  # of the first audio track
     audio_channels: int | None
     matroska: bool  # the output must be .mkv
+    audio_codec: str | None = None  # of the first audio track
+    audio_languages: tuple[str | None, ...] = ()  # each audio track's language tag, if any
 
     @property
     def has_audio(self) -> bool:
         return self.audio_tracks > 0
 
 
-def language_code(tag: str, *, matroska: bool = False) -> str:
+def language_code(tag: str, *, matroska: bool = False, option: str = "--language") -> str:
     """A language tag (``es``, ``spa``, ``pt-BR``) as the three-letter code containers use:
     ISO 639-2/T for MP4, the bibliographic form for Matroska."""
     import langcodes
@@ -77,12 +83,14 @@ def language_code(tag: str, *, matroska: bool = False) -> str:
         return language.to_alpha3(variant="B" if matroska else "T")
     except (ValueError, LookupError):
         raise UserError(
-            f"--language {tag!r} is not a language code: give one such as es, spa or pt-BR"
+            f"{option} {tag!r} is not a language code: give one such as es, spa or pt-BR"
         ) from None
 
 
 def probe_video(path: str | os.PathLike) -> VideoInfo:
-    """Open ``path`` and say what it holds; anything but a readable video is one line."""
+    """Open ``path`` and say what it holds; anything but a readable video is one line, and so is
+    a first audio track whose layout a dub cannot mix into or whose first packets do not decode
+    (checked now, before any line is voiced)."""
     import av
 
     path = Path(path)
@@ -99,9 +107,18 @@ def probe_video(path: str | os.PathLike) -> VideoInfo:
                 )
             duration = (
                 float(container.duration / av.time_base) if container.duration else None
-            ) or max(float(s.duration * s.time_base) for s in videos if s.duration)
+            ) or max((float(s.duration * s.time_base) for s in videos if s.duration), default=0)
+            if not duration or duration <= 0:
+                raise UserError(
+                    f"--video {path} does not say how long it is: remux it (ffmpeg -i FILM "
+                    "-c copy film.mp4) so its length is known"
+                )
             codecs = tuple(s.codec_context.name for s in videos)
             first = audios[0] if audios else None
+            if first is not None:
+                track = f"--video {path}'s first audio track"
+                check_layout(int(first.codec_context.channels), track)
+                _check_decodes(container, first, path)
             return VideoInfo(
                 path=path,
                 duration_s=duration,
@@ -111,9 +128,28 @@ def probe_video(path: str | os.PathLike) -> VideoInfo:
                 audio_channels=int(first.codec_context.channels) if first else None,
                 matroska=path.suffix.lower() in _MATROSKA
                 or any(c not in _MP4_VIDEO for c in codecs),
+                audio_codec=first.codec_context.name if first else None,
+                audio_languages=tuple(s.metadata.get("language") for s in audios),
             )
     except (av.error.FFmpegError, ValueError) as error:
         raise UserError(f"--video {path} cannot be read as a video ({error})") from None
+
+
+def _check_decodes(container: Any, stream: Any, path: Path) -> None:
+    """The first audio frames decode (a codec FFmpeg cannot decode, or broken packets, fail
+    here rather than after the synthesis)."""
+    import av
+
+    try:
+        for packet in container.demux(stream):
+            if packet.size and packet.decode():
+                return
+    except av.error.FFmpegError as error:
+        raise UserError(
+            f"--video {path}: its audio ({stream.codec_context.name}) does not decode ({error}); "
+            "re-encode the audio (ffmpeg -i FILM -c:v copy -c:a aac film.mp4)"
+        ) from None
+    raise UserError(f"--video {path}: its audio track holds no sound; remux it without it")
 
 
 def output_path(out_dir: Path, info: VideoInfo) -> Path:
@@ -121,35 +157,41 @@ def output_path(out_dir: Path, info: VideoInfo) -> Path:
     return out_dir / f"{info.path.stem}.dub.{'mkv' if info.matroska else 'mp4'}"
 
 
-def read_video_audio(info: VideoInfo) -> tuple[np.ndarray, int]:
-    """The first audio track decoded as float32 (frames, channels) at its own rate."""
+def decode_audio_blocks(path: Path, index: int = 0) -> Iterator[np.ndarray]:
+    """Audio track ``index`` (the first) decoded as float32 (frames, channels) blocks at its
+    own rate.
+
+    Decoded to packed samples: PyAV's planar frames miscount their planes at eight channels."""
     import av
 
-    blocks = []
-    with av.open(str(info.path)) as container:
-        stream = container.streams.audio[0]
-        resampler = av.AudioResampler(format="fltp", layout=stream.codec_context.layout,
+    with av.open(str(path)) as container:
+        stream = container.streams.audio[index]
+        channels = stream.codec_context.channels
+        resampler = av.AudioResampler(format="flt", layout=stream.codec_context.layout,
                                       rate=stream.codec_context.sample_rate)  # fmt: skip
         for frame in container.decode(stream):
             for converted in resampler.resample(frame):
-                blocks.append(converted.to_ndarray().T)
-    if not blocks:
-        return np.zeros((0, info.audio_channels or 1), dtype=np.float32), int(info.audio_rate)
-    return np.concatenate(blocks).astype(np.float32), int(info.audio_rate)
+                yield converted.to_ndarray().reshape(-1, channels)
+        for converted in resampler.resample(None):
+            yield converted.to_ndarray().reshape(-1, channels)
 
 
-def _audio_packets(stream, audio: np.ndarray, rate: int) -> Iterator[Any]:
-    """The mix encoded a frame at a time, as packets in time order."""
+def _audio_packets(
+    stream: Any, blocks: Iterable[np.ndarray], rate: int, channels: int
+) -> Iterator[Any]:
+    """The mix's blocks encoded as packets in time order (packed frames of 1024 samples)."""
     import av
 
-    planar = np.ascontiguousarray(audio.T.astype(np.float32))
-    layout = {1: "mono", 2: "stereo", 6: "5.1"}[planar.shape[0]]
-    for start in range(0, planar.shape[1], 1024):
-        frame = av.AudioFrame.from_ndarray(
-            np.ascontiguousarray(planar[:, start : start + 1024]), format="fltp", layout=layout
-        )
-        frame.rate, frame.pts, frame.time_base = rate, start, Fraction(1, rate)
-        yield from stream.encode(frame)
+    layout = LAYOUTS[channels]
+    position = 0
+    for block in blocks:
+        block = np.asarray(block, dtype=np.float32).reshape(-1, channels)
+        for start in range(0, block.shape[0], 1024):
+            piece = np.ascontiguousarray(block[start : start + 1024]).reshape(1, -1)
+            frame = av.AudioFrame.from_ndarray(piece, format="flt", layout=layout)
+            frame.rate, frame.pts, frame.time_base = rate, position, Fraction(1, rate)
+            position += piece.size // channels
+            yield from stream.encode(frame)
     yield from stream.encode(None)
 
 
@@ -176,20 +218,22 @@ def _seconds(packet: Any) -> float:
 def mux_dub(
     info: VideoInfo,
     destination: Path,
-    mix: np.ndarray,
+    mix: Iterable[np.ndarray],
     rate: int,
+    channels: int,
     language: str,
     subtitles: Sequence[tuple[float, float, str]],
     *,
     title: str = "Dub",
+    original_language: str | None = None,
 ) -> Path:
-    """Write the dubbed film (atomically): see the module docstring. ``subtitles`` are the
-    (start, end, text) of every placed line."""
+    """Write the dubbed film (atomically): see the module docstring. ``mix`` is the dub track's
+    blocks (frames, channels), pulled as the muxer needs them; ``subtitles`` are the (start,
+    end, text) of every placed line; the original tracks keep their language tags, and the
+    first one is tagged ``original_language`` where it has none."""
     import av
 
-    channels = mix.shape[1] if mix.ndim == 2 else 1
-    if channels not in (1, 2, 6):
-        raise UserError(f"the mix has {channels} channels: a dub track is mono, stereo or 5.1")
+    check_layout(channels, "the mix")
     code = language_code(language, matroska=info.matroska)
     container = "matroska" if info.matroska else "mp4"
     with (
@@ -201,13 +245,18 @@ def mux_dub(
         for stream in source.streams.video:
             copied[stream.index] = out.add_stream_from_template(stream)
         dub = out.add_stream("aac", rate=rate)
-        dub.layout = {1: "mono", 2: "stereo", 6: "5.1"}[channels]
+        dub.layout = LAYOUTS[channels]
         dub.metadata["language"] = code
         dub.metadata["title"] = title
         dub.disposition = av.stream.Disposition.default
-        for stream in source.streams.audio:
+        for position, stream in enumerate(source.streams.audio):
             kept = out.add_stream_from_template(stream)
             kept.disposition = av.stream.Disposition(0)  # the dub is the default
+            own = stream.metadata.get("language")
+            if own in (None, "", "und") and position == 0 and original_language:
+                own = language_code(original_language, matroska=info.matroska)
+            kept.metadata["language"] = own or "und"
+            kept.metadata["title"] = stream.metadata.get("title") or "Original"
             copied[stream.index] = kept
         text = out.add_stream("srt" if info.matroska else "mov_text")
         text.metadata["language"] = code
@@ -215,7 +264,7 @@ def mux_dub(
         text.codec_context.time_base = _MS
         # interleaved by time, so a long film is never held in the muxer's queue
         added = heapq.merge(
-            _audio_packets(dub, mix.reshape(mix.shape[0], -1), rate),
+            _audio_packets(dub, mix, rate, channels),
             _subtitle_packets(text, subtitles),
             key=_seconds,
         )

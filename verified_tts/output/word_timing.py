@@ -20,7 +20,7 @@ refined (:func:`snap_to_pauses`): every instant moves ``lag_s`` earlier, the fir
 earlier and the last ends no later than the voice does, and where a pause lies near a meeting
 point the word before ends where the pause begins and the next starts where it ends. The errors
 against Piper's exact timings, with and without the refinement, and the ``lag_s`` the first
-halves of the books call for, are measured by ``benchmarks/word_alignment.py``.
+halves of the books call for, are measured by ``benchmarks/real_prose/word_alignment.py``.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ _FRAME_S = 0.02  # Whisper's encoder frame: the resolution of its alignment
 _MIN_WORD_S = 0.06  # the least an interpolated word is given, so a highlight can be seen
 _WINDOW_S = 30.0
 ALIGNER_VERSION = 2  # 2: refined at pauses; a cache of aligned words keys on it
-DEFAULT_LAG_S = 0.08  # least median error on the books' first halves: benchmarks/word_alignment.py
+# least median error on the books' first halves: benchmarks/real_prose/word_alignment.py
+DEFAULT_LAG_S = 0.08
 _QUIET_DBFS = -45.0  # a 10 ms frame under this is a pause (assembly trims at the same level)
 _PAUSE_REACH_S = (0.12, 0.06)  # how far before and after a meeting point a pause is looked for
 

@@ -46,6 +46,7 @@ class Reviewer:
         self.by = by or getpass.getuser()
         self.worker = Worker()
         self.models = Models(session, synthesizer)  # loaded on the first request if not given
+        self._tried: dict[int, list[str | None]] = {}  # a tried lexicon entry's takes, by job
 
     def resume(self) -> int:
         """Queue again the requests a killed review recorded but did not finish."""
@@ -162,6 +163,51 @@ class Reviewer:
         self._can_render()
         data = {"entry": found["entry"], "lines": found["lines"]}
         return self._queue(self.session.record("lexicon", by=self.by, data=data))
+
+    def try_lexicon(
+        self, position: int, word: str, say: str | None, phonemes: str | None
+    ) -> dict[str, Any]:
+        """Render line ``position`` as a new lexicon entry would say it, to be heard before the
+        entry applies to the book: nothing is recorded, the takes are stored (so adding the
+        entry then reuses them), and the job's result names them for :meth:`tried_audio`."""
+        from verified_tts.text.lexicon import Lexicon, make_entry
+
+        value = {k: v for k, v in {"say": say or None, "phonemes": phonemes or None}.items() if v}
+        entry = make_entry(" ".join(str(word).split()), value, where="the new lexicon entry")
+        self._can_render()
+        with self.session.lock:
+            state = self.session.state(position)
+            line = state.line
+            changes = live_changes(self.session.entries)
+            base = self.session.base_record(line)
+
+        def run(job: Job) -> dict[str, Any]:
+            job.say("loading the models" if not self.models.loaded else "rendering")
+            segment = edited_segment(self.models.segment(base), line, changes)
+            spoken, said, used = Lexicon((entry,)).apply(segment.spoken)
+            if not used:
+                raise UserError(f"this line does not say \u201c{entry.pattern}\u201d as it is "
+                                "spoken: pick a word of the line")  # fmt: skip
+            segment = replace(segment, spoken=spoken, phonemes=segment.phonemes + said,
+                              lexicon=segment.lexicon + used)  # fmt: skip
+            (utterance,) = [self.models.utterance(position, state.record, segment)]
+            job.say("rendering the line")
+            (result,) = self.models.render([utterance])
+            record = _record(result, state.record)
+            self._tried[job.id] = [c.audio for c in record.candidates]
+            return {"pos": position, "spoken": record.spoken, "winner": record.winner,
+                    "takes": [{"index": c.index, "passed": c.passed,
+                               "heard": c.detail.get("transcript"),
+                               "audio": f"audio/tried/{job.id}/{c.index}" if c.audio else None}
+                              for c in record.candidates]}  # fmt: skip
+
+        job = self.worker.submit("try", f"trying \u201c{entry.pattern}\u201d on one line", run)
+        return {"job": job.id}
+
+    def tried_audio(self, job: int, index: int) -> str | None:
+        """The file of take ``index`` of a lexicon entry tried on one line (relative)."""
+        takes = self._tried.get(job) or []
+        return takes[index] if 0 <= index < len(takes) else None
 
     def deliver(self) -> Job:
         return self.worker.submit("deliver", "deliver", self._run_deliver)

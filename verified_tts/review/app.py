@@ -143,11 +143,21 @@ def create_app(reviewer: Reviewer, token: str, *, cookie: str = "vtts_review") -
         params = request.path_params
         if "chapter" in params:
             path = session.chapter_audio(params["chapter"])
+        elif "job" in params:
+            path = session.inside(reviewer.tried_audio(params["job"], params["index"]))
         else:
             path = session.take_audio(params["pos"], params["index"])
         if path is None:
             return PlainTextResponse("no such audio", status_code=404)
         return FileResponse(path, media_type="audio/flac")
+
+    def context(request: Request, _: dict) -> Any:
+        from verified_tts.review.context import line_in_context
+
+        heard = line_in_context(session, request.path_params["pos"])
+        if request.url.path.startswith("/api/"):
+            return heard.figures()
+        return Response(heard.wav(), media_type="audio/wav")
 
     async def page(request: Request) -> Response:
         html = _static("index.html").replace("{{TOKEN}}", escape(token)).replace(
@@ -172,6 +182,9 @@ def create_app(reviewer: Reviewer, token: str, *, cookie: str = "vtts_review") -
         Route("/api/line/{pos:int}", api(lambda r, b: session.detail(r.path_params["pos"]))),
         Route("/api/jobs", api(lambda r, b: {"jobs": reviewer.worker.jobs()})),
         Route("/audio/chapter/{chapter:int}", api(audio)),
+        Route("/audio/context/{pos:int}", api(context)),
+        Route("/audio/tried/{job:int}/{index:int}", api(audio)),
+        Route("/api/context/{pos:int}", api(context)),
         Route("/audio/{pos:int}/{index:int}", api(audio)),
         Route("/api/choose", api(lambda r, b: entry(reviewer.choose(
             body_int(b, "pos"), body_int(b, "candidate")))), methods=["POST"]),
@@ -183,6 +196,9 @@ def create_app(reviewer: Reviewer, token: str, *, cookie: str = "vtts_review") -
             body_int(b, "pos"), str(b.get("spoken", ""))))), methods=["POST"]),
         Route("/api/lexicon/preview", api(lambda r, b: reviewer.lexicon_lines(
             str(b.get("word", "")), b.get("say"), b.get("phonemes"))), methods=["POST"]),
+        Route("/api/lexicon/try", api(lambda r, b: reviewer.try_lexicon(
+            body_int(b, "pos"), str(b.get("word", "")), b.get("say"), b.get("phonemes"))),
+            methods=["POST"]),
         Route("/api/lexicon", api(lambda r, b: entry(reviewer.lexicon(
             str(b.get("word", "")), b.get("say"), b.get("phonemes")))), methods=["POST"]),
         Route("/api/undo", api(lambda r, b: entry(reviewer.undo(

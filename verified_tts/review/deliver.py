@@ -39,6 +39,7 @@ from verified_tts.output.manifest import (
     write_manifest,
 )
 from verified_tts.output.report import write_render_report
+from verified_tts.output.source import book_source, find_book
 from verified_tts.output.timings import READALONG_DIR
 from verified_tts.review.decisions import REVIEW_DIR
 from verified_tts.review.index import write_index
@@ -74,14 +75,13 @@ def _stamp(out: Path) -> list[int]:
     return [stat.st_size, stat.st_mtime_ns]
 
 
-def book_segments(manifest: Manifest, config: RenderConfig) -> tuple[Book, list[Segment]]:
-    """The render's book read again; its lines must be the manifest's, in the same order."""
-    source = Path(str(manifest.input))
-    if not source.is_file():
-        raise UserError(
-            f"the book {source} that this render read is gone: put it back at that path to "
-            "deliver (the review's decisions are kept)"
-        )
+def book_segments(
+    manifest: Manifest, config: RenderConfig, out: str | Path | None = None
+) -> tuple[Book, list[Segment]]:
+    """The render's book read again (found from the working directory or from the output
+    folder ``out``, :func:`~verified_tts.output.source.find_book`); its lines must be the
+    manifest's, in the same order."""
+    source = find_book(manifest.input, manifest.source, out if out is not None else Path.cwd())
     book = load_input(
         source, config.production, max_chars=config.utterance_chars(), voices_dir=config.voices_dir
     ).book
@@ -200,7 +200,7 @@ def deliver_review(
             on_progress(line)
 
     say("reading the book")
-    book, segments = book_segments(manifest, config)
+    book, segments = book_segments(manifest, config, out)
     titles = {chapter.index: chapter.title for chapter in book.chapters}
     rate = int(manifest.sample_rate or 0)
     known = chapter_signatures(manifest.utterances, segments, titles, rate, config)
@@ -249,7 +249,8 @@ def deliver_review(
     unchanged = {i for i in grouped if held.mp3.get(i) == wanted[i]}
     held.mp3 = {i: wanted[i] for i in unchanged}
     held.write(out)
-    read_along = read_along_input(book, str(manifest.input), config)
+    found = find_book(manifest.input, manifest.source, out)
+    read_along = read_along_input(book, str(found), config)
     delivery = deliver([*files, book_file], out, config.production, book_tags(book, config),
                        read_along, unchanged=unchanged, previous=manifest.delivery)  # fmt: skip
     if "mp3" in config.production.formats:
@@ -267,6 +268,7 @@ def deliver_review(
         book=BookRecord(book_file.wav, book_file.flac, book_file.duration_s),
         delivery=delivery,
         review=summary if summary is not None else manifest.review,
+        source=book_source(found, out),  # where the book is now
     )
     write_manifest(out, updated)
     write_index(out, updated)  # the review opens a long book from it

@@ -3,10 +3,13 @@
 A record that carries ``reasons`` (a list of ``{kind, word, text}``, the listener's terms the
 verifiers give) is shown as it is. Older manifests have only the failed gates and the verifiers'
 detail, so :func:`derived_reasons` says the same from those: the failed gate in words, with the
-worst reference token under forced decoding as the word it is about, and for a take that passed,
-the gate it came nearest to. :func:`mark` finds that word in the line's text so the page can mark
-it. This module is the one place that turns metrics into words for the review; a gate it
-has no words of its own for is said as the render says it (:mod:`verified_tts.selection.reasons`).
+worst reference token under forced decoding as the word it is about; for a take that passed but
+was heard as other words, what was heard (the render's own wording); else the gate it came
+nearest to, where a listener would notice the difference (:func:`noticed`: not a pace within a
+tenth of the expected one, nor a silence the assembly trims). :func:`mark` finds that word in
+the line's text so the page can mark it. This module is the one place that turns metrics into
+words for the review; a gate it has no words of its own for is said as the render says it
+(:mod:`verified_tts.selection.reasons`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from verified_tts.selection.reasons import candidate_reasons as listener_reasons
 
 __all__ = [
     "candidate_reasons",
+    "heard_wrong",
+    "noticed",
     "derived_reasons",
     "doubtful_word",
     "gate_scale",
@@ -88,6 +93,33 @@ def _reason(
     return {"kind": kind, "word": word, "text": f"nearly fails: {text}" if near else text}
 
 
+_PACES = ("duration_ratio", "speech_ratio", "pace_ratio", "voice_pace_ratio")
+# A line read within a tenth of its expected pace is not heard as fast or slow (the gate on the
+# voice's own pace allows a tenth either way); the assembly trims a line's edge silences, so no
+# listener hears them; a pause inside a sentence under 0.75 s is a comma's.
+_UNNOTICED = {
+    **{name: (lambda v: abs(v - 1.0) < 0.10) for name in _PACES},
+    "leading_silence_s": lambda v: True,
+    "trailing_silence_s": lambda v: True,
+    "max_internal_silence_s": lambda v: v < 0.75,
+}
+
+
+def noticed(metric: str, value: float) -> bool:
+    """Whether a listener would notice ``metric`` at ``value`` in one line."""
+    unnoticed = _UNNOTICED.get(metric)
+    return unnoticed is None or not unnoticed(float(value))
+
+
+def heard_wrong(candidate: CandidateRecord) -> float:
+    """How much of the line the ASR model heard as other words (0: every word as written): the
+    take's word error rate, or a word it heard that the text does not have."""
+    wer = candidate.metric("wer")
+    extra = candidate.metric("asr_insertions") or candidate.metric("asr_deletions")
+    share = min(1.0, float(wer or 0.0))
+    return share if share > 0 else (0.1 if extra else 0.0)
+
+
 def gate_scale(gate: Mapping[str, Any], bound: float) -> float:
     """What "near" a gate means: within its margin, or for a gate without one (a physical limit)
     within a quarter of its bound."""
@@ -108,11 +140,12 @@ def _slack(gate: Mapping[str, Any], value: float) -> float:
 def nearest_gate(
     candidate: CandidateRecord, gates: Sequence[Mapping[str, Any]]
 ) -> tuple[str, float] | None:
-    """The gate this candidate came nearest to, with its slack (in margins)."""
+    """The gate this candidate came nearest to, with its slack (in margins), of the gates whose
+    figure a listener would notice (:func:`noticed`)."""
     best: tuple[str, float] | None = None
     for gate in gates:
         value = candidate.metric(str(gate.get("metric")))
-        if value is None:
+        if value is None or not noticed(str(gate.get("metric")), value):
             continue
         slack = _slack(gate, value)
         if best is None or slack < best[1]:
@@ -123,10 +156,18 @@ def nearest_gate(
 def derived_reasons(
     candidate: CandidateRecord, gates: Sequence[Mapping[str, Any]] = (), text: str = ""
 ) -> list[dict[str, Any]]:
-    """Reasons from the failed gates; for a take that passed, the gate it nearly failed (within
-    one :func:`gate_scale`), else none. ``text``, the line's, names the word a token is in."""
+    """Reasons from the failed gates; for a take that passed, what the ASR model heard in place
+    of the text's words, else the gate it nearly failed (within one :func:`gate_scale`, where a
+    listener would notice), else none. ``text``, the line's, names the word a token is in."""
     if candidate.failed_gates:
         return [_reason(metric, candidate, text) for metric in candidate.failed_gates]
+    if heard_wrong(candidate) > 0:
+        metrics = dict(candidate.scores)
+        name = "wer" if candidate.metric("wer") else (
+            "asr_insertions" if candidate.metric("asr_insertions") else "asr_deletions")
+        said = listener_reasons(metrics, candidate.detail, [name], text=text)
+        if said:
+            return [{"kind": said[0].kind, "word": said[0].word, "text": said[0].text}]
     nearest = nearest_gate(candidate, gates)
     if nearest is not None and nearest[1] < 1.0:
         return [_reason(nearest[0], candidate, text, near=True)]

@@ -105,13 +105,34 @@ def result_from_record(record: UtteranceRecord, result: UtteranceResult) -> Utte
 
 
 def review_summary(review: Review, entries: Sequence[Entry]) -> dict[str, Any]:
-    """The manifest's top-level ``review``: where the log is, how far the review got."""
+    """The manifest's top-level ``review``: where the log is, how far the review got, and each
+    line's live decisions in words (what report.html lists), takes that failed the gates but
+    were chosen counted apart."""
+    from verified_tts.review.session import describe
+
+    lines = review.lines
+    touched = getattr(lines, "touched", None)
+    states = list((touched or {s.line: s for s in lines}).values())
+    decided = []
+    failed_chosen = 0
+    for state in states:
+        block = state.review_block() or {}
+        failed_chosen += "take_failed" in block
+        for entry in state.history:
+            item = {"line": state.line, "text": state.record.text, "kind": entry.kind,
+                    "what": describe(entry), "by": entry.by, "at": entry.at}  # fmt: skip
+            if entry is state.choice and "take_failed" in block:
+                item["take_failed"] = block["take_failed"]
+            decided.append(item)
+    decided.sort(key=lambda d: d["at"])
     return {
         "log": LOG_FILE,
+        "decided": decided,
         "decisions": sum(e.kind in ("choose", "approve", "more", "edit", "lexicon")
-                         for e in entries),  # fmt: skip
+                              for e in entries),  # fmt: skip
         "last": entries[-1].seq if entries else 0,
         **review.progress(),
+        "failed_takes_chosen": failed_chosen,
         "not_applied": len(review.orphans),
         "lexicon": [dict(e.data["entry"]) for e in review.lexicon],
     }

@@ -45,7 +45,7 @@ __all__ = ["INDEX_FILE", "INDEX_FORMAT", "ReviewIndex", "build_index", "open_ind
            "records_of", "write_index"]  # fmt: skip
 
 INDEX_FILE = f"{REVIEW_DIR}/index.sqlite"
-INDEX_FORMAT = 1  # raised whenever what the index holds, or how it is computed, changes
+INDEX_FORMAT = 2  # raised whenever what the index holds, or how it is computed, changes
 _MARKED = tuple(Listed.__dataclass_fields__).index("marked")  # a pair, kept as a JSON list
 
 _SCHEMA = """

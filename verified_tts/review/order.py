@@ -1,12 +1,16 @@
 """Worst first: the order a producer hears the lines in, and the list rows the page shows.
 
-Flagged lines come first (no take passed the gates), then the lines the verifiers doubt most, then
-the rest in book order. A line's doubt is the sum of three parts, each between 0 and 1, of the take
-the book holds: how near it came to a gate (one margin, or for a gate without one a quarter of its
-bound, or more inside every gate counts nothing),
-how unlikely the reference text is under the ASR model (one less the geometric mean token
-probability, from ``asr_logprob``) and how much its candidates disagree (the share of the other
-takes that failed a gate or were heard as other words). Ties keep book order. :func:`rows`
+Flagged lines come first (no take passed the gates), then the lines a listener would most likely
+hear wrong, then the rest in book order. A line's doubt follows what is heard, of the take the book
+holds: a take the ASR model heard as other words counts 3 plus the share of its words heard wrong
+(:func:`~verified_tts.review.explain.heard_wrong`), so it ranks above every take heard as written;
+then three parts, each between 0 and 1: how near it came to a gate whose figure a listener would
+notice (one margin, or for a gate without one a quarter of its bound, or more inside every gate
+counts nothing; a pace within a tenth of the expected one counts nothing however near its gate,
+:func:`~verified_tts.review.explain.noticed`), how unlikely the reference text is under the ASR
+model (one less the geometric mean token probability, from ``asr_logprob``) and how much its
+candidates disagree (the share of the other takes that failed a gate or were heard as other
+words). Ties keep book order. :func:`rows`
 filters (flagged, chapter, reviewed or not, text) and pages that order; the figures of a row are
 computed once per take and reused, so a 10,000-line book re-sorts in a few milliseconds.
 """
@@ -20,7 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from verified_tts.output.manifest import UtteranceRecord
-from verified_tts.review.explain import doubtful_word, gate_scale, line_reasons, mark
+from verified_tts.review.explain import (
+    doubtful_word,
+    gate_scale,
+    heard_wrong,
+    line_reasons,
+    mark,
+    noticed,
+)
 from verified_tts.review.state import LineState
 
 __all__ = ["FILTERS", "Listed", "Ranked", "Ranking", "doubt", "order_of", "rows_of"]
@@ -49,24 +60,27 @@ def doubt(
     *,
     bounds: list[tuple[str, float, float]] | None = None,
 ) -> float:
-    """How much the verifiers doubt the record's winner (0 to 3; see the module docstring)."""
+    """How much a listener would doubt the record's winner (0 to 7; see the module docstring)."""
     winner = record.winner_candidate
     scores = winner.scores
     slack = min(
         ((value - bound) / scale
          for metric, bound, scale in (bounds if bounds is not None else _gate_bounds(gates))
-         if (value := scores.get(metric)) is not None and value == value),
+         if (value := scores.get(metric)) is not None and value == value
+         and noticed(metric, value)),
         default=None,
     )  # fmt: skip
+    wrong = heard_wrong(winner)
+    heard_as_other = 3.0 + wrong if wrong > 0 else 0.0
     near = 0.0 if slack is None else min(1.0, max(0.0, 1.0 - slack))
     logprob = scores.get("asr_logprob")
     unlikely = 0.0 if logprob is None or logprob != logprob else 1.0 - math.exp(min(0.0, logprob))
     others = [c for c in record.candidates if c.index != winner.index]
     if not others:
-        return near + unlikely
+        return heard_as_other + near + unlikely
     heard = _heard(winner.detail.get("transcript"))
     differ = sum((not c.passed) or _heard(c.detail.get("transcript")) != heard for c in others)
-    return near + unlikely + differ / len(others)
+    return heard_as_other + near + unlikely + differ / len(others)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from verified_tts.review.decisions import DecisionLog, Entry
 from verified_tts.review.explain import candidate_reasons, line_reasons, mark
 from verified_tts.review.index import ReviewIndex, open_index, records_of
 from verified_tts.review.order import Listed, Ranking, order_of, rows_of
-from verified_tts.review.state import LineState, Review, first_records, fold, plain
+from verified_tts.review.state import LineState, Review, first_records, fold, plain, version_of
 
 __all__ = ["ReviewSession", "describe"]
 
@@ -223,9 +223,11 @@ class ReviewSession:
                     "score": c.score,
                     "duration_s": c.duration_s,
                     "heard": c.detail.get("transcript"),
+                    "version": version_of(c),
                 }
                 for c in record.candidates
             ],
+            "versions": [dict(v) for v in state.versions],
             "history": [
                 {"seq": e.seq, "kind": e.kind, "by": e.by, "at": e.at, "text": describe(e)}
                 for e in state.history
@@ -269,6 +271,10 @@ class ReviewSession:
         if not 0 <= index < len(candidates):
             return None
         return _inside(self.out, candidates[index].audio)
+
+    def inside(self, relative: str | None) -> Path | None:
+        """A file of the output folder named by the review itself (never by a request)."""
+        return _inside(self.out, relative)
 
     def chapter_audio(self, index: int) -> Path | None:
         head = self.head

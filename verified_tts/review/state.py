@@ -3,12 +3,16 @@
 :func:`fold` is a pure function of the manifest's utterance records and the log's entries. Each
 line starts from the record the verifiers made (the first ``before`` record a result in the log
 holds for it, else the manifest's record with the verifiers' own winner put back), then every
-decision that was not undone is applied in the order it was made: a result of more takes, an edit
-or a lexicon entry replaces the line's record (and so clears an earlier choice or approval, which
-were about other takes); a choice sets the winner to a kept take of the record it was made on; an
-approval marks the line heard. A decision about a take the line no longer has is superseded and
-ignored, one about a line this render does not have is an orphan, and where an orphan was made on
-the same place in the book as a line whose text is now different, that line says so. The same
+decision that was not undone is applied in the order it was made: a result of more takes replaces
+the line's record (and so clears an earlier choice or approval, which were about other takes); a
+result of an edit or a lexicon entry makes a new version of the line: its new takes come first,
+the earlier takes stay beside them (each take says its ``version``), and a line the producer had
+chosen or approved keeps that take in the book and that decision (the review's progress does not
+fall; choosing a take of the new version puts the new reading in), while a line nobody had decided
+gets the new version's winner; a choice sets the winner to a kept take of the record it was made
+on; an approval marks the line heard. A decision about a take the line no longer has is superseded
+and ignored, one about a line this render does not have is an orphan, and where an orphan was made
+on the same place in the book as a line whose text is now different, that line says so. The same
 fold serves the review app and the render hook, so both agree on what a decision means.
 """
 
@@ -21,7 +25,8 @@ from typing import Any
 from verified_tts.output.manifest import UtteranceRecord
 from verified_tts.review.decisions import DECISIONS, REQUESTS, Entry
 
-__all__ = ["LineState", "Lines", "Review", "first_records", "fold", "line_id", "plain", "where"]
+__all__ = ["LineState", "Lines", "Review", "first_records", "fold", "line_id", "plain",
+           "version_of", "where"]
 
 
 def line_id(record: UtteranceRecord) -> str:
@@ -56,6 +61,8 @@ class LineState:
     pending: tuple[Entry, ...] = ()  # requests still to run
     history: tuple[Entry, ...] = ()  # live decisions on this line, oldest first
     stale: str | None = None
+    chosen: int | None = None  # the take in the book where it is not the verifiers' pick
+    versions: tuple[Mapping[str, Any], ...] = ()  # what each new version changed (oldest first)
 
     @property
     def selected(self) -> int:
@@ -63,7 +70,7 @@ class LineState:
 
     @property
     def winner(self) -> int:
-        return int(self.choice.data["candidate"]) if self.choice else self.record.winner
+        return self.chosen if self.chosen is not None else self.record.winner
 
     @property
     def reviewed(self) -> bool:
@@ -92,13 +99,18 @@ class LineState:
         last = self.decision
         if last is not None:
             block.update(decision=last.kind, by=last.by, at=last.at, seq=last.seq)
-        if self.choice is not None:
+        if self.choice is not None or self.chosen is not None:
             block["candidate"] = self.winner
+            chosen = self.record.candidates[self.winner]
+            if not chosen.passed:  # the producer put a take in the book that failed the gates
+                block["take_failed"] = list(chosen.failed_gates)
         block["selected"] = self.selected
         if self.approval is not None:
             block["approved"] = {"by": self.approval.by, "at": self.approval.at}
         if self.changes:
             block["changes"] = [_change(e) for e in self.changes]
+        if self.versions:
+            block["versions"] = [dict(v) for v in self.versions]
         if self.pending:
             block["pending"] = [e.kind for e in self.pending]
         if self.stale:
@@ -125,10 +137,39 @@ class _Line:
     pending: list[Entry] = field(default_factory=list)
     history: list[Entry] = field(default_factory=list)
     stale: str | None = None
+    chosen: int | None = None
+    versions: list[Mapping[str, Any]] = field(default_factory=list)
 
     def frozen(self) -> LineState:
         return LineState(self.line, self.record, self.choice, self.approval, tuple(self.changes),
-                         tuple(self.pending), tuple(self.history), self.stale)  # fmt: skip
+                         tuple(self.pending), tuple(self.history), self.stale, self.chosen,
+                         tuple(self.versions))  # fmt: skip
+
+    def new_version(self, entry: Entry, after: UtteranceRecord) -> None:
+        """An edit's or a lexicon entry's result: ``after``'s takes first, the earlier ones kept
+        beside them, and a decided line's take and decision kept (see the module docstring)."""
+        before = self.record
+        old = max((version_of(c) for c in before.candidates), default=1)
+        kept = self.choice is not None or self.approval is not None
+        in_book = self.chosen if self.chosen is not None else before.winner
+        new = [replace(c, extra={**c.extra, "version": old + 1}) for c in after.candidates]
+        earlier = [replace(c, index=len(new) + c.index,
+                           extra={**c.extra, "version": version_of(c)}) for c in before.candidates]
+        self.record = replace(after, candidates=tuple(new + earlier))
+        self.chosen = len(new) + in_book if kept else None
+        self.versions.append({
+            "version": old + 1, "kind": entry.kind, "by": entry.by, "at": entry.at,
+            "spoken_before": before.spoken or before.text, "spoken": after.spoken or after.text,
+            "takes": len(new), "entry": entry.data.get("entry"), "kept": kept,
+            "kept_take": len(new) + in_book if kept else None,
+        })  # fmt: skip
+        self.changes.append(entry)
+        self.history.append(entry)
+
+
+def version_of(candidate: Any) -> int:
+    """Which version of its line a take belongs to (1: the render's)."""
+    return int((candidate.extra or {}).get("version", 1))
 
 
 class Lines(Sequence[LineState]):
@@ -257,7 +298,17 @@ def fold(
     ids = list(line_ids) if line_ids is not None else [line_id(r) for r in records]
     if len(ids) != len(records):
         raise ValueError(f"{len(ids)} line ids for {len(records)} records")
-    befores = first_records(entries) if from_log else {}
+    # a line that a result is about starts from the record the log kept of it before the first
+    # request, always: its versions are built on that (a later run's record of the line already
+    # says it as edited, so it cannot be the earlier version)
+    befores = first_records(entries)
+    if not from_log:
+        answered = {e.of for e in entries if e.kind == "result"}
+        lines_with_results = {
+            item["line"] for e in entries if e.kind == "result" and e.of in answered
+            for item in e.data.get("records", ())
+        }  # fmt: skip
+        befores = {k: v for k, v in befores.items() if k in lines_with_results}
     touched = _touched(entries)
     lines: dict[str, _Line] = {}
     for position, ident in enumerate(ids):
@@ -289,8 +340,13 @@ def fold(
                     if state is None:
                         orphans.append(entry)
                         continue
-                    state.record = UtteranceRecord.from_json(item["after"])
+                    after = UtteranceRecord.from_json(item["after"])
+                    if entry.kind in ("edit", "lexicon"):
+                        state.new_version(entry, after)
+                        continue
+                    state.record = after
                     state.choice = state.approval = None
+                    state.chosen = None
                     state.changes.append(entry)
                     state.history.append(entry)
             continue
@@ -304,6 +360,7 @@ def fold(
             if not _valid_take(state.record, entry.data.get("candidate")):
                 continue
             state.choice = entry
+            state.chosen = int(entry.data["candidate"])
         else:
             state.approval = entry
         state.history.append(entry)

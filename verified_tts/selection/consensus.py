@@ -56,7 +56,7 @@ TAKE_METRIC = "asr_min_take_logprob"
 # A line whose best take is less like the narrator than this shares the shortfall, up to the
 # allowance: the least forgiving setting that clears the speaker gate's false alarms on the
 # development render of the real-prose books ("So!", '"Jealous!" he repeated.') and still catches
-# every wrong voice there, in one take or in all of a line's (benchmarks/speaker_consensus.py,
+# every wrong voice there, in one take or in all of a line's (benchmarks/flags/speaker_consensus.py,
 # benchmarks/results/speaker_consensus_dev.json). Set for the shipped bound (0.8093): a line
 # passes the speaker gate when its best take is within the allowance of it.
 SPEAKER_CEILING = 0.81

@@ -12,10 +12,10 @@ naming the benchmark result that produced it). Every function here is pure: the 
 first k candidates is ``choose(judgements[:k])``, which is what makes one N=8 run hold every
 smaller arm of an A/B comparison. The adaptive early stop is pure too: whether an utterance stops
 after k candidates depends only on their judgements, so an adaptive render can be replayed from a
-fixed-N run's scores (``benchmarks/adaptive_replay.py``) exactly where a candidate's scores do not
-depend on the round that scored it: per-clip Whisper scoring, not packed scoring (whose later
-rounds hear each candidate beside fewer sentences; ``benchmarks/adaptive_judged.py`` renders the
-rounds instead).
+fixed-N run's scores (``benchmarks/selection/adaptive_replay.py``) exactly where a candidate's
+scores do not depend on the round that scored it: per-clip Whisper scoring, not packed scoring
+(whose later rounds hear each candidate beside fewer sentences;
+``benchmarks/selection/adaptive_judged.py`` renders the rounds instead).
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Stand-ins for measuring the driver: a generator and a verifier with a fixed cost, real audio.
 
 How many candidates per second can one driver coordinate (store writes, object transfers, rounds
-and selection), whatever the models cost? ``benchmarks/driver_ceiling.py`` answers it with these:
-the generator sleeps ``seconds_per_candidate`` for each request and returns seeded noise as long
-as the text would take to read (``words_per_second``), at a real sample rate, so every transfer
-and FLAC write is the size a real candidate's is; the verifier sleeps ``seconds_per_clip`` per clip
-and reports one seeded score, so selection has real work. Sleeping costs no CPU, so one machine
-can hold as many stand-in actors as a cluster of real nodes would. Selected by config only
+and selection), whatever the models cost? ``benchmarks/distributed/driver_ceiling.py`` answers it
+with these: the generator sleeps ``seconds_per_candidate`` for each request and returns seeded noise
+as long as the text would take to read (``words_per_second``), at a real sample rate, so every
+transfer and FLAC write is the size a real candidate's is; the verifier sleeps ``seconds_per_clip``
+per clip and reports one seeded score, so selection has real work. Sleeping costs no CPU, so one
+machine can hold as many stand-in actors as a cluster of real nodes would. Selected by config only
 (``[generator] name = "standin"``, the ``standin`` verifier by name), never a default.
 """
 

@@ -8,7 +8,7 @@ byte-level BPE tokenizer trained on a few sentences whose special and codec toke
 real tokenizers put them (Spark-TTS's added tokens get ids of our choosing after Qwen's; the layout
 reads them by name). The codecs are built in :mod:`verified_tts.testing.tiny_codecs` (importable
 here as before). ``build_all(OUT)`` writes ``OUT/{orpheus,llasa,spark}/{lm,codec}``;
-``benchmarks/tiny_models.py`` is its command line.
+``benchmarks/common/tiny_models.py`` is its command line.
 """
 
 from __future__ import annotations

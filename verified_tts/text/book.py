@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Literal
 
 from verified_tts.errors import UserError
-from verified_tts.text.attribution import attribute_book
 from verified_tts.text.dialogue import ParagraphQuotes, quote_style, scan_paragraph
 from verified_tts.text.markdown_book import Block, BlockKind, Document, parse_markdown
 from verified_tts.text.normalize import normalize_text
@@ -149,7 +148,9 @@ def _speakers(document: Document, quotes: list[list[ParagraphQuotes | None]]) ->
         [(b.text, q) for b, q in zip(section.blocks, found, strict=True) if q is not None]
         for section, found in zip(document.sections, quotes, strict=True)
     ]
-    attributed = iter(attribute_book(chapters))
+    from verified_tts.casting.report import attribute_paragraphs
+
+    attributed = iter(attribute_paragraphs(chapters))
     result = []
     for found in quotes:
         guesses = iter(next(attributed))

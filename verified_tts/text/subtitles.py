@@ -5,15 +5,19 @@
 the ``srt`` or ``webvtt-py`` library, and cleans each cue's text for a TTS: lines are joined;
 HTML-style tags (``<i>``, ``<font>``, WebVTT ``<c.x>``, ``<b>``, inline timestamps) and ASS
 override blocks (``{\\an8}``) are stripped, entities unescaped, ruby annotations, sound
-descriptions in square brackets (``[door slams]``) and music notes dropped, dialogue dashes
-removed. A speaker is read from a WebVTT voice span (``<v Anna>``), a leading ``NAME:`` (upper
+descriptions in square brackets (``[door slams]``) and music notes dropped, dialogue dashes removed
+(a line "- Hi. - Hello." holds two speakers' words: both are said, with a warning that one voice
+says them). A speaker is read from a WebVTT voice span (``<v Anna>``), a leading ``NAME:`` (upper
 case, or any name the voice map knows, so "Note: ..." stays text) or a leading ``[NAME]`` that the
-voice map knows (other bracketed text, "[DOOR SLAMS]" as much as "[Anna]" without a map, is a
-sound description and is dropped); the first speaker of a cue voices all of it. Two cases are
-warnings with a fixed rule instead of errors: a cue with nothing to say (empty, or only sound
-descriptions) or of zero length is skipped, and cues that overlap in time are cut so that the
-earlier one ends where the later one starts (cues that start at the same moment are joined into
-one). Cues out of time order are sorted, with a warning. An end before its start is an error.
+voice map knows (other bracketed text, "[DOOR SLAMS]" as much as "[Anna]" without a map, is a sound
+description and is dropped); the first speaker of a cue voices all of it. Two cases are warnings
+with a fixed rule instead of errors: a cue with nothing to say (empty, or only sound descriptions)
+or of zero length is skipped, and cues that overlap in time are cut so that the earlier one ends
+where the later one starts (cues that start at the same moment are joined into one). Cues out of
+time order are sorted, with a warning. An end before its start is an error, and so is a cue too
+short for any voice to say (its words at :data:`FASTEST_CPS` characters a second need more than all
+the time up to the next cue). A file in Windows-1252 rather than UTF-8 is read as such, with a
+warning naming the cue of its first non-UTF-8 byte; a UTF-8 byte-order mark is accepted.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ __all__ = [
 ]
 
 SubtitleFormat = Literal["srt", "vtt"]
+# characters a second no voice says faster: fast speech is 15-20, a speed limit adds a quarter
+FASTEST_CPS = 50
 
 
 @dataclass(frozen=True)
@@ -90,9 +96,27 @@ _ASS_BREAK = re.compile(r"\\[Nnh]")  # ASS line breaks that leak into SRT files
 _SOUND = re.compile(r"\[[^\[\]]*\]")  # [door slams], [MUSIC]
 _NOTES = re.compile(r"[♪♫]+")  # sung lines are marked with music notes
 _DASH = re.compile(r"^[-–—]+\s*")  # "- Hi." "- Hello." dialogue in one cue
+# "- Hi. - Hello." on one line: a dash after a sentence's end starts the second speaker's line
+_INLINE_DASH = re.compile(r"(?<=[.!?…\"'’”])\s+[-–—]+\s*(?=\S)")
 _BRACKET_SPEAKER = re.compile(r"^\[\s*([^\[\]]{1,40}?)\s*\]\s*(\S.*)$")
 _COLON_SPEAKER = re.compile(r"^([^\W\d_][\w .'’-]{0,39}?)\s*:\s+(\S.*)$")
 _SPACES = re.compile(r"\s+")
+
+
+def _dialogue_lines(text: str) -> list[str]:
+    """The cue's lines, a line that starts with a dialogue dash split where a later dash
+    starts the next speaker's words ("- Hi. - Hello.")."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        lines.extend(_INLINE_DASH.split(line) if _DASH.match(line.strip()) else [line])
+    return lines
+
+
+def _turns(raw: str) -> int:
+    """How many speakers' lines a cue marks with dialogue dashes (0: none marked)."""
+    text = _ASS_BLOCK.sub("", _TAG.sub("", raw))
+    dashed = [line for line in text.splitlines() if _DASH.match(line.strip())]
+    return sum(len(_INLINE_DASH.split(line)) for line in dashed)
 
 
 def _is_speaker_name(name: str, known: frozenset[str]) -> bool:
@@ -117,7 +141,7 @@ def clean_cue_text(
     text = _ASS_BREAK.sub("\n", text)
     text = html.unescape(text).replace("\u00a0", " ")
     lines = []
-    for line in text.splitlines():
+    for line in _dialogue_lines(text):
         line = _DASH.sub("", line.strip())
         match = _BRACKET_SPEAKER.match(line)
         # "[ANNA] Hi" and "[DOOR SLAMS] Hi" look alike: only the voice map tells a name
@@ -399,12 +423,36 @@ def parse_subtitles(
                 f"{where} names several speakers ({speaker}, {', '.join(others)}): "
                 f"all of it is voiced as {speaker}"
             )
+        elif _turns(raw) > 1:
+            warnings.append(
+                f"{where} holds {_turns(raw)} speakers' lines ('{' '.join(raw.split())[:40]}'): "
+                f"voiced as one line in {'the voice of ' + speaker if speaker else 'one voice'}; "
+                "split the cue to give each speaker a voice"
+            )
         cues.append(Cue(index, start, end, text, speaker, line, identifier, raw))
     if any(b.start < a.start for a, b in zip(cues, cues[1:], strict=False)):
         warnings.append(f"{name}: cues are not in time order; they are voiced in time order")
         cues.sort(key=lambda cue: (cue.start, cue.index))
     cues, warnings = _resolve_overlaps(cues, name, warnings)
+    _check_sayable(cues, name)
     return Subtitles(format, tuple(cues), tuple(skipped), tuple(warnings))
+
+
+def _check_sayable(cues: Sequence[Cue], name: str) -> None:
+    """A UserError for the first cue whose words no voice can say in the time it has: even all
+    the time up to the next cue's start (a line may run into the silence after its cue) at
+    :data:`FASTEST_CPS` characters a second, well beyond any speaker's pace."""
+    for position, cue in enumerate(cues):
+        room_end = cues[position + 1].start if position + 1 < len(cues) else cue.end + 1.0
+        room = max(cue.end, room_end) - cue.start
+        needed = len(cue.text) / FASTEST_CPS
+        if room < needed:
+            raise UserError(
+                f"{name}: cue {cue.index} (line {cue.line}) has {room:.3f} s for "
+                f"'{cue.text[:40]}', which takes at least {needed:.2f} s to say even at "
+                f"{FASTEST_CPS} characters a second: give it a later end time (or the next cue "
+                "a later start) or shorten its text"
+            )
 
 
 def load_subtitles(
@@ -412,9 +460,12 @@ def load_subtitles(
 ) -> Subtitles:
     """Read and parse an SRT or WebVTT file (by suffix, else by its first line)."""
     path = Path(path)
+    legacy: list[str] = []
     source = read_text_file(
         path,
         kind="subtitle file",
+        legacy_encoding="cp1252",
+        on_legacy=legacy.append,
         expected="an SRT or WebVTT text file",
         empty_hint="it needs cues with times and text (SRT or WebVTT)",
         locate=lambda data, offset: _where(
@@ -426,6 +477,8 @@ def load_subtitles(
     subtitles = parse_subtitles(
         source, _sniff(path, source), name=str(path), known_speakers=known_speakers
     )
+    if legacy:
+        subtitles = replace(subtitles, warnings=(*legacy, *subtitles.warnings))
     if not subtitles.cues:
         raise UserError(f"{path} has no cue with anything to say; nothing to dub")
     return subtitles

@@ -2,7 +2,8 @@
 
 A missing path, a directory, an unreadable, empty, UTF-16, binary or non-UTF-8 file each raise a
 :class:`~verified_tts.errors.UserError` that says what is wrong with which file and how to fix
-it. A UTF-8 byte-order mark is accepted. Callers say what kind of file they expected, and may say
+it. A UTF-8 byte-order mark is accepted (and, where the caller allows it, one legacy encoding such
+as Windows-1252, with a warning). Callers say what kind of file they expected, and may say
 where an undecodable byte sits in their own terms (a subtitle cue rather than a byte offset).
 """
 
@@ -15,6 +16,8 @@ from verified_tts.errors import UserError
 
 __all__ = ["read_text_file"]
 
+_NAMES = {"cp1252": "Windows-1252"}
+
 
 def read_text_file(
     path: Path,
@@ -23,6 +26,8 @@ def read_text_file(
     expected: str,
     empty_hint: str,
     locate: Callable[[bytes, int], str] | None = None,
+    legacy_encoding: str | None = None,
+    on_legacy: Callable[[str], None] | None = None,
 ) -> str:
     """The text of ``path``.
 
@@ -52,6 +57,20 @@ def read_text_file(
     except UnicodeDecodeError as error:
         where = locate(data, error.start) if locate else f"{path}"
         offset = "" if locate else f" at offset {error.start}"
+        if legacy_encoding is not None:
+            try:
+                text = data.decode(legacy_encoding)
+            except UnicodeDecodeError:
+                pass
+            else:
+                if on_legacy is not None:
+                    shown = data[error.start : error.start + 1].decode(legacy_encoding)
+                    named = _NAMES.get(legacy_encoding, legacy_encoding)
+                    on_legacy(
+                        f"{where} is not UTF-8 (byte 0x{data[error.start]:02x}{offset}): the "
+                        f"file is read as {named} ('{shown}'); re-save it as UTF-8 if that is wrong"
+                    )
+                return text
         raise UserError(
             f"{where} is not UTF-8 text (byte 0x{data[error.start]:02x}{offset}); "
             "re-save the file as UTF-8"

@@ -31,7 +31,8 @@ from verified_tts.cast import Cast
 from verified_tts.errors import UserError
 from verified_tts.options import DurationFitOptions, RenderConfig, from_table, overlay
 from verified_tts.output.assembly import AssembledFile
-from verified_tts.output.dub_delivery import Bed, DubFiles, deliver_dub, mix_record, read_bed
+from verified_tts.output.bed import Bed, read_bed
+from verified_tts.output.dub_delivery import DubFiles, deliver_dub, mix_record
 from verified_tts.output.dub_track import (
     DubOptions,
     PlacedCue,
@@ -76,7 +77,8 @@ def dub_settings(table: Mapping[str, Any] | None = None, **overrides: Any) -> di
 def _dub_options(config: RenderConfig, overrides: Mapping[str, Any]) -> DubOptions:
     """``config.dub`` with the keyword arguments of :func:`dub` on top (None = not given); a
     voice map is merged into the config's."""
-    given = {k: v if k in ("voices", "language") else float(v) for k, v in overrides.items()
+    text = ("voices", "language", "original_language")
+    given = {k: v if k in text else float(v) for k, v in overrides.items()
              if v is not None}  # fmt: skip
     if "voices" in given:
         given["voices"] = {**config.dub.voices, **given["voices"]}
@@ -142,6 +144,7 @@ def dub(
     background: str | os.PathLike | None = None,
     cast: Cast | None = None,
     language: str | None = None,
+    original_language: str | None = None,
     loudness_lufs: float | None = None,
     true_peak_dbtp: float | None = None,
     dialogue_ratio_db: float | None = None,
@@ -178,7 +181,7 @@ def dub(
             "tail_s": tail_s, "duration": duration, "duck_db": duck_db, "voices": voices,
             "attack_s": attack_s, "release_s": release_s, "dialogue_ratio_db": dialogue_ratio_db,
             "loudness_lufs": loudness_lufs, "true_peak_dbtp": true_peak_dbtp,
-            "language": language,
+            "language": language, "original_language": original_language,
         },
     )  # fmt: skip
     film = probe_video(video) if video is not None else None
@@ -193,6 +196,8 @@ def dub(
     warnings = [*warnings, *bed_warnings]
     spoken_language = _language(options, config)
     language_code(spoken_language)  # a bad tag is one line now, not after the synthesis
+    if options.original_language:
+        language_code(options.original_language, option="--original-language")
     out = prepare_output(out_dir)
     with output_lock(out, "dub"):
         review = ReviewHook.load(out)
@@ -223,13 +228,14 @@ def dub(
         synth.stats.seconds["place"] += time.perf_counter() - place_started
         mix_started = time.perf_counter()
         files = deliver_dub(
-            out, track, sample_rate, placed, bed, options, video=film, language=spoken_language
-        )
+            out, track, placed, bed, options, video=film, language=spoken_language,
+            store_dir=out / STORE_DIR,
+        )  # fmt: skip
         synth.stats.seconds["mix"] += time.perf_counter() - mix_started
 
         wall = time.perf_counter() - started
         stats = track_stats(placed, len(subtitles.skipped))
-        track_seconds = round(track.size / sample_rate, 3)
+        track_seconds = round(track.frames / sample_rate, 3)
         report = _dub_report(
             name,
             subtitles,

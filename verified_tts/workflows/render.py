@@ -211,6 +211,7 @@ def render(
             wall_seconds=time.perf_counter() - started,
             loaded=loaded,
             delivery=delivery,
+            out=out,
         )
         manifest = review.manifest(manifest)
         write_manifest(out, manifest)

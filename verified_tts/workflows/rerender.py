@@ -45,6 +45,7 @@ from verified_tts.output.manifest import (
 )
 from verified_tts.output.report import write_render_report
 from verified_tts.output.run_manifest import build_manifest
+from verified_tts.output.source import book_source, find_book
 from verified_tts.pipeline import Synthesizer
 from verified_tts.review.hook import ReviewHook
 from verified_tts.review.index import write_index
@@ -173,7 +174,8 @@ def _rerender(
     base = synthesizer.variant(original)
     check_same_render(manifest, base)
     review = ReviewHook.load(out)
-    loaded, utterances = _replan(manifest, base, key, review)
+    book_path = find_book(manifest.input, manifest.source, out, to="rerender (it re-plans it)")
+    loaded, utterances = _replan(book_path, base, key, review)
     book = loaded.book
     earlier = {u.key: u.rerendered for u in manifest.utterances if u.rerendered}
     # utterances re-rendered earlier keep their larger N; this one gets n
@@ -194,7 +196,7 @@ def _rerender(
             for r, reviewed in zip(results, review.results(results), strict=True)
         ]
         placed = place_winners(results, book, store)
-    read_along = read_along_input(book, manifest.input, original, base.verifiers)
+    read_along = read_along_input(book, book_path, original, base.verifiers)
     files, delivery = finish_output(
         out, placed, book, original, base.generator.sample_rate, read_along
     )
@@ -211,6 +213,7 @@ def _rerender(
         loaded=loaded,
         delivery=delivery,
     )
+    updated = replace(updated, source=book_source(book_path, out))
     updated = _mark_rerendered(updated, key, RerenderMark(n, old.winner, old.flagged), earlier)
     updated = review.manifest(updated)
     write_manifest(out, updated)
@@ -232,16 +235,10 @@ def original_config(
 
 
 def _replan(
-    manifest: Manifest, base: Synthesizer, key: str, review: ReviewHook
+    source: Path, base: Synthesizer, key: str, review: ReviewHook
 ) -> tuple[LoadedBook, list[Utterance]]:
-    """Read the render's book again and plan it (with a review's edits); the utterance ``key``
-    must still be in it."""
-    source = manifest.input
-    if not Path(source).is_file():
-        raise UserError(
-            f"the book {source} that this render read is gone: rerender re-plans the book, put "
-            "it back at that path"
-        )
+    """Read the render's book again (found by :func:`~verified_tts.output.source.find_book`) and
+    plan it (with a review's edits); the utterance ``key`` must still be in it."""
     loaded = load_input(
         source,
         base.config.production,
@@ -329,7 +326,7 @@ def scored_per_clip(synthesizer: Synthesizer) -> Synthesizer:
     """With packed Whisper scoring, the variant that scores every clip alone, under the per-clip
     profile's gates and stop settings. A packed score depends on the sentences that share the
     window: the render scored the old candidates beside up to 7 other sentences, which primes
-    the decoder (benchmarks/verify_speed.py measures how much: "scored_alone"), and a rerender
+    the decoder (benchmarks/speed/verify_speed.py measures how much: "scored_alone"), and a rerender
     has one sentence to score, so new candidates would lose to old ones for where they were
     heard. Per clip, old and new are scored alike (the old ones are scored again; the render's
     packed scores stay in the store)."""

@@ -228,12 +228,15 @@ function showLine(pos) {
 }
 
 function drawLine(d) {
+  // an open form (an edit, a lexicon entry being tried) stays open while its own line is redrawn
+  const kept = state.detail && state.detail.pos === d.pos ? $("forms") : null;
   state.detail = d;
   const takes = d.candidates;
   const inBook = takes[d.winner];
   const where = `chapter ${d.chapter + 1}${d.chapter_title ? " · " + d.chapter_title : ""} · line ${d.place} of ${d.chapter_lines}`;
-  const rows = takes.map((c) => el("tr", { class: c.index === d.winner ? "chosen" : "", "data-take": c.index },
-    el("td", {}, el("kbd", {}, c.index < 9 ? c.index + 1 : "")),
+  const versioned = d.versions.length > 0;
+  const rows = takes.map((c) => el("tr", { class: c.index === d.winner ? "chosen" : "", "data-take": c.index, "data-version": c.version },
+    el("td", {}, el("kbd", {}, c.index < 9 ? c.index + 1 : ""), versioned ? el("span", { class: "muted" }, ` v${c.version}`) : ""),
     el("td", {}, player(c.audio, `take-${c.index}`)),
     el("td", { class: c.passed ? "pass" : "fail" }, c.passed ? "passed" : "failed"),
     el("td", {}, c.reasons.length ? c.reasons.map((r) => r.text).join("; ") : "—",
@@ -249,7 +252,17 @@ function drawLine(d) {
     (d.dub.stretch && d.dub.stretch !== 1 ? `, sped up ${d.dub.stretch.toFixed(2)}x` : "") +
     (d.dub.flag_reasons && d.dub.flag_reasons.length ? ` (${d.dub.flag_reasons.join("; ")})` : "")) : null;
   const notes = [];
+  if (!inBook.passed) {
+    notes.push(el("div", { class: "note warn", id: "in-book-failed" },
+      `the take in the book failed the checks: ${reasonsText(inBook)}` + (d.decision === "chosen" ? " (chosen in review)" : "")));
+  }
   if (d.stale) notes.push(el("div", { class: "note", id: "stale" }, d.stale));
+  if (versioned) {
+    notes.push(el("div", { class: "note", id: "versions" }, d.versions.map((v) => el("div", {},
+      `version ${v.version}: ` + (v.kind === "lexicon" && v.entry ? `the lexicon entry \u201c${v.entry.match}\u201d (${v.entry.say || v.entry.phonemes})` : "an edit") +
+      ` rendered this line again, \u201c${v.spoken_before}\u201d now spoken \u201c${v.spoken}\u201d: ${v.takes} new take${v.takes === 1 ? "" : "s"} (v${v.version}) beside the earlier ones` +
+      (v.kept ? `; the take you had decided on, take ${v.kept_take + 1} (version ${v.version - 1}), stays in the book until you choose a new one` : "")))));
+  }
   if (d.pending.length) notes.push(el("div", { class: "note" }, `working on it: ${d.pending.join(", ")}`));
   if (d.repeats > 1) notes.push(el("div", { class: "note" }, `this sentence occurs ${d.repeats} times: a decision applies to each`));
   const parts = [
@@ -262,7 +275,9 @@ function drawLine(d) {
     notes, dub,
     el("div", { class: "card inbook" }, el("b", {}, `in the book: take ${d.winner + 1}`),
       player(inBook.audio, "winner-audio"),
-      el("button", { id: "approve", onclick: approve }, "approve ", el("kbd", {}, "a"))),
+      el("button", { id: "approve", onclick: approve }, "approve ", el("kbd", {}, "a")),
+      el("button", { id: "context-button", onclick: playContext, disabled: !inBook.audio }, "play in context ", el("kbd", {}, "c")),
+      el("span", { id: "context", class: "muted" })),
     el("table", { class: "takes" }, el("thead", {}, el("tr", {}, ["", "take", "checks", "why", "heard", "length", ""].map((h) => el("th", {}, h)))),
       el("tbody", {}, rows)),
     el("div", { class: "card actions" },
@@ -270,15 +285,44 @@ function drawLine(d) {
       el("label", {}, "how many ", el("input", { type: "number", id: "more-k", min: 1, max: 32, value: 4 })),
       el("button", { id: "edit", onclick: openEdit }, "edit the spoken text ", el("kbd", {}, "e")),
       el("button", { id: "lexicon", onclick: () => openLexicon(d.word) }, "lexicon entry ", el("kbd", {}, "l"))),
-    el("div", { id: "forms" }),
+    kept || el("div", { id: "forms" }),
     d.history.length ? el("div", { class: "history" }, el("b", {}, "decisions"),
       el("ul", {}, d.history.map((h) => el("li", {}, `${h.text} — ${h.by}, ${h.at.replace("T", " ").slice(0, 19)}`)))) : null,
   ];
   $("detail").replaceChildren(...parts.flat().filter((part) => part !== null && part !== false));
 }
 
+// ---- asking first ----------------------------------------------------------------------------
+// A question in the page (Enter: yes, Esc: no); resolves true for yes.
+function ask(text) {
+  const box = $("ask");
+  if (box.open) return Promise.resolve(false);
+  $("ask-text").textContent = text;
+  return new Promise((resolve) => {
+    const done = (answer) => { box.onclose = null; if (box.open) box.close(); resolve(answer); };
+    $("ask-yes").onclick = () => done(true);
+    $("ask-no").onclick = () => done(false);
+    box.onclose = () => done(false);
+    box.answer = done;
+    box.showModal();
+    $("ask-yes").focus();
+  });
+}
+
 // ---- actions ---------------------------------------------------------------------------------
-const choose = (index) => state.detail && act("/api/choose", { pos: state.detail.pos, candidate: index }, `take ${index + 1} chosen`);
+function reasonsText(take) {
+  return take.reasons.length ? take.reasons.map((r) => r.text).join("; ") : `failed: ${take.failed_gates.join(", ")}`;
+}
+async function choose(index) {
+  const d = state.detail;
+  if (!d) return;
+  const take = d.candidates[index];
+  if (take && !take.passed && take.audio && index !== d.winner) {
+    const yes = await ask(`Take ${index + 1} failed the checks: ${reasonsText(take)}. Put it in the book anyway?`);
+    if (!yes || !state.detail || state.detail.pos !== d.pos) return;
+  }
+  act("/api/choose", { pos: d.pos, candidate: index }, `take ${index + 1} chosen`);
+}
 const approve = () => state.detail && act("/api/approve", { pos: state.detail.pos }, "approved");
 const undo = () => act("/api/undo", {}, "undone").then(() => reloadList(true));
 function more() {
@@ -287,6 +331,11 @@ function more() {
   act("/api/more", { pos: state.detail.pos, k }, `${k} more takes queued`);
 }
 async function deliver() {
+  const s = state.summary || {};
+  const since = s.delivered ? `${s.since_delivery} decision${s.since_delivery === 1 ? "" : "s"} since the last delivery` : "not delivered yet";
+  const yes = await ask(`Deliver now? The chapters whose takes changed are assembled again, then the book files, ` +
+    `the deliverables, manifest.json and report.html (${s.reviewed || 0} of ${s.lines || 0} lines reviewed; ${since}).`);
+  if (!yes) return;
   try { await api("/api/deliver", {}); toast("delivering…"); } catch (error) { toast(error.message, true); }
   pollJobs();
 }
@@ -322,11 +371,36 @@ function openLexicon(word) {
     } catch (error) { count.textContent = error.message; }
   };
   for (const input of [w, say, ipa]) input.addEventListener("input", () => { clearTimeout(preview.t); preview.t = setTimeout(preview, 250); });
+  const tried = el("div", { id: "lex-tried" });
+  const pos = state.detail.pos;
+  const tryIt = async () => {
+    tried.replaceChildren(el("span", { class: "muted" }, "rendering this line with it…"));
+    let job;
+    try { job = (await api("/api/lexicon/try", { pos, ...body() })).job; } catch (error) { tried.replaceChildren(el("span", { class: "fail tried-error" }, error.message)); return; }
+    pollJobs();
+    for (;;) {
+      const found = (await api("/api/jobs")).jobs.find((j) => j.id === job);
+      if (found && found.state === "failed") { tried.replaceChildren(el("span", { class: "fail tried-error" }, found.error)); return; }
+      if (found && found.state === "done") {
+        const r = found.result;
+        tried.replaceChildren(el("div", {}, "on this line only, not in the book yet: \u201c", r.spoken, "\u201d"),
+          el("table", { class: "takes" }, el("tbody", {}, r.takes.map((t) => el("tr", {},
+            el("td", {}, `take ${t.index + 1}`), el("td", {}, player(t.audio, `tried-${t.index}`)),
+            el("td", { class: t.passed ? "pass" : "fail" }, t.passed ? "passed" : "failed"),
+            el("td", { class: "heard" }, t.heard ? el("q", {}, t.heard) : "—"))))));
+        const first = $(`tried-${r.winner}`);
+        if (first) { first.preload = "auto"; first.play().catch(() => {}); }
+        return;
+      }
+      await new Promise((done) => setTimeout(done, 400));
+    }
+  };
   const form = el("form", { class: "panel", id: "lex-form", onsubmit: (e) => { e.preventDefault(); act("/api/lexicon", body(), "lexicon entry queued"); } },
     el("div", {}, "Say a word differently everywhere (only the lines with it are rendered again):"),
     el("label", {}, "word ", w), el("label", {}, "say as ", say), el("label", {}, "or phonemes ", ipa), count,
-    el("div", {}, el("button", { type: "submit", class: "primary" }, "add the entry"),
-      el("button", { type: "button", onclick: closeForms }, "cancel ", el("kbd", {}, "Esc"))));
+    el("div", {}, el("button", { type: "button", id: "lex-try", onclick: tryIt }, "hear it on this line first"),
+      el("button", { type: "submit", class: "primary" }, "add the entry to the book"),
+      el("button", { type: "button", onclick: closeForms }, "cancel ", el("kbd", {}, "Esc"))), tried);
   $("forms").replaceChildren(form);
   (word ? say : w).focus();
 }
@@ -340,28 +414,68 @@ function playTake(index) {
   if (audio.paused) audio.play().catch((error) => toast(error.message, true)); else audio.pause();
 }
 
+// the take in the book between the end of the line before and the start of the next, as the
+// chapter lays them out, so a seam or a pause can be judged
+async function playContext() {
+  const d = state.detail;
+  if (!d) return;
+  let figures;
+  try { figures = await api(`/api/context/${d.pos}`); } catch (error) { toast(error.message, true); return; }
+  if (!state.detail || state.detail.pos !== d.pos) return;
+  state.context = { pos: d.pos, ...figures };
+  const audio = el("audio", { controls: true, preload: "auto", id: "context-audio", src: `audio/context/${d.pos}?at=${Date.now()}` });
+  $("context").replaceChildren(
+    figures.before ? `…the end of \u201c${figures.before}\u201d · ` : "(the chapter starts) · ",
+    el("b", {}, "this line"),
+    figures.after ? ` · the start of \u201c${figures.after}\u201d…` : " · (the chapter ends)",
+    " ", audio);
+  for (const other of document.querySelectorAll("audio")) if (other !== audio) other.pause();
+  audio.play().catch((error) => toast(error.message, true));
+}
+
 // ---- keyboard --------------------------------------------------------------------------------
-document.addEventListener("keydown", (event) => {
-  const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
+// Keys are read on the window before anything else sees them (capture), so they work wherever
+// focus is; only a text field keeps its letters. A player's own controls swallow every key while
+// they have focus (Chromium hands none to the page), so a click on a player leaves focus with
+// the page: the take plays, and j, k, ? and space go on working.
+document.addEventListener("focusin", (event) => {
+  if (event.target.tagName === "AUDIO") setTimeout(() => event.target.blur(), 0);
+});
+const NOT_TEXT = ["button", "checkbox", "radio", "range", "submit", "reset", "file", "color"];
+function typingIn(node) {
+  if (!node || !node.tagName) return false;
+  if (node.isContentEditable || node.tagName === "TEXTAREA" || node.tagName === "SELECT") return true;
+  return node.tagName === "INPUT" && !NOT_TEXT.includes(node.type);
+}
+
+window.addEventListener("keydown", (event) => {
+  const asking = $("ask");
+  if (asking.open) {  // a question waits: Enter says yes, Esc no, nothing else happens
+    if (event.key === "Enter" || event.key === "Escape") { event.preventDefault(); asking.answer(event.key === "Enter"); }
+    else if (event.key !== "Tab") event.preventDefault();
+    event.stopPropagation();
+    return;
+  }
+  const typing = typingIn(document.activeElement);
   if (event.key === "Escape") { closeForms(); $("help").hidden = true; document.activeElement.blur(); return; }
   if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
   const digit = /^Digit([1-9])$/.exec(event.code);
-  if (digit) {
-    event.preventDefault();
-    const index = Number(digit[1]) - 1;
-    if (event.shiftKey) playTake(index); else choose(index);
-    return;
-  }
   const keys = {
     j: () => select(state.current + 1), ArrowDown: () => select(state.current + 1),
     k: () => select(state.current - 1), ArrowUp: () => select(state.current - 1),
-    " ": () => playTake(null), p: () => playTake(null),
+    " ": () => playTake(null), p: () => playTake(null), c: playContext,
     a: approve, m: more, e: openEdit, l: () => openLexicon(state.detail && state.detail.word),
     u: undo, D: deliver, "/": () => $("search").focus(), "?": () => { $("help").hidden = !$("help").hidden; },
   };
-  const run = keys[event.key];
-  if (run) { event.preventDefault(); run(); }
-});
+  const run = digit ? () => { const index = Number(digit[1]) - 1; if (event.shiftKey) playTake(index); else choose(index); }
+    : keys[event.key];
+  if (!run) return;
+  // the page's key, not the focused player's (its space would toggle it a second time)
+  event.preventDefault();
+  event.stopPropagation();
+  if (document.activeElement && document.activeElement.tagName === "AUDIO") document.activeElement.blur();
+  run();
+}, true);
 
 // ---- start -----------------------------------------------------------------------------------
 $("undo").addEventListener("click", undo);

@@ -1,0 +1,1 @@
+"""Casting: who speaks each quote, and how a voice reads a lexicon entry."""

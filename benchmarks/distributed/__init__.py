@@ -1,0 +1,1 @@
+"""Distributed and reliable: Ray, the driver's ceiling, kills and fuzzing survived."""

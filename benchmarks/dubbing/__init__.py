@@ -1,0 +1,1 @@
+"""Dubbing: fitting takes into subtitle slots, flags on short cues, films."""

@@ -1,0 +1,1 @@
+"""Flags and calibration: what the gates flag, what they miss, and the fits behind them."""

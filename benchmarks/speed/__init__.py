@@ -1,0 +1,1 @@
+"""Speed and cost: real-time factors, throughput of each generator and verifier, memory."""

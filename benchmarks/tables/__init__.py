@@ -1,0 +1,1 @@
+"""The docs' generated blocks: tables and figures rendered from benchmarks/results/*.json."""

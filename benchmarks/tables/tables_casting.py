@@ -1,0 +1,47 @@
+"""Generated blocks of who-speaks figures: the casting sieve against the PDNC annotations.
+
+Each function renders one block of docs/casting.md from benchmarks/results/attribution_pdnc.json
+(written by benchmarks/casting/attribution_accuracy.py; see doc_blocks.py); the ``BLOCKS``
+mapping names them. Labels are written here, every figure is read.
+"""
+
+from __future__ import annotations
+
+from benchmarks.tables.doc_blocks import Generated, md_table, pct, result
+
+__all__ = ["BLOCKS"]
+
+_GROUPS = (("development", "development"), ("held_out", "held out"))
+_TYPES = (("Explicit", "tagged"), ("Anaphoric", "pronoun tag"), ("Implicit", "untagged"),
+          ("all", "all"))  # fmt: skip
+
+
+def casting_pdnc() -> str:
+    """Accuracy and precision by group and PDNC quote type, the earlier rules beside the sieve."""
+    data = result("attribution_pdnc")["results"]
+    sieve, baseline = data["sieve"], data["baseline"]
+    header = ("novels", "quotes", "kind", "earlier rules: right", "sieve: right",
+              "sieve: right of those given a speaker", "sieve: given a speaker")  # fmt: skip
+    rows = []
+    for group, group_label in _GROUPS:
+        for kind, kind_label in _TYPES:
+            now, before = sieve[group][kind], baseline[group][kind]
+            rows.append((
+                group_label, f"{now['quotes']:,}", kind_label, pct(before["accuracy"], 1),
+                pct(now["accuracy"], 1), pct(now["precision"], 1), pct(now["committed_share"], 1),
+            ))  # fmt: skip
+    return md_table(header, rows)
+
+
+def casting_pdnc_split() -> str:
+    data = result("attribution_pdnc")
+    return (
+        f"development novels: {', '.join(data['development'])}; held out: "
+        f"{', '.join(data['held_out'])}"
+    )
+
+
+BLOCKS = {
+    "casting-pdnc": Generated(("attribution_pdnc",), casting_pdnc, labels=3),
+    "casting-pdnc-split": Generated(("attribution_pdnc",), casting_pdnc_split, labels=0),
+}

@@ -1,0 +1,133 @@
+"""The casting sieve on small texts: explicit tags in every order, addressees, turn-taking,
+continued speech, the first-person narrator and an unnamed boatman, ``cast --json`` offsets, and
+the boatman's lines cast in a voice other than the narrator's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CLI
+from verified_tts.cast import apply_cast, find_cast
+from verified_tts.casting.report import cast_report
+from verified_tts.text.plaintext import load_plaintext
+from verified_tts.voices import catalogue
+
+CHAPTER = Path(__file__).parent / "data" / "first_person_boatman.txt"
+
+TAGS = """Emma Woodhouse walked with Mr. Weston and Harriet Smith. Emma was glad, and she smiled.
+Mr. Weston laughed, and he bowed. Harriet Smith blushed, and she curtsied. For Emma Woodhouse
+and Harriet Smith it was the first walk of the spring.
+
+"It is a fine day," said Emma.
+
+"A very fine day," Mr. Weston said.
+
+"Shall we walk on?" cried Harriet.
+
+"By all means," said he, "if you are not tired."
+
+"Not in the least, Mr. Weston."
+
+"Then we go."
+
+"Oh, Emma, look at the river!"
+
+"I see it, Harriet."
+
+"Dear Emma, it is lovely. And the hills beyond it, and the
+"""
+
+CONTINUED = (
+    TAGS
+    + """
+
+"church on the hill."
+
+Mr. Weston walked on alone, and he whistled.
+"""
+)
+
+
+@pytest.fixture(scope="module")
+def boatman() -> dict:
+    return cast_report(CHAPTER.read_text(encoding="utf-8"))
+
+
+def _speakers(report: dict, text: str) -> list[tuple[str, str | None]]:
+    return [(text[q["start"] : q["end"]][:18], q["speaker"]) for q in report["quotes"]]
+
+
+def test_tags_in_every_order_addressees_turns_and_continued_speech():
+    report = cast_report(CONTINUED)
+    said = [q["speaker"] for q in report["quotes"]]
+    emma, weston, harriet = "Emma Woodhouse", "Mr. Weston", "Harriet Smith"
+    # "said Emma", "Mr. Weston said", "cried Harriet", "said he" (the one man talking)
+    assert said[:5] == [emma, weston, harriet, weston, weston]
+    # "Not in the least, Mr. Weston." is addressed to him, so it is not his: Harriet answers
+    assert said[5] == harriet
+    assert "addressed" in report["quotes"][6]["why"] or "turn" in report["quotes"][6]["why"]
+    # "Oh, Emma, look" names Emma, who answers "I see it, Harriet", whom Harriet answers
+    assert said[7:] == [harriet, emma, harriet, harriet]
+    assert "goes on" in report["quotes"][-1]["why"]  # the speech over two paragraphs
+    names = {c["name"]: c for c in report["characters"]}
+    assert "Emma" in names[emma]["aliases"] and names[emma]["gender"] == "female"
+    assert names[weston]["gender"] == "male"
+    for quote in report["quotes"]:
+        assert 0 <= quote["confidence"] <= 1 and quote["why"]
+        assert CONTINUED[quote["start"] : quote["end"]] == quote["text"]
+
+
+def test_a_guess_below_the_threshold_goes_to_the_dialogue_voice():
+    sure = cast_report(TAGS, threshold=0.0)["quotes"]
+    strict = cast_report(TAGS, threshold=0.99)["quotes"]
+    assert all(q["speaker"] for q in sure)
+    assert all(q["speaker"] is None for q in strict)
+    assert all(q["guess"] == s["speaker"] for q, s in zip(strict, sure, strict=True))
+
+
+def test_the_narrator_and_the_unnamed_boatman_are_two_speakers(boatman):
+    text = CHAPTER.read_text(encoding="utf-8")
+    said = _speakers(boatman, text)
+    narrator = {0, 2, 4, 7, 9}  # "said I", untagged turns, "I asked", "I said"
+    for index, (quote, who) in enumerate(said):
+        if index in narrator:
+            assert who == "the narrator", (quote, who)
+    others = {who for index, (_, who) in enumerate(said) if index not in narrator}
+    assert len(others) == 1 and None not in others and "the narrator" not in others
+    boat = others.pop()
+    kinds = {c["name"]: c for c in boatman["characters"]}
+    assert kinds["the narrator"]["kind"] == "narrator"
+    assert kinds[boat]["kind"] == "described" and kinds[boat]["gender"] == "male"
+    assert len(boatman["characters"]) == 2
+
+
+def test_cast_json_prints_quotes_with_offsets_into_the_decoded_text(tmp_path):
+    done = subprocess.run(
+        [*CLI, "cast", str(CHAPTER), "--json"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    text = CHAPTER.read_bytes().decode("utf-8-sig")
+    assert report["quotes"] and not list(tmp_path.iterdir())  # nothing written
+    for quote in report["quotes"]:
+        assert text[quote["start"] : quote["end"]] == quote["text"]
+        assert set(quote) >= {"start", "end", "text", "speaker", "confidence", "why"}
+    assert {c["name"] for c in report["characters"]} >= {"the narrator"}
+
+
+def test_the_boatman_is_cast_in_a_voice_other_than_the_narrators():
+    book = load_plaintext(CHAPTER, dialogue=True).book
+    narrator = "espeak:en-us"
+    cast, characters = find_cast(book, narrator=narrator, voices=catalogue())
+    voiced = apply_cast(book, cast)
+    voices = {}
+    for segment in voiced.segments:
+        if segment.kind == "dialogue":
+            voices.setdefault(segment.speaker, set()).add(segment.voice or narrator)
+    assert voices["the narrator"] == {narrator}
+    boat = [name for name in voices if name != "the narrator"]
+    assert len(boat) == 1 and len(voices[boat[0]]) == 1 and narrator not in voices[boat[0]]

@@ -1,0 +1,116 @@
+"""The README's render command for every generator, run as a user runs it: the installed
+``verified-tts`` script in a subprocess, no ``--config`` and no option a user would not type.
+
+The codec-LM generators (orpheus, llasa, spark) run on the tiny random-weight models the engine
+tests build (tests/orpheus_fixtures.py); they speak noise, so these tests check that the command
+starts with the product's own engine defaults (no ``max_model_len`` or ``kv_cache_gib`` from a
+test) and runs to the end: the book, chapter and candidate audio exist at the generator's rate,
+the manifest names the generator and holds every line with a valid winner, and the report,
+timings and ACX files are written. One small book per run, N=2 (``--search beam`` keeps the
+default width and expansions within a budget of 4).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import soundfile as sf
+from orpheus_fixtures import tiny_models, vllm_skip_reason
+
+VERIFIED_TTS = str(Path(sys.executable).with_name("verified-tts"))
+BOOK = "# One\n\nThe birch canoe slid on the smooth planks.\n"
+VLLM_MISSING = vllm_skip_reason()
+
+
+def _render(tmp_path: Path, *args: str) -> tuple[Path, dict]:
+    book = tmp_path / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    out = tmp_path / "out"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env.pop("PYTHONPATH", None)  # the installed package, as a user has it
+    done = subprocess.run(
+        [VERIFIED_TTS, "render", str(book), *args, "--out", str(out)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    return out, manifest
+
+
+def _check(out: Path, manifest: dict, generator: str, rate: int, n: int) -> None:
+    assert manifest["generator"] == generator and manifest["sample_rate"] == rate
+    texts = [u["text"] for u in manifest["utterances"]]
+    assert texts == ["One", "The birch canoe slid on the smooth planks."]
+    for utterance in manifest["utterances"]:
+        candidates = utterance["candidates"]
+        assert 1 <= len(candidates) <= n
+        assert 0 <= utterance["winner"] < len(candidates)
+        assert (out / utterance["audio"]).is_file()
+        for candidate in candidates:
+            assert candidate["duration_s"] > 0 and (out / candidate["audio"]).is_file()
+    audio, book_rate = sf.read(out / manifest["book"]["wav"])
+    assert book_rate == rate and len(audio) > 0
+    assert len(list((out / "chapters").glob("*.wav"))) == 1
+    for name in ("report.html", "timings.json", "acx.json"):
+        assert (out / name).stat().st_size > 0
+
+
+@pytest.mark.parametrize(("generator", "rate"), [("piper", 22_050), ("hibari", 24_000),
+                                                 ("espeak", 22_050)])  # fmt: skip
+def test_render_with_an_embedded_generator(tmp_path, generator, rate):
+    out, manifest = _render(tmp_path, "--generator", generator, "-n", "2")
+    _check(out, manifest, generator, rate, 2)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.skipif(VLLM_MISSING is not None, reason=VLLM_MISSING or "")
+@pytest.mark.parametrize("layout", ["orpheus", "llasa", "spark"])
+def test_render_with_a_codec_lm_and_no_config_file(tmp_path, layout):
+    """The README's codec-LM command with nothing else: the engine sizes itself (Orpheus once
+    stopped here with a TypeError: its family had no default context)."""
+    models = tiny_models(layout)
+    args = ["--generator", layout, "--model", str(models.model), "--codec", str(models.codec)]
+    voice = {"orpheus": "tara", "spark": "male:low:moderate"}.get(layout)
+    out, manifest = _render(tmp_path, *args, *(["--voice", voice] if voice else []), "-n", "2")
+    rate = 24_000 if layout == "orpheus" else 16_000
+    _check(out, manifest, layout, rate, 2)
+    assert manifest["model"] == str(models.model)
+    samples_per_frame = {"orpheus": 2048, "llasa": 320, "spark": 320}[layout]
+    candidates = [c for u in manifest["utterances"] for c in u["candidates"]]
+    for candidate in candidates:
+        info = candidate["info"]
+        assert info["dropped_frames"] == 0  # constrained decoding is on by default
+        assert info["frames"] >= 1
+        assert candidate["duration_s"] == pytest.approx(
+            info["frames"] * samples_per_frame / rate, abs=0.01
+        )
+    if layout == "orpheus":
+        assert all(c["info"]["tokens"] >= 7 * c["info"]["frames"] for c in candidates)
+    if layout == "spark":
+        # one created voice: every candidate of every utterance spoken with the same 32 globals
+        assert {c["info"]["voice"] for c in candidates} == {"male:low:moderate"}
+        speakers = {tuple(c["info"]["global_codes"]) for c in candidates}
+        assert len(speakers) == 1
+        [speaker] = speakers
+        assert len(speaker) == 32 and all(0 <= code < 4096 for code in speaker)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.skipif(VLLM_MISSING is not None, reason=VLLM_MISSING or "")
+def test_beam_search_on_orpheus_with_no_config_file(tmp_path):
+    models = tiny_models("orpheus")
+    out, manifest = _render(
+        tmp_path, "--generator", "orpheus", "--model", str(models.model),
+        "--codec", str(models.codec), "--voice", "tara", "--search", "beam", "-n", "4",
+    )  # fmt: skip
+    _check(out, manifest, "orpheus", 24_000, 4)
+    for utterance in manifest["utterances"]:
+        assert all("search" in c["info"] for c in utterance["candidates"])

@@ -1,0 +1,3 @@
+"""Who speaks in a book: the characters a reader finds (named, described, the narrator), the
+quotes of the decoded text with their offsets, and the sieve that gives each quote a speaker, a
+reason and a confidence (:mod:`.quotes`, :mod:`.characters`, :mod:`.sieve`)."""

@@ -1,0 +1,490 @@
+"""Quotes to speakers, in stages like a deterministic sieve, each guess with a reason and a
+confidence.
+
+:func:`attribute` takes a book's chapters as paragraphs scanned for quotes and gives each
+paragraph with dialogue a :class:`Guess` (a paragraph is one speaker's, as printers set
+dialogue). The stages, strongest first: a speech that goes on from the paragraph before keeps its
+speaker; an explicit tag next to a quote in either order ("said Emma", "Emma said", "cried Mr.
+Weston", "said I", "the boatman answered", "Anne turned to him and said:"); a pronoun tag ("she
+said") resolved to the one person of that gender named before it in the paragraph, else in the
+conversation, else the last of that gender named nearby; a character who is the subject of the
+paragraph's narration ("Emma laughed. "Yes.""). Then turn-taking fills the untagged lines of a
+conversation: a line answers whoever the line before named as addressee ("..., Lizzy?" is
+answered by Lizzy), else alternates between the last two speakers; a quote that names someone is
+addressed to them and is not theirs. Confidence falls with each untagged turn since the last tag.
+Names, descriptions and the narrator are :mod:`verified_tts.casting.characters`' business.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from verified_tts.casting.characters import NARRATOR, Characters
+from verified_tts.text.dialogue import SPEECH_VERBS, ParagraphQuotes
+from verified_tts.text.names import NAME, NOT_NAMES, character_genders, mentions, proper_names
+
+__all__ = ["Guess", "attribute"]
+
+_MORE_VERBS = frozenset(
+    [
+        "rejoined",
+        "resumed",
+        "pursued",
+        "cried",
+        "observed",
+        "interposed",
+        "returned",
+        "exclaimed",
+        "whispered",
+        "sneered",
+        "answered",
+        "replied",
+        "said",
+        "added",
+        "continued",
+        "asked",
+        "inquired",
+        "enquired",
+        "began",
+        "repeated",
+        "urged",
+        "remarked",
+        "explained",
+        "admitted",
+        "allowed",
+        "owned",
+        "reasoned",
+        "argued",
+        "persisted",
+        "proceeded",
+        "ended",
+        "concluded",
+        "joined",
+        "put",
+    ]
+)
+VERBS = SPEECH_VERBS | _MORE_VERBS
+_PRONOUNS = {"he": "male", "she": "female", "He": "male", "She": "female"}
+_DESCRIPTION = (
+    r"(?:the|my|our)\s+(?:[A-Z][a-z]+\s+[A-Z][a-z]+|[A-Z][a-z]+|(?:[a-z]+\s+){0,2}[a-z]+)"
+)
+_WHO = rf"(?P<who>{NAME}|{_DESCRIPTION}|he|she|He|She|I)"
+_NOT_SPEECH = (
+    r"(?!\s+(?:nothing|no\b|not\b|little|so\b|it\b|that\b|this\b|to\s+(?:himself|herself|myself)))"
+)
+_ADVERBS = r"(?:(?:\w+ly|then|thus|again|at last|at once|presently|now|still|too|also|only)\s+)?"
+_LEAD = r"^[\W_]*(?:\([^)]*\)\W*)?(?:(?:So|Thus|Here|and|so|thus)\s+)?"
+_AFTER = (  # narration that follows a quote: ", said Emma", ", Emma said", ", said she warmly"
+    re.compile(rf"{_LEAD}{_ADVERBS}(?P<verb>[a-z]+)\s+{_WHO}(?![\w'])"),
+    re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}[,]?\s+{_ADVERBS}(?P<verb>[a-z]+)\b{_NOT_SPEECH}"),
+    re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}\s+(?:had|has|then)\s+(?P<verb>[a-z]+)\b"),
+)
+_BEFORE = (  # narration that opens a quote: "Emma replied:", "Then said Emma,", "she said:"
+    re.compile(rf"{_WHO}\s+{_ADVERBS}(?P<verb>[a-z]+)(?:\s+to\s+[\w. ]+?)?[,:;]?\s*[-—]*$"),
+    re.compile(rf"(?P<verb>[a-z]+)\s+{_WHO}(?:\s+[\w ]+?)?[,:;]?\s*[-—]*$"),
+)
+
+
+@dataclass(frozen=True)
+class Guess:
+    """Who speaks a paragraph's quotes (None: nobody found), why, and how sure (0..1)."""
+
+    speaker: str | None
+    reason: str
+    confidence: float
+    addressees: tuple[str, ...] = ()
+    tagged: bool = False  # an explicit tag or continued speech decided it
+
+
+_ENDS_IN_VERB = re.compile(
+    r"\b(?P<verb>[a-z]+)(?:\s+(?:to|at)\s+(?:him|her|them|me|[\w. ]+?))?(?:,?\s+\w+ly)?"
+    r"(?:\s+(?:thus|again|aloud|out|at once|at last))?[,:;]?\s*[-—]*$"
+)
+_POSSESSIVE_BEFORE = re.compile(  # "Emma's remark was--", "Harriet's was:"
+    rf"{_WHO}(?:'s|’s|\s+s)\s+(?:\w+\s+){{0,2}}?(?P<verb>was|were)[,:;]?\s*[-—]*$"
+)
+_SUBJECT = re.compile(
+    rf"(?:^|(?<=[,;])\s*|\b(?:and|but|then|when|till|until|while|though|as|so|that)\s+)"
+    rf"{_WHO}(?=[\s,])"
+)
+_NOUN_TAG = re.compile(  # "was Mr. Allen's consolation", "was the immediate answer"
+    rf"^[\W_]*(?:was|came)\s+{_WHO}(?:'s|’s|\s+s)\s+(?:\w+\s+)?(?P<verb>[a-z]+)\b"
+)
+
+
+def _subject_of_clause(text: str) -> tuple[str, str] | None:
+    """The subject of a sentence that ends in a speech verb ("Isabella, embracing Catherine, thus
+    began:"): the last name or pronoun that opens a clause before the verb."""
+    sentence = re.split(r"(?<=[.!?])\s+", text)[-1]
+    end = _ENDS_IN_VERB.search(sentence)
+    if not end or end.group("verb") not in VERBS:
+        return None
+    found = [m for m in _SUBJECT.finditer(sentence[: end.start()])]
+    return (found[-1].group("who"), end.group("verb")) if found else None
+
+
+def _tag(narration: str, after: bool) -> tuple[str, str] | None:
+    """(words naming the speaker, verb) of a speech tag at the start (``after`` a quote) or end of
+    narration, or None."""
+    text = narration[:120] if after else narration[-200:]
+    noun = _NOUN_TAG.match(text) if after else None
+    if noun:
+        return noun.group("who"), noun.group("verb")
+    for pattern in _AFTER if after else _BEFORE:
+        match = pattern.search(text)
+        if match and match.group("verb").lower() in VERBS:
+            return match.group("who"), match.group("verb")
+    if not after:
+        possessive = _POSSESSIVE_BEFORE.search(text)
+        if possessive:
+            return possessive.group("who"), "'s ... was"
+    return None if after else _subject_of_clause(text)
+
+
+_VOCATIVE = re.compile(
+    rf"(?:^|[,!?;—-]\s*|\b(?:dear|Dear|my|My|oh|Oh|O)\s+)(?P<who>{NAME})(?=\s*[,!?.;—-]|\s*$)"
+)
+
+
+def _addressees(quote: str, people: Characters) -> tuple[str, ...]:
+    found = []
+    for match in _VOCATIVE.finditer(quote):
+        who = match.group("who")
+        if who.split()[0] in NOT_NAMES and len(who.split()) == 1:
+            continue
+        character = people.canonical.get(who)
+        if character and character not in found:
+            found.append(character)
+    return tuple(found)
+
+
+class _Conversation:
+    """Who has spoken lately in a chapter, and who was named, for pronouns and turns."""
+
+    def __init__(self, people: Characters) -> None:
+        self.people = people
+        self.speakers: list[str | None] = []  # per dialogue paragraph since the last break
+        self.mentioned: list[str] = []
+        self.last_addressees: tuple[str, ...] = ()
+        self.narration_before: list[str] | None = None  # names of the narration paragraph before
+
+    def pair(self) -> list[str]:
+        return list(dict.fromkeys(s for s in reversed(self.speakers[-6:]) if s))[:2]
+
+    def describe(self, description: str) -> tuple[str | None, str, float]:
+        """A described speaker: "the other" is whoever did not speak last; a description of
+        one gender is the one of that gender talking ("said the young man" between Emma and
+        Frank is Frank); one of no gender is the other unnamed one talking ("the sculler"
+        beside "my waterman"); else the description itself, surer once used twice."""
+        pair = self.pair()
+        if description in ("the other", "the latter"):
+            if len(pair) == 2:
+                return pair[1], f"the other of {pair[0]} and {pair[1]}", 0.75
+            return None, "'the other', but no two people are talking", 0.0
+        gender = self.people.described.get(description)
+        if description.split()[-1][:1].isupper():  # the Hatter: a name, not a description
+            return description, f"{description}, so called", 0.95
+        if gender:
+            same = [p for p in pair if p != description and self.people.gender(p) == gender]
+        else:
+            same = [p for p in pair if p != description and p in self.people.described]
+        if len(same) == 1 and description not in pair and same[0] != pair[0]:
+            return same[0], f"{description} is {same[0]}, the one like that talking", 0.8
+        uses = self.people.uses[description]
+        return description, f"{description}, described, not named", 0.9 if uses > 1 else 0.6
+
+    def pronoun(self, pronoun: str, before: list[str]) -> tuple[str | None, str, float]:
+        gender = _PRONOUNS[pronoun]
+        here = [n for n in before if self.people.gender(n) == gender]
+        if here:
+            return here[0], f"'{pronoun}' with a speech verb: {here[0]}, named just before", 0.85
+        if self.narration_before is not None:  # a paragraph of narration just before
+            there = [n for n in self.narration_before if self.people.gender(n) == gender]
+            if there:
+                return (
+                    there[0],
+                    f"'{pronoun}' with a speech verb: {there[0]}, named in the narration before",
+                    0.8,
+                )
+        pair = self.pair()
+        matching = [s for s in pair if self.people.gender(s) == gender]
+        if len(matching) == 1:
+            return matching[0], f"'{pronoun}' with a speech verb: the one {gender} talking", 0.85
+        if len(pair) == 2 and not matching:
+            unknown = [s for s in pair if self.people.gender(s) is None and s != NARRATOR]
+            if len(unknown) == 1:
+                return unknown[0], f"'{pronoun}' with a speech verb: the other one talking", 0.6
+        for name in reversed(self.mentioned[-15:]):
+            if self.people.gender(name) == gender:
+                return name, f"'{pronoun}' with a speech verb: the last {gender} named", 0.7
+        return None, f"'{pronoun}' with a speech verb, but no {gender} character is in sight", 0.0
+
+
+def _explicit(
+    text: str, quotes: ParagraphQuotes, talk: _Conversation
+) -> tuple[str | None, str, float] | None:
+    spans = quotes.spans
+    people = talk.people
+    unresolved = None
+    for index, span in enumerate(spans):
+        if span.dialogue:
+            continue
+        narration = text[span.start : span.end]
+        found = []
+        if index > 0 and spans[index - 1].dialogue:
+            found.append((_tag(narration, True), narration[:0]))
+        if index + 1 < len(spans) and spans[index + 1].dialogue:
+            found.append((_tag(narration, False), narration))
+        for tag, before in found:
+            if tag is None:
+                continue
+            who, verb = tag
+            if who in _PRONOUNS:
+                named = [people.canonical[n] for n in mentions(before, people.names)
+                         if n in people.canonical]  # fmt: skip
+                speaker, reason, confidence = talk.pronoun(who, named)
+                if speaker:
+                    return speaker, reason, confidence
+                unresolved = unresolved or (None, reason, 0.0)
+                continue
+            speaker = people.resolve(who)
+            if speaker in people.described or who.lower() in ("the other", "the latter"):
+                speaker, reason, confidence = talk.describe(speaker or who.lower())
+                if speaker:
+                    return speaker, f"'{who} {verb}' tags the quote: {reason}", confidence
+                continue
+            if speaker:
+                reason = (
+                    f"'{who} {verb}' tags the quote"
+                    if speaker != NARRATOR
+                    else (f"'{verb} I' / 'I {verb}': the narrator speaks")
+                )
+                return speaker, reason, 0.95
+    return unresolved
+
+
+def _subject(text: str, quotes: ParagraphQuotes, people: Characters) -> str | None:
+    """The character who opens the paragraph's narration or a sentence of it, if one does."""
+    for span in quotes.spans:
+        if span.dialogue:
+            continue
+        narration = text[span.start : span.end]
+        match = re.match(
+            rf"^\W*(?:(?:And|But|Then|Now|Here|At last)\s+)?(?P<who>{NAME})\b", narration
+        )
+        if match:
+            who = match.group("who")
+            if who.split()[0] not in NOT_NAMES and who in people.canonical:
+                return people.canonical[who]
+        break
+    return None
+
+
+def _title_case(text: str) -> bool:
+    """A heading set in title case ("Lucy Honeychurch Drives Out"), not narration."""
+    words = re.findall(r"[A-Za-z]+", text)
+    return len(words) < 12 and all(w[0].isupper() or len(w) < 4 for w in words)
+
+
+def attribute(
+    chapters: Sequence[Sequence[tuple[str, ParagraphQuotes]]],
+) -> tuple[list[list[Guess | None]], Characters]:
+    """A :class:`Guess` for each paragraph with dialogue (None for the others), per chapter, and
+    the book's characters."""
+    texts = [text for chapter in chapters for text, _ in chapter]
+    names = proper_names(texts)
+    genders = character_genders(chapters, names)
+    narrations = [
+        " ".join(text[s.start : s.end] for s in q.spans if not s.dialogue)
+        for chapter in chapters
+        for text, q in chapter
+    ]
+    every = [m for n in narrations if not _title_case(n) for m in mentions(n, names)]
+    people = Characters.from_mentions(every, names, genders)
+    result = []
+    for chapter in chapters:
+        result.append(_chapter(chapter, people))
+    return result, people
+
+
+def _chapter(
+    chapter: Sequence[tuple[str, ParagraphQuotes]], people: Characters
+) -> list[Guess | None]:
+    talk = _Conversation(people)
+    guesses: list[Guess | None] = []
+    runs: list[int] = []  # per paragraph: which unbroken run of dialogue it is in
+    run, since_tag = 0, 0
+    introduced: tuple[str, str] | None = None  # "... he could not help saying:" before a quote
+    for text, quotes in chapter:
+        narration = " ".join(text[s.start : s.end] for s in quotes.spans if not s.dialogue)
+        named = [people.canonical.get(n, n) for n in mentions(narration, people.names)]
+        if not quotes.has_dialogue:
+            guesses.append(None)
+            runs.append(-1)
+            talk.mentioned.extend(named)
+            introduced = _introduction(narration, talk) if _opens_speech(narration) else None
+            talk.narration_before = named
+            if len(narration) > 400 or len(set(named)) != 1:  # the scene moves on
+                talk.speakers.append(None)
+                talk.speakers.append(None)
+                run += 1
+            continue
+        said = " ".join(text[s.start : s.end] for s in quotes.spans if s.dialogue)
+        addressees = _addressees(said, people)
+        guess = _guess(text, quotes, talk, addressees, since_tag)
+        if introduced and not guess.tagged and quotes.spans[0].dialogue:
+            guess = Guess(introduced[0], introduced[1], 0.85, addressees, True)
+        introduced = None
+        talk.narration_before = None
+        since_tag = 0 if guess.tagged else since_tag + 1
+        guesses.append(guess)
+        runs.append(run)
+        talk.mentioned.extend(named)
+        talk.speakers.append(guess.speaker)
+        talk.last_addressees = guess.addressees
+        if guess.speaker:
+            talk.mentioned.append(guess.speaker)
+    return _fill_turns(_back_fill(guesses, runs), runs)
+
+
+def _opens_speech(narration: str) -> bool:
+    return bool(re.search(r"(?:[:,—-]|\bsay|\bsaying)\s*$", narration.rstrip()))
+
+
+def _introduction(narration: str, talk: _Conversation) -> tuple[str, str] | None:
+    """Who a narration paragraph that ends in a speech verb hands the next quote to."""
+    tag = _tag(re.sub(r"\s*[-—:,]+\s*$", ":", narration.rstrip()), False)
+    if tag is None:
+        sentence = re.split(r"(?<=[.!?])\s+", narration.strip())[-1]
+        speech = re.search(r"\b(say|said|saying|ask|asked|cry|cried|exclaim|exclaimed|reply)\b",
+                           sentence)  # fmt: skip
+        if speech is None and re.search(r"(?::|:?-+|\bwith,)\s*$", sentence):
+            speech = re.search(r"\b(\w+)[,:;]?\W*$", sentence)  # "thus moralised to herself:--"
+        subject = _SUBJECT.search(sentence[: speech.start()]) if speech else None
+        if subject is None:
+            return None
+        tag = subject.group("who"), speech.group(1)
+    who, verb = tag
+    if who in _PRONOUNS:
+        named = [talk.people.canonical[n] for n in mentions(narration, talk.people.names)
+                 if n in talk.people.canonical]  # fmt: skip
+        speaker, reason, confidence = talk.pronoun(who, named)
+        return (speaker, f"the narration before hands it on: {reason}") if speaker else None
+    speaker = talk.people.resolve(who)
+    return (speaker, f"the narration before ends '{who} ... {verb}'") if speaker else None
+
+
+def _back_fill(guesses: list[Guess | None], runs: list[int]) -> list[Guess | None]:
+    """Untagged lines at the start of a run of dialogue, before anyone is known, take turns
+    back from the first two people known to speak in it."""
+    filled = list(guesses)
+    for index, guess in enumerate(guesses):
+        if guess is None or guess.speaker is not None:
+            continue
+        for later in range(index + 1, min(index + 12, len(guesses) - 1)):
+            here, after = guesses[later], guesses[later + 1]
+            if runs[later] != runs[index] or runs[later + 1] != runs[index]:
+                break
+            if here is None or after is None:
+                break
+            if here.speaker and after.speaker and here.speaker != after.speaker:
+                distance = later - index
+                speaker = here.speaker if distance % 2 == 0 else after.speaker
+                if speaker in guess.addressees:
+                    break
+                reason = f"turn-taking, counted back from {here.speaker} and {after.speaker}"
+                confidence = max(0.0, 0.75 - 0.04 * distance)
+                filled[index] = Guess(speaker, reason, confidence, guess.addressees)
+                break
+            if here.speaker is None or after.speaker is None:
+                continue
+    return filled
+
+
+def _guess(
+    text: str,
+    quotes: ParagraphQuotes,
+    talk: _Conversation,
+    addressees: tuple[str, ...],
+    since_tag: int,
+) -> Guess:
+    spans = quotes.spans
+    last = talk.speakers[-1] if talk.speakers else None
+    if spans[0].dialogue and spans[0].continues and last:
+        return Guess(last, "the speech goes on from the paragraph before", 0.95, addressees, True)
+    explicit = _explicit(text, quotes, talk)
+    if explicit and explicit[0]:
+        return Guess(explicit[0], explicit[1], explicit[2], addressees, True)
+    subject = _subject(text, quotes, talk.people)
+    if subject and subject not in addressees:
+        return Guess(subject, f"{subject} is the subject of the narration", 0.6, addressees)
+    decay = max(0.0, 0.05 * since_tag)
+    previous = talk.speakers[-2] if len(talk.speakers) > 1 else None
+    if last and talk.last_addressees and talk.last_addressees[0] != last:
+        who = talk.last_addressees[0]
+        if who not in addressees:
+            return Guess(
+                who, f"{who} answers, addressed by name in the line before", 0.8 - decay, addressees
+            )
+    if last and previous and last != previous and previous not in addressees:
+        return Guess(previous, f"turn-taking: {previous} answers {last}", 0.8 - decay, addressees)
+    if last and previous is None:
+        pair = talk.pair()
+        if len(pair) == 2 and pair[1] not in addressees:
+            return Guess(
+                pair[1], f"turn-taking: {pair[1]} answers {last}", 0.55 - decay, addressees
+            )
+    reason = explicit[1] if explicit else "no tag, name or exchange to tell the speaker by"
+    return Guess(None, reason, 0.0, addressees)
+
+
+def _fill_turns(guesses: list[Guess | None], runs: list[int]) -> list[Guess | None]:
+    """Lines still unknown inside a run take what their neighbours say, until nothing changes:
+    the one the line before addressed answers it; the line before one that addresses someone is
+    theirs; a line between two known turns takes the turn of the one two away."""
+    filled = list(guesses)
+
+    def known(index: int) -> Guess | None:
+        if 0 <= index < len(filled) and runs[index] >= 0:
+            guess = filled[index]
+            return guess if guess and guess.speaker else None
+        return None
+
+    for _ in range(3):
+        changed = False
+        for index, guess in enumerate(filled):
+            if guess is None or guess.speaker is not None:
+                continue
+            same = [runs[index] == runs[i] if 0 <= i < len(runs) else False
+                    for i in (index - 2, index - 1, index + 1, index + 2)]  # fmt: skip
+            before2, before, after, after2 = (
+                known(i) if ok else None
+                for i, ok in zip((index - 2, index - 1, index + 1, index + 2), same, strict=True)
+            )
+            found = None
+            if before and before.addressees and before.addressees[0] != before.speaker:
+                who = before.addressees[0]
+                found = (who, f"{who} answers, addressed by name in the line before", 0.7)
+            elif after and after.addressees and after.addressees[0] != after.speaker:
+                who = after.addressees[0]
+                found = (who, f"{who} speaks, and is answered by name", 0.6)
+            elif before and before2 and before.speaker != before2.speaker:
+                found = (
+                    before2.speaker,
+                    f"turn-taking: {before2.speaker} answers {before.speaker}",
+                    min(before.confidence, before2.confidence) - 0.1,
+                )
+            elif after and after2 and after.speaker != after2.speaker:
+                found = (
+                    after2.speaker,
+                    f"turn-taking, counted back from {after.speaker}",
+                    min(after.confidence, after2.confidence) - 0.1,
+                )
+            if found and found[0] not in guess.addressees:
+                filled[index] = Guess(found[0], found[1], max(found[2], 0.0), guess.addressees)
+                changed = True
+        if not changed:
+            break
+    return filled

@@ -1,0 +1,80 @@
+"""The book's decisions as a lexicon file a producer reads, edits and passes back (``--lexicon``).
+
+The file is the producer's own lexicon (when one was given) with the decided words added after
+it, so that one ``--lexicon`` carries both and the producer's entries always win: a word their
+lexicon covers is never decided. Each decided word is one ``[words]`` entry with its phonemes,
+preceded by a comment with the evidence (every reading, who proposed it, what the ASR heard);
+a word whose espeak-ng reading was kept is written as a comment only, so it stays as it is but
+the producer sees that it was checked. The full evidence goes to a JSON file beside it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from verified_tts.pronounce.decide import Decision
+from verified_tts.storage.atomic import write_json_atomic, write_text_atomic
+from verified_tts.text.lexicon import Lexicon, LexiconEntry
+
+__all__ = ["lexicon_text", "write_decisions"]
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a TOML basic string is a JSON string
+
+
+def _entry_line(entry: LexiconEntry) -> str:
+    fields = []
+    if entry.say is not None:
+        fields.append(f"say = {_quote(entry.say)}")
+    if entry.phonemes:
+        fields.append(f"phonemes = {_quote(entry.phonemes)}")
+    if entry.case:
+        fields.append("case = true")
+    return f"{_quote(entry.pattern)} = {{ {', '.join(fields)} }}"
+
+
+def _evidence_comment(decision: Decision) -> list[str]:
+    lines = [f'# {decision.word} ({decision.count}x, {decision.why}): "{decision.example[:80]}"']
+    for reading in decision.readings:
+        heard = "; ".join(h.strip()[:50] for h in reading.heard)
+        mark = "*" if reading.phonemes == decision.chosen else " "
+        lines.append(
+            f"# {mark} {reading.phonemes}  [{', '.join(reading.sources)}]  "
+            f"logprob {reading.logprob:.3f}, WER {reading.wer:.2f}, heard: {heard}"
+        )
+    return lines
+
+
+def lexicon_text(decisions: Sequence[Decision], producer: Lexicon | None = None) -> str:
+    """TOML text: the producer's entries as they load, then the decided words."""
+    head = ["# Pronunciations decided once for the whole book by `verified-tts pronounce`.",
+            "# Edit any entry and pass this file back with --lexicon; '*' marks the reading",
+            "# chosen. A word whose espeak-ng reading was kept is a comment only."]  # fmt: skip
+    patterns = [e for e in (producer.entries if producer else ()) if e.regex and not e.source]
+    words = [e for e in (producer.entries if producer else ()) if not e.regex and not e.source]
+    out = [*head, ""]
+    if patterns:
+        out += ["[patterns]", *(_entry_line(e) for e in patterns), ""]
+    out.append("[words]")
+    if words:
+        out += ["# the producer's own entries", *(_entry_line(e) for e in words), ""]
+    for decision in decisions:
+        out += _evidence_comment(decision)
+        line = f"{_quote(decision.word)} = {{ phonemes = {_quote(decision.chosen)} }}"
+        out.append(line if decision.changed else f"# {line}")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def write_decisions(
+    path: str | Path, decisions: Sequence[Decision], producer: Lexicon | None = None
+) -> Path:
+    """Write the lexicon (atomically) and its evidence as ``PATH.json``; returns the JSON path."""
+    path = Path(path)
+    write_text_atomic(path, lexicon_text(decisions, producer))
+    evidence = path.with_name(path.name + ".json")
+    write_json_atomic(evidence, {"decisions": [d.as_dict() for d in decisions]})
+    return evidence
