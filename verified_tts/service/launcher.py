@@ -10,7 +10,9 @@ accepted job is lost. It runs until interrupted, then shuts Serve and the Ray it
 
 from __future__ import annotations
 
+import logging
 import os
+import signal
 import socket
 import time
 import urllib.error
@@ -82,6 +84,9 @@ def start(options: ServeOptions, say: Callable[[str], None]) -> tuple[str, str, 
         ) from error
     from verified_tts.service.app import build_app
 
+    # importing Serve set its logger to INFO; the start is one line, ours
+    logging.getLogger("ray.serve").setLevel(logging.WARNING)
+
     token = load_token(options.token_file)
     home = options.home.resolve()
     (home / "service").mkdir(parents=True, exist_ok=True)
@@ -133,10 +138,15 @@ def start(options: ServeOptions, say: Callable[[str], None]) -> tuple[str, str, 
     return url, token, ray
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def serve_forever(options: ServeOptions, say: Callable[[str], None]) -> None:
     """Start, print the address line, and run until interrupted; then shut down what started."""
     started = time.perf_counter()
     ray = None
+    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop shuts down as Ctrl-C
     try:
         url, token, ray = start(options, say)
         say(f"{url} token {token} (ready in {time.perf_counter() - started:.1f} s)")
