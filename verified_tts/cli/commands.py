@@ -15,7 +15,18 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from verified_tts.cli import ab, calibrate, cast, dub, outputs, production, render, review, voices
+from verified_tts.cli import (
+    ab,
+    calibrate,
+    cast,
+    dub,
+    outputs,
+    production,
+    render,
+    review,
+    serve,
+    voices,
+)
 from verified_tts.cli.cluster import cluster_app
 from verified_tts.cli.jobs import jobs_app
 from verified_tts.cli.report import console
@@ -33,7 +44,7 @@ app = typer.Typer(
 
 # the modules whose commands sit at the top level, in the order `--help` lists them; Ray,
 # Starlette and the models are imported only inside the commands that need them
-COMMANDS = (render, dub, ab, outputs, calibrate, production, voices, cast, review)
+COMMANDS = (render, dub, ab, outputs, calibrate, production, voices, cast, review, serve)
 GROUPS = {"cluster": cluster_app, "jobs": jobs_app}
 
 

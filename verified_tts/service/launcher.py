@@ -1,0 +1,162 @@
+"""Start the service: Ray (local or ``--ray``), Serve on loopback, the app, then one line.
+
+:func:`serve_forever` starts a local Ray instance in the service's own folder (or joins the given
+cluster), starts Serve's HTTP proxy on ``host:port`` (127.0.0.1 unless asked; port 0 picks a free
+one), deploys :func:`~verified_tts.service.app.build_app`, waits until ``GET /v1/models`` answers
+with the token, and only then says ``http://HOST:PORT/v1`` and the token. Jobs that the last run
+of the cluster lost (the service was stopped mid-job) are resumed from the store first, so no
+accepted job is lost. It runs until interrupted, then shuts Serve and the Ray it started down.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from verified_tts.errors import UserError
+
+__all__ = ["ServeOptions", "serve_forever"]
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What ``verified-tts serve`` was asked for."""
+
+    home: Path
+    host: str = "127.0.0.1"
+    port: int = 0
+    ray: str | None = None
+    token_file: Path | None = None
+    table: dict[str, Any] | None = None
+    overrides: dict[str, Any] | None = None
+    replicas: int = 1
+    max_queue: int = 64
+    max_batch: int = 32
+    batch_wait_s: float = 0.05
+    max_body: int = 1 << 20
+    max_input_chars: int = 4096
+    start_timeout_s: float = 120.0
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def _answers(url: str, token: str) -> bool:
+    request = urllib.request.Request(f"{url}/models", headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _resume_lost(queue: Any, say: Callable[[str], None]) -> None:
+    for record in queue.list():
+        if record.state == "FAILED" and record.message.startswith("lost"):
+            queue.resume(record.id)
+            say(f"resumed job {record.id}: the service stopped while it ran")
+
+
+def start(options: ServeOptions, say: Callable[[str], None]) -> tuple[str, str, Any]:
+    """Start everything; returns (base URL, token, the started Ray module)."""
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    from verified_tts.cluster.state import import_ray
+    from verified_tts.service.auth import digest, load_token
+
+    ray = import_ray()
+    try:
+        from ray import serve
+    except ImportError as error:
+        raise UserError(
+            "`verified-tts serve` needs Ray Serve: pip install 'verified-tts[ray]'"
+        ) from error
+    from verified_tts.service.app import build_app
+
+    # importing Serve set its logger to INFO; the start is one line, ours
+    logging.getLogger("ray.serve").setLevel(logging.WARNING)
+
+    token = load_token(options.token_file)
+    home = options.home.resolve()
+    (home / "service").mkdir(parents=True, exist_ok=True)
+    port = options.port or _free_port(options.host)
+    if options.ray:
+        context = ray.init(address=options.ray, logging_level="WARNING", log_to_driver=False)
+    else:
+        context = ray.init(
+            _temp_dir=str(home / "ray"),
+            include_dashboard=True,
+            dashboard_host="127.0.0.1",
+            dashboard_port=_free_port("127.0.0.1"),
+            _node_ip_address="127.0.0.1",
+            logging_level="WARNING",
+            log_to_driver=False,
+        )
+    dashboard = context.dashboard_url
+    jobs_address = f"http://{dashboard}" if dashboard else None
+    serve.start(http_options={"host": options.host, "port": port})
+    settings = {
+        "table": options.table or {},
+        "overrides": options.overrides or {},
+        "home": str(home / "service"),
+        "state_dir": str(home / "jobs"),
+        "jobs_address": jobs_address,
+        "token_digest": digest(token),
+        "max_queue": options.max_queue,
+        "max_batch": options.max_batch,
+        "batch_wait_s": options.batch_wait_s,
+        "max_body": options.max_body,
+        "max_input_chars": options.max_input_chars,
+        "replicas": options.replicas,
+        "started_at": time.time(),
+        "event_poll_s": 1.0,
+    }
+    serve.run(build_app(settings), name="verified-tts", route_prefix="/", blocking=False)
+    url = f"http://{options.host}:{port}/v1"
+    deadline = time.monotonic() + options.start_timeout_s
+    while not _answers(url, token):
+        if time.monotonic() > deadline:
+            raise UserError(
+                f"the service did not answer at {url} within {options.start_timeout_s:.0f} s"
+            )
+        time.sleep(0.2)
+    if jobs_address:
+        from jobs.queue import JobQueue
+
+        _resume_lost(JobQueue(home / "jobs", jobs_address), say)
+    return url, token, ray
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def serve_forever(options: ServeOptions, say: Callable[[str], None]) -> None:
+    """Start, print the address line, and run until interrupted; then shut down what started."""
+    started = time.perf_counter()
+    ray = None
+    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop shuts down as Ctrl-C
+    try:
+        url, token, ray = start(options, say)
+        say(f"{url} token {token} (ready in {time.perf_counter() - started:.1f} s)")
+        while True:
+            time.sleep(1)
+    finally:
+        if ray is not None:
+            from ray import serve
+
+            try:
+                serve.shutdown()
+            finally:
+                ray.shutdown()
