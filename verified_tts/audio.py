@@ -16,7 +16,7 @@ import numpy as np
 
 from verified_tts.errors import UserError
 
-__all__ = ["read_audio", "resample"]
+__all__ = ["read_audio", "resample", "shift_pitch"]
 
 
 def read_audio(
@@ -56,4 +56,21 @@ def resample(audio: np.ndarray, source_rate: int, target_rate: int) -> np.ndarra
 
     divisor = gcd(int(source_rate), int(target_rate))
     out = resample_poly(audio, int(target_rate) // divisor, int(source_rate) // divisor)
+    return out.astype(np.float32, copy=False)
+
+
+def shift_pitch(audio: np.ndarray, factor: float) -> np.ndarray:
+    """``audio`` played ``factor`` times faster: every frequency, formants too, times ``factor``
+    and the length divided by it (a voice spoken that much slower comes back to its own pace).
+    A change of vocal-tract length rather than a vocoder's pitch shift: it sounds like a smaller
+    (``factor`` above 1) or larger speaker, not like the same one singing higher."""
+    from fractions import Fraction
+
+    audio = np.asarray(audio, dtype=np.float32)
+    ratio = Fraction(float(factor)).limit_denominator(200)
+    if ratio == 1 or audio.size == 0:
+        return audio
+    from scipy.signal import resample_poly
+
+    out = resample_poly(audio, ratio.denominator, ratio.numerator)
     return out.astype(np.float32, copy=False)

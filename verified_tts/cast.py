@@ -5,7 +5,8 @@ say.
 and lists the characters who speak, with their line counts, first line and gender where the text
 says it, and suggests a voice for each from the voice catalogue (:mod:`verified_tts.voices`): a
 voice of the character's gender and the narrator's language that is not the narrator's where
-there is one, else the default dialogue voice. :func:`cast_toml` writes that as ``cast.toml``,
+there is one, the most distinct ones for the characters who speak most, else the default
+dialogue voice. :func:`cast_toml` writes that as ``cast.toml``,
 which the producer edits; :func:`read_cast` reads it back, checking every voice name against the
 catalogue and every character against the book, each mistake a one-line error naming the file,
 the table and the fix.
@@ -84,24 +85,30 @@ def _language(voice: Any) -> str:
 
 def _suggest(characters: list[Character], narrator: str, voices: list[Any]) -> dict[str, str]:
     """A voice per character: of their gender, in the narrator's language and not the
-    narrator's, shared round the characters by line count. espeak-ng's voices are suggested only
-    when the narrator is one of them: beside a neural narrator they would sound out of place."""
+    narrator's; the characters who speak most get the voices the speaker verifier hears as most
+    distinct from the narrator and from each other (:mod:`verified_tts.casting.voice_order`), and
+    a pool shorter than the characters is shared round again in that order. espeak-ng's voices
+    are suggested only when the narrator is one of them: beside a neural narrator they would sound
+    out of place."""
+    from verified_tts.casting.voice_order import distinct_order
+
     own = next((v for v in voices if v.name == narrator), None)
     language = _language(own) if own else "en"
     espeak = own is not None and own.generator == "espeak"
     pools: dict[str, list[str]] = {}
     for gender in ("female", "male"):
-        pools[gender] = sorted(
+        pool = [
             v.name
             for v in voices
             if v.gender == gender
             and v.name != narrator
             and _language(v) == language
             and (v.generator == "espeak") == espeak
-        )
+        ]
+        pools[gender] = distinct_order(pool, narrator)
     given: Counter[str] = Counter()
     suggested = {}
-    for character in characters:
+    for character in characters:  # most lines first
         pool = pools.get(character.gender or "", [])
         if pool:
             suggested[character.name] = pool[given[character.gender or ""] % len(pool)]

@@ -281,7 +281,21 @@ def _espeak_voices() -> list[Voice]:
 def catalogue(voices_dir: str | Path | None = None, *, everything: bool = False) -> list[Voice]:
     """The voices that can speak here (with ``everything``, also the ones that cannot yet)."""
     voices = _embedded_piper() + _hibari_voices() + _folder_piper(voices_dir) + _espeak_voices()
+    voices += _moved_voices({v.name: v for v in voices if v.available})
     return voices if everything else [v for v in voices if v.available]
+
+
+def _moved_voices(available: Mapping[str, Voice]) -> list[Voice]:
+    """The moved voices measured as told apart and clear (:mod:`verified_tts.casting.voice_order`)
+    whose plain voice is here."""
+    from verified_tts.casting.voice_order import moved_voices
+
+    moved = []
+    for name in moved_voices():
+        base, _, shift = name.partition("@")
+        if base in available:
+            moved.append(_moved(name, available[base], shift))
+    return moved
 
 
 def own_speaker(voice: str | None, generator: str, model: str) -> str | None:
@@ -293,6 +307,11 @@ def own_speaker(voice: str | None, generator: str, model: str) -> str | None:
     """
     if engine_of(voice) is None:
         return voice
+    if "@" in str(voice):  # a moved voice is loaded with its own pitch, never the plain one's
+        raise UserError(
+            f"voice {voice} is a moved voice, not the plain {generator} voice this render "
+            f"loaded: render with --voice {voice}, or remove that line's voice"
+        )
     engine, _, rest = str(voice).partition(":")
     if engine.lower() == "espeak" == generator:  # espeak:LANGUAGE+VARIANT, model espeak-ng:LANG
         language, _, variant = rest.lower().partition("+")
@@ -393,8 +412,43 @@ def _find_espeak(name: str, voice: str) -> Voice:
     )  # fmt: skip
 
 
+def _moved(name: str, voice: Voice, shift: str) -> Voice:
+    """``voice`` moved by the semitones of a name's ``@pitch+N`` (Piper and hibari voices)."""
+    from verified_tts.options.generation import PITCH_RANGE
+
+    low, high = PITCH_RANGE
+    amount = shift.removeprefix("pitch")
+    try:
+        semitones = float(amount) if shift.startswith("pitch") and amount[:1] in "+-" else None
+    except ValueError:
+        semitones = None
+    if semitones is None or not low <= semitones <= high or semitones == 0:
+        raise UserError(
+            f"voice '{name}': '@{shift}' is not a pitch move: write @pitch+N or @pitch-N with N "
+            f"semitones up to {high:g}, e.g. {voice.name}@pitch-2"
+        )
+    if voice.generator not in ("piper", "hibari"):
+        raise UserError(
+            f"voice '{name}': only Piper and hibari voices are moved by @pitch; espeak-ng's "
+            f"variants set their own pitch ({espeak_variant_hint()})"
+        )
+    direction = "up" if semitones > 0 else "down"
+    return replace(
+        voice,
+        name=f"{voice.name}@pitch{semitones:+g}",
+        options={**voice.options, "pitch": semitones},
+        note=f"{voice.name} moved {abs(semitones):g} semitones {direction}, formants with it",
+    )
+
+
 def find_voice(name: str, voices_dir: str | Path | None = None) -> Voice:
-    """The voice ``name`` names; a clear one-line error when there is none or it cannot load."""
+    """The voice ``name`` names; a clear one-line error when there is none or it cannot load.
+
+    ``NAME@pitch+N`` (or ``-N``) is that Piper or hibari voice moved by N semitones, its
+    formants with it and its pace kept: one more voice for a cast."""
+    base, at, shift = name.partition("@")
+    if at:
+        return _moved(name, find_voice(base.strip(), voices_dir), shift.strip().lower())
     engine = engine_of(name)
     if engine is None:
         raise UserError(

@@ -1,39 +1,48 @@
-"""How distinct the voices a cast can use are, as the speaker verifier hears them.
+"""How many voices a cast can use: told apart by the speaker verifier, and heard as clearly.
 
-Each voice (default: the embedded Piper and hibari voices and espeak-ng's en-us with eight of
-its variants) reads the same Harvard sentences; the speaker verifier (Resemblyzer, the shipped
+Each voice (default: the embedded Piper and hibari voices, each also moved by a few semitones
+with ``@pitch``, and espeak-ng's en-us with the three of its variants that an earlier run
+with eight told apart) reads the same Harvard
+sentences, one seeded take each. Distinctness: the speaker verifier (Resemblyzer, the shipped
 default) embeds every clip, each voice's clips are averaged into a unit centroid, and every pair
-of voices gets the cosine similarity of their centroids and, more strictly, the highest similarity
-of a clip of one to the other's centroid. A pair is told apart when that highest similarity is
-below the speaker gate's bound (the profiles' ``speaker_take`` minimum, 0.8093): a line of one
-voice would fail the gate of the other. Reported: the matrix, the pairs not told apart, and the
-largest set of voices told apart pairwise (greedy, most distinct first). Intelligibility (judge
-WER) is not measured here.
+of voices gets the cosine similarity of their centroids and, more strictly, the highest
+similarity of a clip of one to the other's centroid. A pair is told apart when that highest
+similarity is below the speaker gate's bound (the profiles' ``speaker_take`` minimum): a line of
+one voice would fail the gate of the other. Intelligibility: the independent judge (Whisper
+base, ``bundled:base``) transcribes every clip; a voice is as clear as the default when its mean
+WER is within ``--wer-margin`` (0.02) of the default Piper voice's. Reported: the matrix, the
+pairs not told apart, each voice's judged WER, and the largest set of voices that are told apart
+pairwise and as clear as the default (greedy, most distinct first). With ``--package`` the
+centroid similarities are also written where ``verified-tts cast`` reads them, to give the most
+distinct voices to the characters who speak most.
 
-    PYTHONPATH=$PWD python -m benchmarks.casting.voice_distinctness  # voice_distinctness.json
+    python -m benchmarks.casting.voice_distinctness --package  # voice_distinctness.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks.common.harvard import sentences
+from verified_tts.storage.atomic import write_text_atomic
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-from harvard import sentences  # noqa: E402
-
-from verified_tts.storage.atomic import write_text_atomic  # noqa: E402
-
 RESULT = HERE.parent / "results" / "voice_distinctness.json"
 GATE = 0.8093  # verified_tts/profiles/*.toml speaker_take min
+DEFAULT_VOICE = "piper:en_US-joe-medium"
 VOICES = (
-    "piper:en_US-joe-medium",
+    DEFAULT_VOICE,
+    f"{DEFAULT_VOICE}@pitch-4",
+    f"{DEFAULT_VOICE}@pitch+3",
     "hibari:heart",
-    *(f"espeak:en-us+{v}" for v in ("m1", "m3", "m5", "m7", "f1", "f2", "f3", "f4")),
+    "hibari:heart@pitch-3",
+    "hibari:heart@pitch+4",
+    *(f"espeak:en-us+{v}" for v in ("m1", "m7", "f3")),
 )
 
 
@@ -43,31 +52,48 @@ def _clips(name: str, texts: list[str]):
     from verified_tts.voices import find_voice
 
     voice = find_voice(name)
-    generator = load_generator(voice.generator_config())
+    config = voice.generator_config()
+    generator = load_generator(config)
     requests = [
-        SynthesisRequest(f"{name}-{i}", 0, 1234 + i, text, voice=voice.generator_config().voice)
+        SynthesisRequest(f"{name}-{i}", 0, 1234 + i, text, voice=config.voice)
         for i, text in enumerate(texts)
     ]
     return generator.sample(requests)
 
 
+def _told_apart(worst: dict, names: list[str]) -> dict[tuple[str, str], bool]:
+    return {(a, b): max(worst[a][b], worst[b][a]) < GATE for a in names for b in names if a < b}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sentences", type=int, default=8)
+    parser.add_argument("--sentences", type=int, default=40)
     parser.add_argument("--voices", nargs="*", default=list(VOICES))
+    parser.add_argument("--wer-margin", type=float, default=0.02)
     parser.add_argument("--out", type=Path, default=RESULT)
+    parser.add_argument(
+        "--package", action="store_true", help="also write the similarities cast reads"
+    )
     args = parser.parse_args(argv)
+    from verified_tts.casting.voice_order import PACKAGE_TABLE
+    from verified_tts.workflows.judge import load_judge
     from verifiers import Clip
     from verifiers.speaker import load_speaker_verifier
 
+    started = time.perf_counter()
     verifier = load_speaker_verifier()
+    judge = load_judge("bundled:base")
     texts = sentences(0, args.sentences)
-    embeddings = {}
+    embeddings, wer, genders = {}, {}, {}
     for name in args.voices:
+        from verified_tts.voices import find_voice
+
+        genders[name] = find_voice(name).gender
         candidates = _clips(name, texts)
         clips = [Clip(c.audio, c.sample_rate, t) for c, t in zip(candidates, texts, strict=True)]
         embeddings[name] = np.asarray(verifier.embed(clips))
-        print(name, "embedded", flush=True)
+        wer[name] = round(float(np.mean([w for w, _ in judge.transcribe(clips)])), 4)
+        print(name, "WER", wer[name], flush=True)
     centroids = {n: e.mean(axis=0) / np.linalg.norm(e.mean(axis=0)) for n, e in embeddings.items()}
     names = list(embeddings)
     matrix, worst = {}, {}
@@ -76,27 +102,38 @@ def main(argv: list[str] | None = None) -> None:
         for b in names:
             matrix[a][b] = round(float(centroids[a] @ centroids[b]), 4)
             if a != b:
-                highest = float(np.max(embeddings[a] @ centroids[b]))
-                worst[a][b] = round(highest, 4)
-    apart = {
-        (a, b): max(worst[a][b], worst[b][a]) < GATE for a in names for b in names if a < b
-    }
+                worst[a][b] = round(float(np.max(embeddings[a] @ centroids[b])), 4)
+    apart = _told_apart(worst, names)
+    reference = wer.get(DEFAULT_VOICE)
+    clear = [n for n in names if reference is None or wer[n] <= reference + args.wer_margin]
     chosen: list[str] = []
-    for name in sorted(names, key=lambda n: sum(matrix[n].values())):
+    for name in sorted(clear, key=lambda n: sum(matrix[n].values())):
         if all(apart[tuple(sorted((name, c)))] for c in chosen):
             chosen.append(name)
     report = {
-        "what": "pairwise speaker-verifier similarity of the voices a cast can use",
+        "what": "pairwise speaker-verifier similarity and judged WER of the voices a cast can use",
         "verifier": "resemblyzer (shipped default)",
+        "judge": "bundled:base (Whisper base)",
         "gate": GATE,
         "sentences": args.sentences,
+        "wer_margin": args.wer_margin,
+        "default_voice": DEFAULT_VOICE,
+        "judge_wer": wer,
+        "gender": genders,
         "centroid_similarity": matrix,
         "highest_clip_to_centroid": worst,
         "not_told_apart": sorted(f"{a} ~ {b}" for (a, b), ok in apart.items() if not ok),
+        "as_clear_as_default": clear,
         "told_apart_pairwise": chosen,
+        "seconds": round(time.perf_counter() - started, 1),
     }
     write_text_atomic(args.out, json.dumps(report, indent=2) + "\n")
-    print(json.dumps({k: report[k] for k in ("not_told_apart", "told_apart_pairwise")}, indent=1))
+    if args.package:
+        table = {"gate": GATE, "source": "benchmarks/casting/voice_distinctness.py",
+                 "judge_wer": wer, "clear": clear, "similarity": matrix}  # fmt: skip
+        write_text_atomic(PACKAGE_TABLE, json.dumps(table, indent=1) + "\n")
+    shown = ("judge_wer", "not_told_apart", "told_apart_pairwise")
+    print(json.dumps({k: report[k] for k in shown}, indent=1))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """Generated blocks of who-speaks figures: the casting sieve against the PDNC annotations.
 
 Each function renders one block of docs/casting.md from benchmarks/results/attribution_pdnc.json
-(written by benchmarks/casting/attribution_accuracy.py; see doc_blocks.py); the ``BLOCKS``
-mapping names them. Labels are written here, every figure is read.
+(written by benchmarks/casting/attribution_accuracy.py) or voice_distinctness.json (written by
+benchmarks/casting/voice_distinctness.py; see doc_blocks.py); the ``BLOCKS`` mapping names them.
+Labels are written here, every figure is read.
 """
 
 from __future__ import annotations
@@ -41,7 +42,37 @@ def casting_pdnc_split() -> str:
     )
 
 
+def casting_voices() -> str:
+    """Each measured voice: judged WER, the closest other voice, and whether a cast can use it."""
+    data = result("voice_distinctness")
+    worst, chosen = data["highest_clip_to_centroid"], set(data["told_apart_pairwise"])
+    header = ("voice", "gender", "judged WER", "closest other voice (highest clip similarity)",
+              "as clear as the default", "in the told-apart set")  # fmt: skip
+    rows = []
+    for name, wer in data["judge_wer"].items():
+        others = {**worst[name], **{b: worst[b][name] for b in worst if name in worst[b]}}
+        closest = max(others, key=lambda b: max(worst[name][b], worst[b][name]))
+        highest = max(worst[name][closest], worst[closest][name])
+        rows.append((
+            f"`{name}`", data["gender"].get(name) or "", f"{wer:.3f}",
+            f"`{closest}` ({highest:.3f})", "yes" if name in data["as_clear_as_default"] else "no",
+            "yes" if name in chosen else "no",
+        ))  # fmt: skip
+    return md_table(header, rows)
+
+
+def casting_voices_summary() -> str:
+    data = result("voice_distinctness")
+    return (
+        f"{len(data['told_apart_pairwise'])} voices told apart pairwise and as clear as the "
+        f"default (gate {data['gate']}, {data['sentences']} Harvard sentences, judged WER within "
+        f"{data['wer_margin']} of the default voice's)"
+    )
+
+
 BLOCKS = {
+    "casting-voices": Generated(("voice_distinctness",), casting_voices, labels=1),
+    "casting-voices-summary": Generated(("voice_distinctness",), casting_voices_summary, labels=0),
     "casting-pdnc": Generated(("attribution_pdnc",), casting_pdnc, labels=3),
     "casting-pdnc-split": Generated(("attribution_pdnc",), casting_pdnc_split, labels=0),
 }

@@ -31,11 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from verified_tts.audio import shift_pitch
 from verified_tts.cores import cores
 from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, SynthesisRequest
 from verified_tts.generators.hibari_phonemes import splice_lexicon
-from verified_tts.options.generation import HIBARI_SPEED_RANGE, HibariOptions
+from verified_tts.options.generation import HIBARI_SPEED_RANGE, HibariOptions, pitch_factor
 
 __all__ = ["DEFAULT_VOICE", "HibariGenerator", "HibariOptions", "load", "phoneme_chunks"]
 
@@ -184,6 +185,8 @@ class HibariGenerator:
         self.voice = voice
         self.model = voice if path.name == hibari.voices.VOICES[voice]["file"] else path.name
         self.sample_rate = int(hibari.SAMPLE_RATE)
+        # a moved voice is spoken slower by the factor it is then sped up by: its own pace
+        self.pitch = pitch_factor(options.pitch)
         self.path = path
         self.digest = _sha256(path)
         self.version = str(hibari.__version__)
@@ -210,6 +213,7 @@ class HibariGenerator:
                 "draws": DRAW_SCHEME,
             },
             "sentence_pause": self.options.sentence_pause,
+            **({"pitch": self.options.pitch} if self.options.pitch else {}),
             # onnxruntime splits the int8 matrix products by thread: another count, other bits
             "threads": self.options.threads,
         }
@@ -238,12 +242,11 @@ class HibariGenerator:
 
     def draw_speed(self, seed: int) -> float:
         """The candidate's speed: ``speed`` times a log-normal draw of spread ``speed_jitter``."""
+        pace = self.options.speed / self.pitch
         if not self.options.speed_jitter:
-            return float(self.options.speed)
+            return float(np.clip(pace, *HIBARI_SPEED_RANGE)) if self.pitch != 1 else float(pace)
         rng = np.random.default_rng([int(seed) & 0xFFFFFFFFFFFFFFFF, 0, _SPEED_STREAM])
-        speed = self.options.speed * float(
-            np.exp(self.options.speed_jitter * rng.standard_normal())
-        )
+        speed = pace * float(np.exp(self.options.speed_jitter * rng.standard_normal()))
         return float(np.clip(np.float32(speed), *HIBARI_SPEED_RANGE))
 
     def draw_durations(self, seed: int, sentence: int, count: int) -> np.ndarray:
@@ -311,7 +314,8 @@ class HibariGenerator:
                 strict=True,
             )
         )
-        pause = np.zeros(round(self.options.sentence_pause * self.sample_rate), dtype=np.float32)
+        rate = self.sample_rate * self.pitch  # as synthesized, before a moved voice's own pace
+        pause = np.zeros(round(self.options.sentence_pause * rate), dtype=np.float32)
         candidates = []
         for index, (request, (speed, sentences)) in enumerate(zip(requests, plans, strict=True)):
             pieces: list[np.ndarray] = []
@@ -319,7 +323,9 @@ class HibariGenerator:
                 if position and pause.size:
                     pieces.append(pause)
                 pieces.append(audio_of[(index, number)])
-            audio = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
+            audio = shift_pitch(
+                np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32), self.pitch
+            )
             unmatched = read[(request.text, tuple(request.phonemes))][1]
             info: dict[str, Any] = {
                 "sentences": len(sentences),

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from verified_tts.audio import shift_pitch
 from verified_tts.cores import cores
 from verified_tts.errors import UserError
 from verified_tts.generators.base import Candidate, SynthesisRequest
@@ -40,7 +41,7 @@ from verified_tts.generators.piper_voice import PiperVoice, load_voice, voice_la
 from verified_tts.generators.piper_voice import feeds as _feeds
 from verified_tts.generators.piper_words import id_words as id_words_of
 from verified_tts.generators.piper_words import sentence_words, text_words
-from verified_tts.options.generation import PiperOptions
+from verified_tts.options.generation import PiperOptions, pitch_factor
 from verified_tts.output.word_timing import INFO_KEY as WORD_TIMINGS
 
 __all__ = [
@@ -103,11 +104,16 @@ class PiperGenerator:
         self._durations_output = names.index(voice.durations) if voice.durations else None
         self._texts: dict[tuple[Any, ...], PhonemizedText] = {}
         self._predicted: dict[tuple[tuple[int, ...], int], np.ndarray] = {}
+        # a moved voice is spoken slower by the factor it is then sped up by: its own pace
+        self.pitch = pitch_factor(options.pitch)
         self.scales = (
             voice.inference["noise_scale"] if options.noise_scale is None else options.noise_scale,
-            voice.inference["length_scale"]
-            if options.length_scale is None
-            else options.length_scale,
+            (
+                voice.inference["length_scale"]
+                if options.length_scale is None
+                else options.length_scale
+            )
+            * self.pitch,
             voice.inference["noise_w"] if options.noise_w is None else options.noise_w,
         )
 
@@ -127,6 +133,7 @@ class PiperGenerator:
             # the planar graph's samples differ from the plain one's by float rounding
             **({"graph": PLANAR_SCHEME} if self.voice.planar else {}),
             "sentence_pause": self.options.sentence_pause,
+            **({"pitch": self.options.pitch} if self.options.pitch else {}),
         }
 
     def speaker_id(self, speaker: str | None) -> int:
@@ -258,7 +265,9 @@ class PiperGenerator:
         raise AssertionError("a run with the noise length it asked for still asked for more")
 
     def sample(self, requests: Sequence[SynthesisRequest]) -> list[Candidate]:
-        pause = np.zeros(round(self.options.sentence_pause * self.sample_rate), dtype=np.float32)
+        # samples as synthesized, before a moved voice is brought back to its pace
+        rate = self.sample_rate * self.pitch
+        pause = np.zeros(round(self.options.sentence_pause * rate), dtype=np.float32)
         texts: dict[tuple[str, tuple[tuple[str, str], ...]], PhonemizedText] = {}
         jobs = []  # (request number, sentence number, ids, seed, speaker)
         for number, request in enumerate(requests):
@@ -285,6 +294,7 @@ class PiperGenerator:
                     pieces.append(pause)
                 pieces.append(run_of[(number, index)][0])
             audio = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
+            audio = shift_pitch(audio, self.pitch)
             info: dict[str, Any] = {
                 "sentences": len(text.ids),
                 "phoneme_ids": sum(map(len, text.ids)),
@@ -293,7 +303,7 @@ class PiperGenerator:
             }
             drawn = [run_of[(number, i)][1] for i in range(len(text.ids))]
             speaker = self.speaker_id(request.voice or self.speaker)
-            timing = self._timing(text, drawn, speaker, pause.size)
+            timing = self._timing(text, drawn, speaker, pause.size, rate)
             if timing is not None:
                 info["timing"] = timing
                 info[WORD_TIMINGS] = read_along_words(request.text, timing["words"])
@@ -315,6 +325,7 @@ class PiperGenerator:
         frames: Sequence[tuple[int, ...] | None],
         speaker: int,
         pause: int,
+        rate: float,
     ) -> dict[str, Any] | None:
         """A candidate's ``info["timing"]`` (see :func:`timing_info`), or None without timings."""
         if not self.timed or not text.ids or any(f is None for f in frames):
@@ -328,7 +339,7 @@ class PiperGenerator:
             text.words,
             hop=self.voice.hop,
             pause=pause,
-            sample_rate=self.sample_rate,
+            sample_rate=rate,
             predicted_frames=[self.predicted_frames(ids, speaker) for ids in text.ids],
         )
 

@@ -255,7 +255,7 @@ def timing_info(
     *,
     hop: int,
     pause: int,
-    sample_rate: int,
+    sample_rate: float,
     predicted_frames: Sequence[np.ndarray],
 ) -> dict[str, Any]:
     """A candidate's ``info["timing"]``: frames per id per sentence, each word of the spoken text

