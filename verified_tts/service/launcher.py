@@ -45,6 +45,7 @@ class ServeOptions:
     max_body: int = 1 << 20
     max_input_chars: int = 4096
     start_timeout_s: float = 120.0
+    num_cpus: int | None = None  # the local Ray instance's CPUs (Ray counts the machine's)
 
 
 def _free_port(host: str) -> int:
@@ -100,6 +101,7 @@ def start(options: ServeOptions, say: Callable[[str], None]) -> tuple[str, str, 
             dashboard_host="127.0.0.1",
             dashboard_port=_free_port("127.0.0.1"),
             _node_ip_address="127.0.0.1",
+            num_cpus=options.num_cpus,
             logging_level="WARNING",
             log_to_driver=False,
         )
