@@ -46,21 +46,6 @@ class Server:
     url: str
     token: str
     home: Path
-    agent_port_taken: bool
-
-
-def _agent_port_taken() -> bool:
-    """Whether another Ray instance on this machine holds Ray's default dashboard-agent port.
-    ``serve``'s local Ray (``ray.init``) cannot choose that port, so its agent fails to start and
-    the Jobs API never accepts a job (a known bug, see the jobs test)."""
-    import socket
-
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", 52365))
-        except OSError:
-            return True
-    return False
 
 
 def _request(server: Server, method: str, path: str, body: bytes | None = None,
@@ -84,7 +69,6 @@ def _metric(server: Server, name: str) -> float:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("sf")  # short: Ray's socket paths must fit in 107 bytes
-    taken = _agent_port_taken()
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)
     process = subprocess.Popen(
@@ -106,7 +90,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             if found:
                 break
         assert found, "the server never printed its address:\n" + "\n".join(out)
-        yield Server(found.group(1), found.group(2), home, taken)
+        yield Server(found.group(1), found.group(2), home)
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -172,11 +156,6 @@ BOOK = "# Tiny\n\n## One\n\nThe lamp was lit at dusk.\n"
 
 
 def test_http_job_is_the_queue_job_and_file_urls_stay_inside(server: Server) -> None:
-    if server.agent_port_taken:
-        pytest.skip(
-            "another Ray instance holds port 52365: serve's local Ray starts its dashboard agent "
-            "there, so its Jobs API cannot take jobs (launcher bug, not fixed yet)"
-        )
     body = {"command": "render", "input": {"name": "tiny.md", "content": BOOK},
             "options": ["--generator", "espeak", "-n", "2"]}  # fmt: skip
     made = _request(server, "POST", "/jobs", json.dumps(body).encode())
@@ -188,8 +167,9 @@ def test_http_job_is_the_queue_job_and_file_urls_stay_inside(server: Server) -> 
     bad = _request(server, "POST", "/jobs", json.dumps({"command": "sing"}).encode())
     assert bad.status_code == 400 and bad.json()["error"]["param"] == "command"
     listed = subprocess.run(
-        [sys.executable, "-m", "verified_tts", "jobs", "list", "--dir", str(server.home / "jobs"),
-         "--json"], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "verified_tts", "jobs", "list",
+         "--state-dir", str(server.home / "jobs"), "--json"],
+        capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
     assert job["id"] in {j["id"] for j in json.loads(listed.stdout)}
