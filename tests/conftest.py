@@ -83,6 +83,7 @@ _GROUPS = {
     "test_jobs_load.py": "ray",
     "test_ray_backend.py": "ray",
     "test_ray_multinode.py": "ray",
+    "test_service_faults.py": "ray",
     "test_service_http.py": "ray",
     "test_review_app.py": "review-render",
     "test_review_browser.py": "review-render",

@@ -34,6 +34,14 @@ def serve_command(
     max_queue: Annotated[
         int, typer.Option("--max-queue", help="Speech requests in flight before 429.")
     ] = 64,
+    num_cpus: Annotated[
+        int | None,
+        typer.Option(
+            "--num-cpus",
+            help="CPUs of the local Ray instance (default: the machine's). The Speaker takes 1, "
+            "a job's generator 1 and each verifier 0.25, so 4 runs speech and a job on 2 cores.",
+        ),
+    ] = None,
 ) -> None:
     """Serve verified speech over HTTP (OpenAI-compatible /v1/audio/speech) on Ray Serve."""
     from verified_tts.service.launcher import ServeOptions, serve_forever
@@ -43,7 +51,7 @@ def serve_command(
     options = ServeOptions(
         home=directory, host=host, port=port, ray=synthesis.ray, token_file=token_file,
         table=synthesis.table(), overrides=synthesis.overrides(), replicas=replicas,
-        max_queue=max_queue,
+        max_queue=max_queue, num_cpus=num_cpus,
     )  # fmt: skip
     try:
         serve_forever(

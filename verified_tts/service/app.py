@@ -148,8 +148,13 @@ class Speaker:
         config = build_config(settings["table"], **settings["overrides"])
         self.engine = SpeechEngine(config, Path(settings["home"]))
         self.metrics = SpeakerMetrics()
+        # a request is dropped when its window is taken, after its caller has gone: the count
+        # must come from the batcher then, not from the cancelled call
         self.batcher = WindowBatcher(
-            self._speak, max_size=settings["max_batch"], wait_s=settings["batch_wait_s"]
+            self._speak,
+            max_size=settings["max_batch"],
+            wait_s=settings["batch_wait_s"],
+            on_drop=self.metrics.dropped.inc,
         )
 
     def _speak(self, requests: list[SpeechRequest]) -> list[Any]:
@@ -157,11 +162,7 @@ class Speaker:
         return self.engine.speak(requests)
 
     async def speak(self, request: SpeechRequest) -> dict[str, Any]:
-        dropped = self.batcher.dropped
-        try:
-            answer = await self.batcher.submit(request)
-        finally:
-            self.metrics.dropped.inc(max(0, self.batcher.dropped - dropped))
+        answer = await self.batcher.submit(request)
         if isinstance(answer, ApiError):
             return {"error": answer.body(), "status": answer.status}
         audio = await asyncio.to_thread(
@@ -213,7 +214,9 @@ class Speaker:
         return list(self.batcher.batches)
 
 
-@serve.deployment(max_ongoing_requests=2048)
+# The front door only awaits handles and the queue: it reserves no CPU (like Serve's own proxy),
+# so a job's generator and verifier actors fit beside the Speaker on a small machine.
+@serve.deployment(max_ongoing_requests=2048, ray_actor_options={"num_cpus": 0})
 @serve.ingress(api)
 class Api:
     """The front door: auth, limits, the OpenAI-shaped routes, jobs, metrics."""

@@ -21,9 +21,15 @@ class WindowBatcher:
     """Calls ``run(items) -> answers`` (same order, same length) on windows of queued items."""
 
     def __init__(
-        self, run: Callable[[Sequence[Any]], Sequence[Any]], *, max_size: int, wait_s: float
+        self,
+        run: Callable[[Sequence[Any]], Sequence[Any]],
+        *,
+        max_size: int,
+        wait_s: float,
+        on_drop: Callable[[int], None] | None = None,
     ) -> None:
         self._run = run
+        self._on_drop = on_drop  # told how many items were dropped, when they are
         self.max_size = max_size
         self.wait_s = wait_s
         self._queue: asyncio.Queue[tuple[Any, asyncio.Future[Any]]] | None = None
@@ -59,7 +65,10 @@ class WindowBatcher:
                 except TimeoutError:
                     break
             live = [(item, future) for item, future in window if not future.done()]
-            self.dropped += len(window) - len(live)
+            if len(window) > len(live):
+                self.dropped += len(window) - len(live)
+                if self._on_drop is not None:
+                    self._on_drop(len(window) - len(live))
             if not live:
                 continue
             self.batches = [*self.batches[-999:], len(live)]

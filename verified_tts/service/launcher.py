@@ -45,6 +45,7 @@ class ServeOptions:
     max_body: int = 1 << 20
     max_input_chars: int = 4096
     start_timeout_s: float = 120.0
+    num_cpus: int | None = None  # the local Ray instance's CPUs (Ray counts the machine's)
 
 
 def _free_port(host: str) -> int:
@@ -93,18 +94,18 @@ def start(options: ServeOptions, say: Callable[[str], None]) -> tuple[str, str, 
     port = options.port or _free_port(options.host)
     if options.ray:
         context = ray.init(address=options.ray, logging_level="WARNING", log_to_driver=False)
+        dashboard = context.dashboard_url
+        jobs_address = f"http://{dashboard}" if dashboard else None
     else:
-        context = ray.init(
-            _temp_dir=str(home / "ray"),
-            include_dashboard=True,
-            dashboard_host="127.0.0.1",
-            dashboard_port=_free_port("127.0.0.1"),
-            _node_ip_address="127.0.0.1",
-            logging_level="WARNING",
-            log_to_driver=False,
-        )
-    dashboard = context.dashboard_url
-    jobs_address = f"http://{dashboard}" if dashboard else None
+        # a head of our own, started as `verified-tts cluster up` starts one (every port free,
+        # the dashboard agent's included: ray.init would take Ray's fixed 52365, which another
+        # Ray on the machine may hold, and then the Jobs API never takes a job), its state in
+        # the queue's folder, so `verified-tts jobs --dir DIR/jobs` reaches it too
+        from verified_tts.cluster import head
+
+        state, _ = head.up(directory=home / "jobs", num_cpus=options.num_cpus, max_jobs=1)
+        ray.init(address=state.gcs_address, logging_level="WARNING", log_to_driver=False)
+        jobs_address = None  # the queue reads the head from its state: job slots included
     serve.start(http_options={"host": options.host, "port": port})
     settings = {
         "table": options.table or {},
@@ -131,7 +132,7 @@ def start(options: ServeOptions, say: Callable[[str], None]) -> tuple[str, str, 
                 f"the service did not answer at {url} within {options.start_timeout_s:.0f} s"
             )
         time.sleep(0.2)
-    if jobs_address:
+    if jobs_address or not options.ray:
         from jobs.queue import JobQueue
 
         _resume_lost(JobQueue(home / "jobs", jobs_address), say)
@@ -149,6 +150,9 @@ def serve_forever(options: ServeOptions, say: Callable[[str], None]) -> None:
     signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop shuts down as Ctrl-C
     try:
         url, token, ray = start(options, say)
+        # a driver joining a cluster gets Ray's own SIGTERM handler (exit at once): ours again,
+        # so a stop shuts Serve and our head down
+        signal.signal(signal.SIGTERM, _interrupt)
         say(f"{url} token {token} (ready in {time.perf_counter() - started:.1f} s)")
         while True:
             time.sleep(1)
@@ -160,3 +164,7 @@ def serve_forever(options: ServeOptions, say: Callable[[str], None]) -> None:
                 serve.shutdown()
             finally:
                 ray.shutdown()
+                if not options.ray:
+                    from verified_tts.cluster import head
+
+                    head.down(options.home.resolve() / "jobs")

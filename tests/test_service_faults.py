@@ -1,0 +1,208 @@
+"""``verified-tts serve`` under faults: one real Ray Serve app per module, called over HTTP.
+
+The server is the command itself (local Ray, loopback, port 0, espeak, ``--max-queue 2``,
+``--num-cpus 4``), started once for the module. The checks: a full queue answers 429 with
+``Retry-After``; a client that goes away leaves its queued request dropped before synthesis
+(``verified_tts_cancelled_total``); a job submitted over HTTP is the record ``verified-tts jobs
+list`` shows, and ``DELETE`` stops it; a file URL that climbs out of a job's output folder
+(plain, percent-encoded, through a symlink) is 404 and serves nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.ray
+
+LINE = re.compile(r"^(http://127\.0\.0\.1:\d+/v1) token (\S+) \(ready in ([\d.]+) s\)$")
+SLOW = json.dumps(
+    {
+        "input": " ".join(
+            f"Sentence {i} of this request walks slowly over the quiet field at dawn."
+            for i in range(6)
+        ),
+        "n": 8,
+        "adaptive": False,
+        "response_format": "pcm",
+    }
+).encode()
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    token: str
+    home: Path
+
+
+def _request(server: Server, method: str, path: str, body: bytes | None = None,
+             timeout: float = 180):  # fmt: skip
+    import httpx
+
+    headers = {"Authorization": f"Bearer {server.token}"}
+    return httpx.request(method, server.url + path, content=body, headers=headers, timeout=timeout)
+
+
+def _metric(server: Server, name: str) -> float:
+    import httpx
+
+    root = server.url.removesuffix("/v1")
+    text = httpx.get(root + "/metrics", headers={"Authorization": f"Bearer {server.token}"},
+                     timeout=60).text  # fmt: skip
+    found = re.search(rf"^{name} (\S+)$", text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    home = tmp_path_factory.mktemp("sf")  # short: Ray's socket paths must fit in 107 bytes
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    env.pop("RAY_ADDRESS", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "verified_tts", "serve", "--port", "0", "--dir", str(home),
+         "--generator", "espeak", "--max-queue", "2", "--num-cpus", "4"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+    out: list[str] = []
+    found = None
+    deadline = time.monotonic() + 180
+    assert process.stdout is not None
+    try:
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            out.append(line.rstrip("\n"))
+            found = LINE.match(out[-1].strip())
+            if found:
+                break
+        assert found, "the server never printed its address:\n" + "\n".join(out)
+        yield Server(found.group(1), found.group(2), home)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _in_background(server: Server, results: list, body: bytes = SLOW) -> threading.Thread:
+    def call() -> None:
+        results.append(_request(server, "POST", "/audio/speech", body))
+
+    thread = threading.Thread(target=call)
+    thread.start()
+    return thread
+
+
+def _wait_depth(server: Server, depth: int, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while _metric(server, "verified_tts_queue_depth") < depth:
+        assert time.monotonic() < deadline, f"the queue never held {depth} requests"
+        time.sleep(0.1)
+
+
+def test_full_queue_is_429_with_retry_after(server: Server) -> None:
+    results: list = []
+    threads = [_in_background(server, results) for _ in range(2)]
+    _wait_depth(server, 2)
+    refused = _request(server, "POST", "/audio/speech", SLOW)
+    assert refused.status_code == 429, refused.text
+    assert int(refused.headers["retry-after"]) >= 1
+    assert "limit" in refused.json()["error"]["message"]
+    for thread in threads:
+        thread.join(300)
+    assert [r.status_code for r in results] == [200, 200]  # the accepted ones are answered
+    assert results[0].content and results[0].content == results[1].content  # one store key
+
+
+def test_client_that_leaves_has_its_queued_work_dropped(server: Server) -> None:
+    import httpx
+
+    cancelled = _metric(server, "verified_tts_cancelled_total")
+    answers = _metric(server, "verified_tts_answers_total")
+    waited: list = []
+    slow = SLOW.replace(b"Sentence", b"Line")  # not in the store: synthesised
+    thread = _in_background(server, waited, slow)
+    _wait_depth(server, 1)
+    time.sleep(1.0)  # its batch is running: the next request waits for the next window
+    gone = json.dumps({"input": "Nobody waits for this line at all.", "n": 4}).encode()
+    with pytest.raises(httpx.ReadTimeout):  # the client gives up and closes its connection
+        _request(server, "POST", "/audio/speech", gone, timeout=2)
+    thread.join(300)
+    assert waited[0].status_code == 200
+    deadline = time.monotonic() + 30
+    while _metric(server, "verified_tts_cancelled_total") < cancelled + 1:
+        assert time.monotonic() < deadline, "the abandoned request was not dropped"
+        time.sleep(0.5)
+    assert _metric(server, "verified_tts_answers_total") == answers + 1  # only the one waited for
+
+
+BOOK = "# Tiny\n\n## One\n\nThe lamp was lit at dusk.\n"
+
+
+def test_http_job_is_the_queue_job_and_file_urls_stay_inside(server: Server) -> None:
+    body = {"command": "render", "input": {"name": "tiny.md", "content": BOOK},
+            "options": ["--generator", "espeak", "-n", "2"]}  # fmt: skip
+    made = _request(server, "POST", "/jobs", json.dumps(body).encode())
+    assert made.status_code == 201, made.text
+    job = made.json()
+    assert job["id"].startswith("vtts-render-") and job["state"] in ("PENDING", "RUNNING")
+    again = _request(server, "POST", "/jobs", json.dumps(body).encode())
+    assert again.status_code == 409 and job["id"] in again.text  # the same job, not a second
+    bad = _request(server, "POST", "/jobs", json.dumps({"command": "sing"}).encode())
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "command"
+    listed = subprocess.run(
+        [sys.executable, "-m", "verified_tts", "jobs", "list",
+         "--state-dir", str(server.home / "jobs"), "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    assert job["id"] in {j["id"] for j in json.loads(listed.stdout)}
+    assert job["id"] in {j["id"] for j in _request(server, "GET", "/jobs").json()["data"]}
+
+    # file URLs: a real file of the output folder is served; nothing outside it is
+    output = Path(job["output"])
+    output.mkdir(parents=True, exist_ok=True)
+    (output / "notes.txt").write_text("inside\n", encoding="utf-8")
+    (output / "escape").symlink_to("/etc/passwd")
+    inside = _request(server, "GET", f"/jobs/{job['id']}/files/notes.txt")
+    assert inside.status_code == 200 and inside.text == "inside\n"
+    curl = shutil.which("curl")
+    climbs = ["../../../../../../etc/passwd", "..%2f..%2f..%2f..%2f..%2f..%2fetc%2fpasswd",
+              "%2e%2e/%2e%2e/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+              "%252e%252e%252f%252e%252e%252fetc%252fpasswd", "escape", "/etc/passwd"]  # fmt: skip
+    for climb in climbs:
+        url = f"{server.url}/jobs/{job['id']}/files/{climb}"
+        if curl is not None:  # --path-as-is: the dots reach the server as sent
+            done = subprocess.run(
+                [curl, "-sS", "--path-as-is", "-w", "\n%{http_code}", "-H",
+                 f"Authorization: Bearer {server.token}", url],
+                capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            text, code = done.stdout.rsplit("\n", 1)
+        else:
+            answer = _request(server, "GET", f"/jobs/{job['id']}/files/{climb}")
+            text, code = answer.text, str(answer.status_code)
+        assert code == "404", (climb, code)
+        assert "root:" not in text and json.loads(text)["error"]["message"], climb
+
+    stopped = _request(server, "DELETE", f"/jobs/{job['id']}")
+    assert stopped.status_code == 200, stopped.text
+    assert stopped.json()["state"] in ("STOPPED", "FAILED", "SUCCEEDED")
+    assert _request(server, "DELETE", f"/jobs/{job['id']}").status_code == 409
+    assert _request(server, "GET", "/jobs/vtts-render-nosuchjob").status_code == 404
