@@ -45,6 +45,7 @@ from verified_tts.storage.atomic import write_json_atomic
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULT = ROOT / "benchmarks" / "results" / "serve_load.json"
+PARTIAL = ROOT / "benchmarks" / "work" / "serve_load_partial.json"  # git-ignored
 LINE = re.compile(r"(http://127\.0\.0\.1:\d+/v1) token (\S+) \(ready in ([\d.]+) s\)")
 GOAL = 0.8  # the goal: the service at least 80% of one render's audio seconds per second
 
@@ -135,6 +136,7 @@ def run_clients(url: str, token: str, lines: list[str], clients: int, duration: 
                         "batch": int(got.get("x-verified-batch", 0)),
                         "synthesized": got.get("x-verified-synthesized"),
                         "flagged": got.get("x-verified-flagged"), "audio_s": round(audio_s, 3),
+                        "candidates": int(got.get("x-verified-candidates", 0)),
                         "done_s": round(done - started, 3),
                     })  # fmt: skip
 
@@ -278,6 +280,8 @@ def main() -> None:
         finally:
             stop_server(server["process"])
         records = load["records"]
+        # kept before the render, so a failure after ten minutes of load loses nothing measured
+        write_json_atomic(PARTIAL, {"load": load, "checks": checks, "startup_s": server["start_s"]})
         ok = [r for r in records if r["status"] == 200]
         audio_s = sum(r["audio_s"] for r in ok)
         served = {
