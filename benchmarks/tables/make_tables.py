@@ -41,6 +41,7 @@ from benchmarks.tables.tables_readalong import BLOCKS as READALONG
 from benchmarks.tables.tables_real_books import BLOCKS as REAL_BOOKS
 from benchmarks.tables.tables_review import BLOCKS as REVIEW
 from benchmarks.tables.tables_selection import BLOCKS as SELECTION
+from benchmarks.tables.tables_service import BLOCKS as SERVICE
 from benchmarks.tables.tables_systems import BLOCKS as SYSTEMS
 
 __all__ = ["REGISTRY", "check", "documents", "regenerate"]
@@ -53,6 +54,7 @@ REGISTRY: Mapping[str, Generated] = {
     **DUBBING,
     **JUDGED,
     **SYSTEMS,
+    **SERVICE,
     **READALONG,
     **REAL_BOOKS,
     **REVIEW,
