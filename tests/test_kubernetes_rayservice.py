@@ -39,7 +39,6 @@ def application(service: dict) -> dict:
 
 
 def test_the_serve_config_is_valid_and_builds_the_app(service: dict) -> None:
-    pytest.importorskip("ray.serve")
     from ray.serve.schema import (
         DeploymentSchema,
         RayActorOptionsSchema,
