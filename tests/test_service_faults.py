@@ -11,10 +11,8 @@ list`` shows, and ``DELETE`` stops it; a file URL that climbs out of a job's out
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -25,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.serve_process import running_server
+
 pytestmark = pytest.mark.ray
 
-LINE = re.compile(r"^(http://127\.0\.0\.1:\d+/v1) token (\S+) \(ready in ([\d.]+) s\)$")
 SLOW = json.dumps(
     {
         "input": " ".join(
@@ -69,35 +68,11 @@ def _metric(server: Server, name: str) -> float:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("sf")  # short: Ray's socket paths must fit in 107 bytes
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    env.pop("RAY_ADDRESS", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "verified_tts", "serve", "--port", "0", "--dir", str(home),
-         "--generator", "espeak", "--max-queue", "2", "--num-cpus", "4"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )  # fmt: skip
-    out: list[str] = []
-    found = None
-    deadline = time.monotonic() + 180
-    assert process.stdout is not None
-    try:
-        while time.monotonic() < deadline:
-            line = process.stdout.readline()
-            if not line:
-                break
-            out.append(line.rstrip("\n"))
-            found = LINE.match(out[-1].strip())
-            if found:
-                break
-        assert found, "the server never printed its address:\n" + "\n".join(out)
+    with running_server(home, "--generator", "espeak", "--max-queue", "2", "--num-cpus", "4") as (
+        found,
+        out,
+    ):
         yield Server(found.group(1), found.group(2), home)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _in_background(server: Server, results: list, body: bytes = SLOW) -> threading.Thread:

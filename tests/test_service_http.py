@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import shutil
-import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +20,9 @@ from pathlib import Path
 import pytest
 import soundfile as sf
 
-pytestmark = pytest.mark.ray
+from tests.serve_process import running_server
 
-LINE = re.compile(r"^(http://127\.0\.0\.1:\d+/v1) token (\S+) \(ready in ([\d.]+) s\)$")
+pytestmark = pytest.mark.ray
 
 
 @dataclass(frozen=True)
@@ -50,34 +46,8 @@ def _request(server: Server, method: str, path: str, body: bytes | None = None,
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("serve")
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    env.pop("RAY_ADDRESS", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "verified_tts", "serve", "--port", "0", "--dir", str(home)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )  # fmt: skip
-    out: list[str] = []
-    found = None
-    deadline = time.monotonic() + 180
-    assert process.stdout is not None
-    try:
-        while time.monotonic() < deadline:
-            line = process.stdout.readline()
-            if not line:
-                break
-            out.append(line.rstrip("\n"))
-            found = LINE.match(out[-1].strip())
-            if found:
-                break
-        assert found, "the server never printed its address:\n" + "\n".join(out)
+    with running_server(home) as (found, out):
         yield Server(found.group(1), found.group(2), float(found.group(3)), out)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def test_start_is_one_line_with_address_and_token(server: Server) -> None:
