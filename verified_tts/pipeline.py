@@ -30,10 +30,11 @@ from verified_tts.generators.voice_set import CastGenerator, VoiceSet, voice_nam
 from verified_tts.options import RenderConfig, SelectionPolicy, to_table
 from verified_tts.selection.scoring import unit_centroid
 from verified_tts.selection.strategy import ChecksFirst, RenderContext, Strategy
-from verified_tts.storage.keys import candidate_key, stable_hash, utterance_key
+from verified_tts.storage.keys import candidate_key, readings_key, stable_hash, utterance_key
 from verified_tts.storage.results import CandidateResult, RunStats, Utterance, UtteranceResult
 from verified_tts.storage.store import Store
 from verified_tts.text.book import Segment
+from verified_tts.text.readings import LineReading
 from verified_tts.verification import LoadedVerifiers, load_verifiers
 from verified_tts.voices import own_speaker
 from verifiers import Clip, LabelChecker, ShortClipJudge, SpeakerEmbedder
@@ -60,31 +61,39 @@ def plan_utterances(
     base_seed: int,
     voice: str | None,
     target_durations: Sequence[float | None] | None = None,
+    readings: Sequence[tuple[LineReading, ...]] | None = None,
 ) -> list[Utterance]:
     """Give every segment its content address under this generator and seed.
 
     A :class:`~verified_tts.generators.voice_set.CastGenerator` keys each line under its own
     voice's generator; a plain generator speaks only its own voice, and a line in another
-    generator's voice fails here, before any work.
+    generator's voice fails here, before any work. A segment with ``readings`` (the ways its
+    takes may read it, :mod:`verified_tts.text.readings`) gets each reading's key and a key of
+    its own over them (:func:`~verified_tts.storage.keys.readings_key`).
     """
     identity = generator.identity()
     identity_for = generator.identity_for if isinstance(generator, CastGenerator) else None
     targets = list(target_durations) if target_durations is not None else [None] * len(segments)
+    ways = list(readings) if readings is not None else [()] * len(segments)
     planned = []
-    for segment, target in zip(segments, targets, strict=True):
+    for segment, target, own in zip(segments, targets, ways, strict=True):
         segment_voice = segment.voice or voice
         if segment.voice and identity_for is None:
             own_speaker(segment.voice, generator.name, generator.model)
-        key = utterance_key(
-            segment.spoken,
-            voice=segment_voice,
-            emotion=segment.emotion,
-            generator=identity if identity_for is None else identity_for(segment_voice),
-            base_seed=base_seed,
-            target_duration_s=target,
-            phonemes=segment.phonemes,
+        content = {
+            "voice": segment_voice,
+            "emotion": segment.emotion,
+            "generator": identity if identity_for is None else identity_for(segment_voice),
+            "base_seed": base_seed,
+            "target_duration_s": target,
+        }
+        key = utterance_key(segment.spoken, phonemes=segment.phonemes, **content)
+        keyed = tuple(
+            replace(r, key=utterance_key(r.spoken, phonemes=r.phonemes, **content)) for r in own
         )
-        planned.append(Utterance(key, segment, segment_voice, target))
+        if keyed:
+            key = readings_key([r.key for r in keyed])
+        planned.append(Utterance(key, segment, segment_voice, target, keyed))
     return planned
 
 
@@ -188,6 +197,7 @@ class Synthesizer:
         self,
         segments: Sequence[Segment],
         target_durations: Sequence[float | None] | None = None,
+        readings: Sequence[tuple[LineReading, ...]] | None = None,
     ) -> list[Utterance]:
         self._cast_voices(segments)
         return plan_utterances(
@@ -196,6 +206,7 @@ class Synthesizer:
             base_seed=self.config.seed,
             voice=self.config.generator.voice,
             target_durations=target_durations,
+            readings=readings,
         )
 
     def _cast_voices(self, segments: Sequence[Segment]) -> None:

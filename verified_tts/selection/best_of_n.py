@@ -24,8 +24,19 @@ from verified_tts.storage.results import CandidateResult, Utterance, UtteranceRe
 
 if TYPE_CHECKING:
     from verified_tts.generators.codec_lm_search import PrefixBackend
+    from verified_tts.selection.policy import SelectionPolicy
 
-__all__ = ["BestOfN"]
+__all__ = ["BestOfN", "takes_by_round"]
+
+
+def takes_by_round(n: int, policy: SelectionPolicy, utterance: Utterance) -> tuple[int, ...]:
+    """The policy's round targets, except that a line read in several ways has a take of each
+    reading (up to N) in its first round: its readings are what the verifiers choose among."""
+    targets = round_targets(n, policy)
+    first = min(n, len(utterance.readings))
+    if first <= targets[0]:
+        return targets
+    return (first, *(t for t in targets if t > first))
 
 
 class BestOfN:
@@ -79,7 +90,7 @@ class BestOfN:
         first_round = [
             (u, k)
             for u in undecided
-            for k in range(round_targets(context.n, context.policy_of(u))[0])
+            for k in range(takes_by_round(context.n, context.policy_of(u), u)[0])
         ]
         context.score_ahead(first_round, context.sample(first_round))
 
@@ -92,7 +103,7 @@ class BestOfN:
         embeddings: dict[str, list[tuple[float, ...] | None]] = {u.key: [] for u in pending}
         # each voice's lines follow its own policy's rounds; all rounds of a window go together
         policies = {u.key: context.policy_of(u) for u in pending}
-        schedules = {u.key: round_targets(n, policies[u.key]) for u in pending}
+        schedules = {u.key: takes_by_round(n, policies[u.key], u) for u in pending}
         active = list(pending)
         for position in itertools.count():
             if not active:

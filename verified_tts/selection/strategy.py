@@ -140,9 +140,9 @@ class RenderContext:
         requests: list[tuple[int, SynthesisRequest]] = []
         with self.stats.timer("store"):
             for position, (utterance, index) in enumerate(wanted):
-                stored = self.store.get_candidate(candidate_key(utterance.key, index))
+                stored = self.store.get_candidate(utterance.take_key(index))
                 if stored is not None:
-                    found[position] = stored
+                    found[position] = _as_take(stored, index)
                     self.count_reused([stored.key])
                     continue
                 requests.append((position, utterance.request(index)))
@@ -160,6 +160,7 @@ class RenderContext:
                         sample_rate=candidate.sample_rate,
                         info=candidate.info,
                     )
+                    found[position] = _as_take(found[position], wanted[position][1])
                     self.stats.counted.add(found[position].key)
                     self.count_generated(
                         candidate.duration_s, int(candidate.info.get("tokens", 0) or 0)
@@ -222,6 +223,9 @@ class RenderContext:
         for (utterance, _), candidate, record in zip(wanted, stored, records, strict=True):
             assert record is not None
             judgement = judge(record["metrics"], self.policy_of(utterance))
+            reading = utterance.take(candidate.index)[0]
+            info = candidate.info if reading is None else {**candidate.info,
+                                                           "reading": reading.label()}  # fmt: skip
             result = CandidateResult(
                 index=candidate.index,
                 seed=candidate.seed,
@@ -233,7 +237,7 @@ class RenderContext:
                 failed=judgement.failed,
                 score=judgement.score,
                 audio=candidate.audio,
-                info=candidate.info,
+                info=info,
             )
             embedding = None if record["embedding"] is None else tuple(record["embedding"])
             results.append((result, embedding))
@@ -340,3 +344,9 @@ class RenderContext:
         with self.stats.timer("store"):
             self.store.put_decision(result.decision(self.policy_id_of(utterance)))
         return result
+
+
+def _as_take(stored: StoredCandidate, index: int) -> StoredCandidate:
+    """A stored candidate as take ``index`` of the line that asked for it: a line read in
+    several ways stores its take under its reading's key and number."""
+    return stored if stored.index == index else replace(stored, index=index)

@@ -4,7 +4,12 @@ An utterance's key hashes everything that changes its audio (normalised text, vo
 generator's identity, the run's base seed). Candidate k's seed is a stable hash of (utterance key,
 k), so candidate 0 is exactly what an N=1 render keeps and the first k candidates of an N=8 run
 are an N=k run. Hashes are SHA-256 over canonical JSON, so they are the same on every machine,
-Python version and process. A beam search's keys live here too: the seed of every continuation
+Python version and process. A line whose takes read some words in more than one way
+(pronunciation or text-form candidates) has a key of its own over the keys of its readings, and
+take k of it is candidate k div R of its reading k mod R (R readings), keyed and seeded by that
+reading's own key: every take is a pure function of what it says, and a later render whose
+lexicon settles on one reading finds the takes of that reading in the store. A beam search's keys
+live here too: the seed of every continuation
 derives from (utterance key, step, beam, expansion), its steps are stored under a search key that
 covers its settings, process verifiers and speaker reference, and each finished beam is a
 candidate under its own key. A candidate's scores are stored under a score context: what they
@@ -25,6 +30,7 @@ __all__ = [
     "candidate_key",
     "candidate_seed",
     "continuation_seed",
+    "readings_key",
     "score_context",
     "search_key",
     "stable_hash",
@@ -67,6 +73,12 @@ def utterance_key(
     if phonemes:  # lexicon phonemes change a phoneme generator's audio
         content["phonemes"] = [list(pair) for pair in phonemes]
     return stable_hash(content)
+
+
+def readings_key(reading_keys: Sequence[str]) -> str:
+    """The key of a line read in several ways: a hash of its readings' utterance keys, in order
+    (the first is the line as the book says it)."""
+    return stable_hash({"readings": list(reading_keys)})
 
 
 def candidate_seed(utterance: str, index: int) -> int:

@@ -22,38 +22,59 @@ from typing import Any
 
 from verified_tts.generators.base import SynthesisRequest
 from verified_tts.selection.policy import Judgement, SelectionPolicy, judge
-from verified_tts.storage.keys import candidate_seed
+from verified_tts.storage.keys import candidate_key, candidate_seed
 from verified_tts.storage.store import Decision
 from verified_tts.text.book import Segment
+from verified_tts.text.readings import LineReading
 
 __all__ = ["CandidateResult", "RunStats", "Utterance", "UtteranceResult"]
 
 
 @dataclass(frozen=True)
 class Utterance:
-    """One segment of the input with its content address."""
+    """One segment of the input with its content address.
+
+    A line read in several ways (``readings``: pronunciation or text-form candidates, the first
+    the line as the book says it) takes its readings in turn: take k is candidate k div R of
+    reading k mod R, keyed and seeded by that reading's own key
+    (:mod:`verified_tts.storage.keys`)."""
 
     key: str
     segment: Segment
     voice: str | None = None
     target_duration_s: float | None = None  # dubbing: the seconds the line should fill
+    readings: tuple[LineReading, ...] = ()
 
     @property
     def text(self) -> str:
         return self.segment.text
 
+    def take(self, index: int) -> tuple[LineReading | None, str, int]:
+        """(reading, the key its takes are stored under, its candidate number) of take
+        ``index``; a line read one way is its own reading."""
+        if not self.readings:
+            return None, self.key, index
+        reading = self.readings[index % len(self.readings)]
+        return reading, reading.key, index // len(self.readings)
+
+    def take_key(self, index: int) -> str:
+        """The store key of take ``index``."""
+        _, key, number = self.take(index)
+        return candidate_key(key, number)
+
     def request(self, index: int, *, seed: int | None = None) -> SynthesisRequest:
         """Candidate ``index`` of this utterance as the generator gets it; its seed is
         :func:`~verified_tts.storage.keys.candidate_seed` unless ``seed`` is given (a beam search's
         continuations carry their own)."""
+        reading, key, number = self.take(index)
         return SynthesisRequest(
-            utterance_key=self.key,
-            index=index,
-            seed=candidate_seed(self.key, index) if seed is None else seed,
-            text=self.segment.spoken,
+            utterance_key=key,
+            index=number,
+            seed=candidate_seed(key, number) if seed is None else seed,
+            text=self.segment.spoken if reading is None else reading.spoken,
             voice=self.voice,
             emotion=self.segment.emotion,
-            phonemes=self.segment.phonemes,
+            phonemes=self.segment.phonemes if reading is None else reading.phonemes,
         )
 
 
