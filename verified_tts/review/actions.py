@@ -170,7 +170,7 @@ class Reviewer:
         """Render line ``position`` as a new lexicon entry would say it, to be heard before the
         entry applies to the book: nothing is recorded, the takes are stored (so adding the
         entry then reuses them), and the job's result names them for :meth:`tried_audio`."""
-        from verified_tts.text.lexicon import Lexicon, make_entry
+        from verified_tts.text.lexicon import Lexicon, make_entry, replaced_phonemes
 
         value = {k: v for k, v in {"say": say or None, "phonemes": phonemes or None}.items() if v}
         entry = make_entry(" ".join(str(word).split()), value, where="the new lexicon entry")
@@ -188,7 +188,8 @@ class Reviewer:
             if not used:
                 raise UserError(f"this line does not say \u201c{entry.pattern}\u201d as it is "
                                 "spoken: pick a word of the line")  # fmt: skip
-            segment = replace(segment, spoken=spoken, phonemes=segment.phonemes + said,
+            segment = replace(segment, spoken=spoken,
+                              phonemes=replaced_phonemes(segment.phonemes, said),
                               lexicon=segment.lexicon + used)  # fmt: skip
             (utterance,) = [self.models.utterance(position, state.record, segment)]
             job.say("rendering the line")

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from verified_tts.pipeline import CandidateResult, Synthesizer, Utterance, UtteranceResult
     from verified_tts.text.book import Segment
     from verified_tts.text.lexicon import LexiconEntry
+    from verified_tts.text.readings import LineReading
 
 __all__ = [
     "ReviewHook",
@@ -54,7 +55,8 @@ def live_changes(entries: Sequence[Entry]) -> list[Entry]:
 
 def edited_segment(segment: Segment, line: str, changes: Sequence[Entry]) -> Segment:
     """``segment`` (the line ``line``) as the review's edits and lexicon entries say it."""
-    from verified_tts.text.lexicon import Lexicon  # the text front-end loads only when needed
+    # the text front-end loads only when needed
+    from verified_tts.text.lexicon import Lexicon, replaced_phonemes
 
     for entry in changes:
         if entry.kind == "edit" and entry.line == line:
@@ -69,7 +71,8 @@ def edited_segment(segment: Segment, line: str, changes: Sequence[Entry]) -> Seg
                 segment.spoken
             )
             if used:
-                segment = replace(segment, spoken=spoken, phonemes=segment.phonemes + phonemes,
+                segment = replace(segment, spoken=spoken,
+                                  phonemes=replaced_phonemes(segment.phonemes, phonemes),
                                   lexicon=segment.lexicon + used)  # fmt: skip
     return segment
 
@@ -156,9 +159,11 @@ class ReviewHook:
         synthesizer: Synthesizer,
         segments: Sequence[Segment],
         target_durations: Sequence[float | None] | None = None,
+        readings: Sequence[tuple[LineReading, ...]] | None = None,
     ) -> list[Utterance]:
-        """The run's plan, with the review's edits and lexicon entries applied."""
-        planned = synthesizer.plan(segments, target_durations)
+        """The run's plan, with the review's edits and lexicon entries applied (a line they
+        change is read one way: as the review says it)."""
+        planned = synthesizer.plan(segments, target_durations, readings)
         self._lines = [u.key for u in planned]
         changes = live_changes(self.entries)
         if not changes:
@@ -171,6 +176,11 @@ class ReviewHook:
                 (utterance,) = synthesizer.plan([segment], [target])
             out.append(utterance)
         return out
+
+    def lexicon_entries(self) -> list[LexiconEntry]:
+        """The lexicon entries added in review and not undone, in the order they were made."""
+        return [lexicon_entry(e.data["entry"]) for e in live_changes(self.entries)
+                if e.kind == "lexicon"]  # fmt: skip
 
     def results(self, results: Sequence[UtteranceResult]) -> list[UtteranceResult]:
         """The run's results with review records and chosen takes in place."""

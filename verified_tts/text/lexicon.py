@@ -42,6 +42,7 @@ __all__ = [
     "load_lexicon",
     "make_entry",
     "merge_lexicons",
+    "replaced_phonemes",
 ]
 
 # The symbols of espeak-ng's IPA output as Piper's phoneme maps list them (one id per code point):
@@ -185,6 +186,16 @@ def merge_lexicons(producer: Lexicon | None, book: tuple[LexiconEntry, ...]) -> 
     patterns = producer._compiled  # type: ignore[attr-defined]
     kept = tuple(e for e in book if not any(p.fullmatch(e.pattern) for p in patterns))
     return Lexicon(producer.entries + kept, producer.source)
+
+
+def replaced_phonemes(
+    phonemes: tuple[tuple[str, str], ...], new: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    """A segment's (word, phonemes) pairs with ``new`` ones added, each replacing the pair an
+    earlier entry gave the same word (a later entry for a word overrules an earlier one, as an
+    entry added in review overrules the book's decided reading)."""
+    words = {word.lower() for word, _ in new}
+    return tuple(p for p in phonemes if p[0].lower() not in words) + tuple(new)
 
 
 def apply_lexicon(book: Book, lexicon: Lexicon | None) -> Book:
