@@ -27,6 +27,7 @@ from verified_tts.options.generation import (
     SparkOptions,
 )
 from verified_tts.options.output import FORMATS, AssemblyOptions, DubOptions, ProductionOptions
+from verified_tts.options.pronunciation import PronunciationOptions
 from verified_tts.options.reference import OptionDoc
 from verified_tts.options.reference import reference as _reference
 from verified_tts.options.render import RenderConfig
@@ -87,6 +88,7 @@ __all__ = [
     "PiperOptions",
     "ProductionOptions",
     "Profile",
+    "PronunciationOptions",
     "RayOptions",
     "RenderConfig",
     "SearchOptions",

@@ -3,8 +3,9 @@
 Top-level run settings (``candidates``, ``seed``, ``adaptive``, ``keep``, ``max_chars``,
 ``window``, ``prefetch``, ``voices_dir``), then ``[generator]`` (with the chosen generator's
 table, e.g. ``[generator.orpheus]``), ``[verifiers.NAME]``, ``[selection]`` (read on top of the
-profile the WER verifier names), ``[assembly]``, ``[production]``, ``[ray]``, ``[dub]`` and
-``[search]``. ``adaptive`` is the selection policy's and is written at the top, as the file has it.
+profile the WER verifier names), ``[assembly]``, ``[production]``, ``[ray]``, ``[dub]``,
+``[search]`` and ``[pronunciation]``. ``adaptive`` is the selection policy's and is written at
+the top, as the file has it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from verified_tts.errors import UserError
 from verified_tts.options.generation import GeneratorConfig
 from verified_tts.options.output import AssemblyOptions, DubOptions, ProductionOptions
+from verified_tts.options.pronunciation import PronunciationOptions
 from verified_tts.options.reference import OptionDoc, describe_fields, register_reference
 from verified_tts.options.run import RayOptions, SearchOptions
 from verified_tts.options.schema import (
@@ -69,6 +71,9 @@ class RenderConfig:
     ray: RayOptions = option(factory=RayOptions, doc="Ray backend resources")
     dub: DubOptions = option(factory=DubOptions, doc="Dubbing timing and mix")
     search: SearchOptions = option(factory=SearchOptions, doc="Best-of-N or beam search")
+    pronunciation: PronunciationOptions = option(
+        factory=PronunciationOptions, doc="Pronunciation and text-form candidates"
+    )
 
     def __post_init__(self) -> None:
         if isinstance(self.verifiers, Mapping):  # a mapping of verifier tables, as in the file

@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from verified_tts.pronounce.book_decision import ReadingEvidence, WordDecision
 from verified_tts.pronounce.decide import Decision
 from verified_tts.storage.atomic import write_json_atomic, write_text_atomic
 from verified_tts.text.lexicon import Lexicon, LexiconEntry
@@ -36,21 +37,33 @@ def _entry_line(entry: LexiconEntry) -> str:
     return f"{_quote(entry.pattern)} = {{ {', '.join(fields)} }}"
 
 
-def _evidence_comment(decision: Decision) -> list[str]:
+def _evidence_comment(decision: Decision | WordDecision) -> list[str]:
     lines = [f'# {decision.word} ({decision.count}x, {decision.why}): "{decision.example[:80]}"']
+    if getattr(decision, "by", "verifiers") == "review":
+        lines.append("# chosen in review")
     for reading in decision.readings:
         heard = "; ".join(h.strip()[:50] for h in reading.heard)
         mark = "*" if reading.phonemes == decision.chosen else " "
-        lines.append(
-            f"# {mark} {reading.phonemes}  [{', '.join(reading.sources)}]  "
-            f"logprob {reading.logprob:.3f}, WER {reading.wer:.2f}, heard: {heard}"
-        )
+        if isinstance(reading, ReadingEvidence):
+            local = "-" if reading.word_logprob is None else f"{reading.word_logprob:.2f}"
+            figures = (
+                f"heard as the word in {reading.heard_word:.0%} of {reading.takes} takes "
+                f"({reading.lines} lines, {reading.wins} won), word logprob {local}"
+            )
+        else:
+            figures = f"logprob {reading.logprob:.3f}, WER {reading.wer:.2f}"
+        sources = ", ".join(reading.sources)
+        lines.append(f"# {mark} {reading.phonemes}  [{sources}]  {figures}, heard: {heard}")
     return lines
 
 
-def lexicon_text(decisions: Sequence[Decision], producer: Lexicon | None = None) -> str:
+def lexicon_text(
+    decisions: Sequence[Decision | WordDecision],
+    producer: Lexicon | None = None,
+    made_by: str = "verified-tts pronounce",
+) -> str:
     """TOML text: the producer's entries as they load, then the decided words."""
-    head = ["# Pronunciations decided once for the whole book by `verified-tts pronounce`.",
+    head = [f"# Pronunciations decided once for the whole book by `{made_by}`.",
             "# Edit any entry and pass this file back with --lexicon; '*' marks the reading",
             "# chosen. A word whose espeak-ng reading was kept is a comment only."]  # fmt: skip
     patterns = [e for e in (producer.entries if producer else ()) if e.regex and not e.source]
@@ -70,11 +83,14 @@ def lexicon_text(decisions: Sequence[Decision], producer: Lexicon | None = None)
 
 
 def write_decisions(
-    path: str | Path, decisions: Sequence[Decision], producer: Lexicon | None = None
+    path: str | Path,
+    decisions: Sequence[Decision | WordDecision],
+    producer: Lexicon | None = None,
+    made_by: str = "verified-tts pronounce",
 ) -> Path:
     """Write the lexicon (atomically) and its evidence as ``PATH.json``; returns the JSON path."""
     path = Path(path)
-    write_text_atomic(path, lexicon_text(decisions, producer))
+    write_text_atomic(path, lexicon_text(decisions, producer, made_by))
     evidence = path.with_name(path.name + ".json")
     write_json_atomic(evidence, {"decisions": [d.as_dict() for d in decisions]})
     return evidence

@@ -25,6 +25,7 @@ __all__ = [
     "available_sources",
     "cmudict_readings",
     "flap",
+    "fold",
     "gruut_to_ipa",
     "gruut_readings",
     "misaki_gold",
@@ -54,6 +55,24 @@ _VOWELS = sorted(
 )  # fmt: skip
 _STRESS = "ˈˌ"
 _WEAK = ("ə", "ɚ", "ᵻ", "i", "ɐ")  # vowels espeak-ng never stresses in English
+
+
+# Spellings of one sound that a listener cannot tell apart in this voice: two readings that fold
+# to the same string are one reading (no take is spent on the difference), and espeak-ng's own
+# reading agrees with a dictionary whose reading folds to the same.
+_FOLDS = (
+    ("ˌ", ""), ("ʲ", ""), ("ᵻ", "ɪ"), ("ɐ", "ə"), ("ɾ", "t"), ("ɚɹ", "ɚ"), ("ɜːɹ", "ɜː"),
+    ("n\u0329", "ən"), ("ʔ", "t"),
+)  # fmt: skip
+
+
+def fold(phonemes: str) -> str:
+    """``phonemes`` with the differences no listener hears folded away: secondary stress, the
+    glide, ᵻ/ɪ, ɐ/ə, the flap, an r after ɚ, a syllabic n, the glottal stop for t."""
+    text = unicodedata.normalize("NFC", phonemes)
+    for old, new in _FOLDS:
+        text = text.replace(old, new)
+    return text
 
 
 @dataclass(frozen=True)

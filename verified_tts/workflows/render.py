@@ -14,7 +14,7 @@ import functools
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -189,11 +189,21 @@ def render(
             synthesizer = Synthesizer.load(config)
             synthesizer.stats.seconds["load"] += time.perf_counter() - load_started
         synthesizer.start_run()
-        utterances = review.plan(synthesizer, book.segments)
-        if on_start:
-            on_start(len(utterances))
+        pronunciation = None
         with Store(out / STORE_DIR) as store:
-            results = review.results(synthesizer.run(utterances, store, on_result=on_result))
+            if config.pronunciation.enabled:
+                from verified_tts.pronounce.book import render_pronounced
+
+                if on_start:
+                    on_start(len(book.segments))
+                results, pronunciation = render_pronounced(
+                    book, loaded.lexicon, synthesizer, store, review, on_result=on_result
+                )
+            else:
+                utterances = review.plan(synthesizer, book.segments)
+                if on_start:
+                    on_start(len(utterances))
+                results = review.results(synthesizer.run(utterances, store, on_result=on_result))
             assemble_started = time.perf_counter()
             placed = place_winners(results, book, store)
             damaged = tuple(store.damaged)
@@ -214,6 +224,12 @@ def render(
             out=out,
         )
         manifest = review.manifest(manifest)
+        if pronunciation is not None:
+            from verified_tts.pronounce.book import write_lexicon
+
+            write_lexicon(out, pronunciation, loaded.lexicon)
+            block = pronunciation.block()
+            manifest = replace(manifest, extra={**manifest.extra, "pronunciations": block})
         write_manifest(out, manifest)
         write_index(out, manifest)  # the review opens a long book from it
         write_render_report(out, manifest)  # report.html: flagged utterances first
