@@ -96,7 +96,8 @@ _GROUPS = {
 _END_TO_END = {
     "test_ab.py", "test_adaptive_prefetch.py", "test_calibrate_cli.py", "test_cast.py",
     "test_cast_render.py", "test_cli_errors.py", "test_damage.py", "test_dub_films.py",
-    "test_dub_video.py", "test_dubbing.py", "test_readalong_render.py", "test_render.py",
+    "test_dub_video.py", "test_dubbing.py", "test_pronounce_render.py",
+    "test_readalong_render.py", "test_render.py",
     "test_rerender.py", "test_review_app.py", "test_review_deliver.py", "test_review_producer.py",
     "test_user_path.py",
 }  # fmt: skip

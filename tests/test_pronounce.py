@@ -104,10 +104,12 @@ def test_lexicon_file_keeps_the_producers_entries_and_loads_back(tmp_path):
     path = tmp_path / "book.lexicon.toml"
     sidecar = write_decisions(path, decisions, producer)
     loaded = load_lexicon(path)
-    assert [e.pattern for e in loaded.entries] == [r"\bSt\. John\b", "Hermione", "withal"]
-    assert loaded.entries[-1].phonemes == "wɪðˈɔːl"
+    assert [e.pattern for e in loaded.entries] == [
+        r"\bSt\. John\b", "Hermione", "withal", "befel"]  # fmt: skip
+    assert loaded.entries[2].phonemes == "wɪðˈɔːl"
     text = path.read_text(encoding="utf-8")
-    assert '# "befel" = { phonemes = "bᵻfˈɛl" }' in text  # kept readings: a comment only
+    assert '"befel" = { keep = true }' in text  # a kept reading: kept, not doubted again
+    assert loaded.entries[3].keep and loaded.apply("it befel") == ("it befel", (), ())
     assert re.search(r"# \* wɪðˈɔːl .*logprob -1\.900", text)
     assert sidecar.name == "book.lexicon.toml.json" and "misaki-gold" in sidecar.read_text()
     assert lexicon_text([]).count("[words]") == 1

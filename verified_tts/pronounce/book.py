@@ -46,7 +46,15 @@ if TYPE_CHECKING:
     from verified_tts.text.book import Book, Segment
     from verified_tts.text.lexicon import Lexicon, LexiconEntry
 
-__all__ = ["LEXICON_FILE", "BookPronunciation", "plan_readings", "render_pronounced"]
+__all__ = [
+    "LEXICON_FILE",
+    "BookPronunciation",
+    "decided_book",
+    "form_readings",
+    "plan_readings",
+    "render_pronounced",
+    "write_lexicon",
+]
 
 LEXICON_FILE = "lexicon.toml"  # the decided words, in the output folder
 
@@ -66,11 +74,13 @@ class BookPronunciation:
         for d in self.decisions:
             for source in d.chosen_sources if d.changed else ("espeak-ng (kept)",):
                 won[source] += 1
+        overruled = sum(d.review is not None and d.review != d.chosen for d in self.decisions)
         return {
             "lexicon": LEXICON_FILE,
             "words": len(self.decisions),
             "changed": sum(d.changed for d in self.decisions),
             "won_by": dict(won.most_common()),
+            "overruled_in_review": overruled,
             "text_forms": {"lines": self.form_lines, "changed": self.form_changed},
             "passes": self.passes,
             "decisions": [d.as_dict() for d in self.decisions],
@@ -110,15 +120,38 @@ def _first_line(segments: Sequence[Segment], word: str) -> str:
 
 
 def _overruled(decision: WordDecision, entries: Sequence[LexiconEntry]) -> WordDecision:
-    """``decision`` as a review's lexicon entry for the word says it (the producer wins)."""
-    for entry in entries:
+    """``decision`` with the phonemes the review's latest lexicon entry for the word gives it
+    (the producer wins)."""
+    for entry in reversed(entries):
         if entry.phonemes and entry.compiled().fullmatch(decision.word):
-            sources = next((r.sources for r in decision.readings
-                            if r.phonemes == entry.phonemes), ("review",))  # fmt: skip
-            own = decision.readings[0].phonemes if decision.readings else ""
-            return replace(decision, chosen=entry.phonemes, chosen_sources=sources,
-                           changed=entry.phonemes != own, by="review")  # fmt: skip
+            return replace(decision, review=entry.phonemes)
     return decision
+
+
+def form_readings(
+    segments: Sequence[Segment], options: PronunciationOptions
+) -> list[tuple[LineReading, ...]]:
+    """Each segment's spoken forms as readings (none unless ``text_forms`` is on)."""
+    from verified_tts.text.text_forms import spoken_forms
+
+    forms = [
+        spoken_forms(s.text, s.spoken, options.max_forms) if options.text_forms else ()
+        for s in segments
+    ]
+    return plan_readings(segments, {}, forms)
+
+
+def decided_book(book: Book, block: Mapping[str, Any] | None) -> Book:
+    """``book`` (the producer's lexicon applied) with the readings the verifiers decided, as the
+    render's last pass read it (``block``: the manifest's ``pronunciations``): what ``rerender``
+    and the review plan a line from."""
+    from verified_tts.text.lexicon import Lexicon, apply_lexicon
+    from verified_tts.text.readings import word_entries
+
+    decisions = (block or {}).get("decisions") or []
+    chosen = {str(d["word"]): str(d["chosen"]) if d.get("changed") else "" for d in decisions}
+    entries = word_entries(chosen)
+    return apply_lexicon(book, Lexicon(entries)) if entries else book  # type: ignore[arg-type]
 
 
 def render_pronounced(
@@ -141,7 +174,7 @@ def render_pronounced(
     forms = [
         spoken_forms(s.text, s.spoken, options.max_forms) if options.text_forms else ()
         for s in segments
-    ]
+    ]  # the spoken text a decided word's lexicon entry gives is the same: the forms too
     covered = [e.compiled() for e in producer.entries] if producer else []
     doubt = DoubtOptions(max_zipf=options.max_zipf, max_readings=options.max_readings,
                          sources=options.sources, dialects=options.dialects,
@@ -179,7 +212,7 @@ def render_pronounced(
     ]
     decided = Lexicon(word_entries(chosen_phonemes(decisions)))  # type: ignore[arg-type]
     final_book = apply_lexicon(book, decided)
-    final_readings = plan_readings(final_book.segments, {}, forms)
+    final_readings = form_readings(final_book.segments, options)
     planned: list[Utterance] = review.plan(synthesizer, final_book.segments,
                                            readings=final_readings)  # fmt: skip
     passes += 1

@@ -76,7 +76,12 @@ class WordDecision:
     chosen_sources: tuple[str, ...]
     changed: bool  # False: espeak-ng's own reading kept
     readings: tuple[ReadingEvidence, ...] = field(default=())
-    by: str = "verifiers"  # or "review": the producer chose it
+    review: str | None = None  # the phonemes a lexicon entry added in review gives it instead
+
+    @property
+    def phonemes(self) -> str:
+        """The reading the book gets: the review's where it chose one, else the verifiers'."""
+        return self.review if self.review is not None else self.chosen
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

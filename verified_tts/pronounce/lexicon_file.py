@@ -4,8 +4,9 @@ The file is the producer's own lexicon (when one was given) with the decided wor
 it, so that one ``--lexicon`` carries both and the producer's entries always win: a word their
 lexicon covers is never decided. Each decided word is one ``[words]`` entry with its phonemes,
 preceded by a comment with the evidence (every reading, who proposed it, what the ASR heard);
-a word whose espeak-ng reading was kept is written as a comment only, so it stays as it is but
-the producer sees that it was checked. The full evidence goes to a JSON file beside it.
+a word whose espeak-ng reading was kept is a ``keep = true`` entry, so it stays as it is, is not
+doubted again when the file is passed back, and the producer sees that it was checked. The full
+evidence goes to a JSON file beside it.
 """
 
 from __future__ import annotations
@@ -34,16 +35,19 @@ def _entry_line(entry: LexiconEntry) -> str:
         fields.append(f"phonemes = {_quote(entry.phonemes)}")
     if entry.case:
         fields.append("case = true")
+    if entry.keep:
+        fields.append("keep = true")
     return f"{_quote(entry.pattern)} = {{ {', '.join(fields)} }}"
 
 
 def _evidence_comment(decision: Decision | WordDecision) -> list[str]:
     lines = [f'# {decision.word} ({decision.count}x, {decision.why}): "{decision.example[:80]}"']
-    if getattr(decision, "by", "verifiers") == "review":
-        lines.append("# chosen in review")
+    chosen = getattr(decision, "phonemes", decision.chosen)
+    if chosen != decision.chosen:
+        lines.append(f"# chosen in review (the verifiers chose {decision.chosen})")
     for reading in decision.readings:
         heard = "; ".join(h.strip()[:50] for h in reading.heard)
-        mark = "*" if reading.phonemes == decision.chosen else " "
+        mark = "*" if reading.phonemes == chosen else " "
         if isinstance(reading, ReadingEvidence):
             local = "-" if reading.word_logprob is None else f"{reading.word_logprob:.2f}"
             figures = (
@@ -65,7 +69,7 @@ def lexicon_text(
     """TOML text: the producer's entries as they load, then the decided words."""
     head = [f"# Pronunciations decided once for the whole book by `{made_by}`.",
             "# Edit any entry and pass this file back with --lexicon; '*' marks the reading",
-            "# chosen. A word whose espeak-ng reading was kept is a comment only."]  # fmt: skip
+            "# chosen. A word whose espeak-ng reading was kept is kept (keep = true)."]  # fmt: skip
     patterns = [e for e in (producer.entries if producer else ()) if e.regex and not e.source]
     words = [e for e in (producer.entries if producer else ()) if not e.regex and not e.source]
     out = [*head, ""]
@@ -76,8 +80,11 @@ def lexicon_text(
         out += ["# the producer's own entries", *(_entry_line(e) for e in words), ""]
     for decision in decisions:
         out += _evidence_comment(decision)
-        line = f"{_quote(decision.word)} = {{ phonemes = {_quote(decision.chosen)} }}"
-        out.append(line if decision.changed else f"# {line}")
+        chosen = getattr(decision, "phonemes", decision.chosen)
+        own = decision.readings[0].phonemes if decision.readings else None
+        changed = decision.changed if chosen == decision.chosen else chosen != own
+        value = f"phonemes = {_quote(chosen)}" if changed else "keep = true"
+        out.append(f"{_quote(decision.word)} = {{ {value} }}")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

@@ -145,6 +145,8 @@ def create_app(reviewer: Reviewer, token: str, *, cookie: str = "vtts_review") -
             path = session.chapter_audio(params["chapter"])
         elif "job" in params:
             path = session.inside(reviewer.tried_audio(params["job"], params["index"]))
+        elif "word" in params:
+            path = session.word_audio(params["word"], params["reading"])
         else:
             path = session.take_audio(params["pos"], params["index"])
         if path is None:
@@ -184,6 +186,8 @@ def create_app(reviewer: Reviewer, token: str, *, cookie: str = "vtts_review") -
         Route("/audio/chapter/{chapter:int}", api(audio)),
         Route("/audio/context/{pos:int}", api(context)),
         Route("/audio/tried/{job:int}/{index:int}", api(audio)),
+        Route("/audio/word/{word:int}/{reading:int}", api(audio)),
+        Route("/api/words", api(lambda r, b: session.words())),
         Route("/api/context/{pos:int}", api(context)),
         Route("/audio/{pos:int}/{index:int}", api(audio)),
         Route("/api/choose", api(lambda r, b: entry(reviewer.choose(

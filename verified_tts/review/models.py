@@ -128,7 +128,12 @@ class Models:
         now says it)."""
         base = self.base()
         target = self._target(position)
-        (utterance,) = base.plan([segment or self.segment(record)], [target])
+        readings = None
+        if segment is None and base.config.pronunciation.text_forms:  # planned as rendered
+            from verified_tts.pronounce.book import form_readings
+
+            readings = form_readings([self.segment(record)], base.config.pronunciation)
+        (utterance,) = base.plan([segment or self.segment(record)], [target], readings)
         if segment is None and utterance.key != record.key:
             raise UserError(
                 "this render's settings cannot be rebuilt from its manifest (the line's key "

@@ -254,6 +254,7 @@ class ReviewSession:
             "chapters": [{"index": c.index, "title": c.title} for c in manifest.chapters]
             or [{"index": 0, "title": "track"}],
             "undo": {"seq": undo.seq, "text": undo_text} if undo else None,
+            "words": len((manifest.extra.get("pronunciations") or {}).get("decisions") or ()),
             "delivered": {"at": delivered.at, "by": delivered.by, **dict(delivered.data)}
             if delivered
             else None,
@@ -264,7 +265,19 @@ class ReviewSession:
             ),
         }
 
+    def words(self) -> dict[str, Any]:
+        """The words the render decided once for the book (:mod:`verified_tts.review.words`)."""
+        from verified_tts.review.words import word_rows
+
+        with self._lock:
+            return {"words": word_rows(self.head.extra, self._entries)}
+
     # files a player may load ------------------------------------------------------------------
+    def word_audio(self, word: int, reading: int) -> Path | None:
+        from verified_tts.review.words import reading_audio
+
+        return _inside(self.out, reading_audio(self.head.extra, word, reading))
+
     def take_audio(self, position: int, index: int) -> Path | None:
         state = self.state(position)
         candidates = state.record.candidates

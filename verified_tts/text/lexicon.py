@@ -6,6 +6,7 @@ A producer fixes a name once instead of editing the book::
     Hermione = "her-my-oh-nee"                # a respelling every generator can say
     Nguyen = { phonemes = "ŋwˈɪən" }          # IPA for a generator that takes phonemes (Piper)
     Reading = { say = "Redding", case = true }  # only the capitalised town
+    Ravenel = { keep = true }                 # as the generator reads it; never doubted
 
     [patterns]                                # Python regular expressions
     '\\bSt\\.? John\\b' = "Sinjin"
@@ -15,7 +16,10 @@ first, then words, in file order. A respelling replaces the matched text. Phonem
 text alone and ride along as (word as spoken, phonemes) pairs on the segment and the synthesis
 request, so a phoneme generator can splice them in while others read the word; they enter the
 utterance's content key, so changing an entry re-renders only the sentences that contain the
-word. Phonemes are checked symbol by symbol against the espeak-ng IPA inventory that Piper voices
+word. A ``keep`` entry changes nothing: it says the word was checked and is read as the
+generator reads it, so a render with pronunciation candidates never doubts it again (the lexicon
+a render writes keeps each word whose own reading it kept this way). Phonemes are checked symbol
+by symbol against the espeak-ng IPA inventory that Piper voices
 are trained on; a bad regex or an unknown phoneme is one :class:`UserError` line. An EPUB's own
 PLS entries (:mod:`verified_tts.text.epub_pls`) carry their file as ``source`` and come after the
 producer's, which override them (:func:`merge_lexicons`).
@@ -53,7 +57,7 @@ PHONEMES = frozenset(
     "ʰʲʷˠˤˈˌːˑ˞βθχᵻⱱ↓↑→↗↘"
     "\u0303\u0329\u032a\u032f\u033a\u033b\u030a\u0308\u0361\u0325\u031a"
 )
-_TABLE_KEYS = {"say", "phonemes", "case"}
+_TABLE_KEYS = {"say", "phonemes", "case", "keep"}
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,7 @@ class LexiconEntry:
     phonemes: str | None = None
     case: bool = False  # match case exactly (words are case-insensitive by default)
     source: str | None = None  # where a book's own entry came from (its PLS file); None: --lexicon
+    keep: bool = False  # read as the generator reads it, and never doubted
 
     def compiled(self) -> re.Pattern[str]:
         flags = 0 if self.case else re.IGNORECASE
@@ -76,6 +81,8 @@ class LexiconEntry:
     def as_dict(self) -> dict[str, Any]:
         data = {"match": self.pattern, "regex": self.regex, "say": self.say}
         data = {**data, "phonemes": self.phonemes, "case": self.case}
+        if self.keep:
+            data["keep"] = True
         return {**data, "source": self.source} if self.source else data
 
 
@@ -94,6 +101,8 @@ class Lexicon:
         phonemes: list[tuple[str, str]] = []
         used: list[str] = []
         for entry, pattern in zip(self.entries, self._compiled, strict=True):  # type: ignore[attr-defined]
+            if entry.say is None and not entry.phonemes:  # a kept word: nothing to change
+                continue
             matches = [match.group(0) for match in pattern.finditer(spoken)]
             if not matches:
                 continue
@@ -117,11 +126,17 @@ def _entry(pattern: str, value: Any, *, regex: bool, where: str) -> LexiconEntry
     if unknown:
         raise UserError(
             f"{where}: '{pattern}' has unknown key(s) {', '.join(sorted(unknown))}; "
-            "use say, phonemes and case"
+            "use say, phonemes, case and keep"
         )
-    say, phonemes = value.get("say"), value.get("phonemes")
-    if say is None and not phonemes:
-        raise UserError(f'{where}: \'{pattern}\' needs say = "..." or phonemes = "..."')
+    say, phonemes, keep = value.get("say"), value.get("phonemes"), value.get("keep", False)
+    if not isinstance(keep, bool):
+        raise UserError(f"{where}: '{pattern}' has keep = {keep!r}; write keep = true")
+    if keep and (say is not None or phonemes):
+        raise UserError(f"{where}: '{pattern}' keeps the word as it is read: drop say/phonemes")
+    if say is None and not phonemes and not keep:
+        raise UserError(
+            f'{where}: \'{pattern}\' needs say = "...", phonemes = "..." or keep = true'
+        )
     if phonemes:
         phonemes = unicodedata.normalize("NFD", str(phonemes))
         for symbol in phonemes:
@@ -132,7 +147,8 @@ def _entry(pattern: str, value: Any, *, regex: bool, where: str) -> LexiconEntry
                     'e.g. phonemes = "hˈɜːmaɪəni"'
                 )
         phonemes = unicodedata.normalize("NFC", phonemes)
-    entry = LexiconEntry(pattern, regex, say, phonemes or None, bool(value.get("case", False)))
+    entry = LexiconEntry(pattern, regex, say, phonemes or None, bool(value.get("case", False)),
+                         keep=keep)  # fmt: skip
     try:
         entry.compiled()
     except re.error as error:

@@ -175,7 +175,7 @@ def _rerender(
     check_same_render(manifest, base)
     review = ReviewHook.load(out)
     book_path = find_book(manifest.input, manifest.source, out, to="rerender (it re-plans it)")
-    loaded, utterances = _replan(book_path, base, key, review)
+    loaded, utterances = _replan(book_path, base, key, review, manifest)
     book = loaded.book
     earlier = {u.key: u.rerendered for u in manifest.utterances if u.rerendered}
     # utterances re-rendered earlier keep their larger N; this one gets n
@@ -213,7 +213,7 @@ def _rerender(
         loaded=loaded,
         delivery=delivery,
     )
-    updated = replace(updated, source=book_source(book_path, out))
+    updated = replace(updated, source=book_source(book_path, out), extra=manifest.extra)
     updated = _mark_rerendered(updated, key, RerenderMark(n, old.winner, old.flagged), earlier)
     updated = review.manifest(updated)
     write_manifest(out, updated)
@@ -235,17 +235,25 @@ def original_config(
 
 
 def _replan(
-    source: Path, base: Synthesizer, key: str, review: ReviewHook
+    source: Path, base: Synthesizer, key: str, review: ReviewHook, manifest: Manifest
 ) -> tuple[LoadedBook, list[Utterance]]:
     """Read the render's book again (found by :func:`~verified_tts.output.source.find_book`) and
-    plan it (with a review's edits); the utterance ``key`` must still be in it."""
+    plan it as the render's last pass did (its decided readings and spoken forms, with a
+    review's edits); the utterance ``key`` must still be in it."""
     loaded = load_input(
         source,
         base.config.production,
         max_chars=base.config.utterance_chars(),
         voices_dir=base.config.voices_dir,
     )
-    utterances = review.plan(base, loaded.book.segments)
+    if base.config.pronunciation.enabled:
+        from verified_tts.pronounce.book import decided_book, form_readings
+
+        book = decided_book(loaded.book, manifest.extra.get("pronunciations"))
+        readings = form_readings(book.segments, base.config.pronunciation)
+        utterances = review.plan(base, book.segments, readings=readings)
+    else:
+        utterances = review.plan(base, loaded.book.segments)
     if not any(u.key == key for u in utterances):
         raise UserError(
             f"utterance {key} is not in {source} under these settings: the book was edited since "

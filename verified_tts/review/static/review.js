@@ -71,6 +71,8 @@ function showSummary(summary) {
     el("b", { id: "flagged-left" }, summary.flagged_left), " flagged left",
     summary.orphans ? ` · ${summary.orphans} decisions for lines no longer here` : "",
   );
+  $("words-button").hidden = !summary.words;
+  $("words-button").firstChild.textContent = `Words (${summary.words}) `;
   $("undo").disabled = !summary.undo;
   $("undo").title = summary.undo ? `Undo: ${summary.undo.text} (u)` : "nothing to undo";
   const chapter = $("chapter");
@@ -107,8 +109,10 @@ async function pollJobs() {
     const finished = state.lastJobs !== "";
     state.lastJobs = signature;
     if (finished) {
+      const words = state.wordsOpen;
       showSummary(await api("/api/summary"));
       await reloadList(true);
+      if (words) await showWords();
     }
   }
   clearTimeout(state.polling);
@@ -231,6 +235,7 @@ function drawLine(d) {
   // an open form (an edit, a lexicon entry being tried) stays open while its own line is redrawn
   const kept = state.detail && state.detail.pos === d.pos ? $("forms") : null;
   state.detail = d;
+  state.wordsOpen = false;
   const takes = d.candidates;
   const inBook = takes[d.winner];
   const where = `chapter ${d.chapter + 1}${d.chapter_title ? " · " + d.chapter_title : ""} · line ${d.place} of ${d.chapter_lines}`;
@@ -290,6 +295,49 @@ function drawLine(d) {
       el("ul", {}, d.history.map((h) => el("li", {}, `${h.text} — ${h.by}, ${h.at.replace("T", " ").slice(0, 19)}`)))) : null,
   ];
   $("detail").replaceChildren(...parts.flat().filter((part) => part !== null && part !== false));
+}
+
+// ---- the words decided once for the book -----------------------------------------------------
+// Each word the render decided with every reading: who proposed it, how often the ASR model heard
+// the word in its takes, a player for its best take, and one click to put it in the book.
+async function showWords() {
+  let data;
+  try { data = await api("/api/words"); } catch (error) { toast(error.message, true); return; }
+  state.detail = null;
+  state.wordsOpen = true;
+  const previous = $("list").querySelector("li.current");
+  if (previous) previous.classList.remove("current");
+  state.current = -1;
+  $("detail").replaceChildren(el("div", { id: "words" },
+    el("h2", {}, "Words decided once for the book"),
+    el("p", { class: "muted" }, "Every line says each word the way marked “in the book”. " +
+      "Listen to each reading; “use this” reads the word that way everywhere (its lines are rendered again)."),
+    data.words.map(wordCard)));
+}
+
+function wordCard(w) {
+  const decided = w.by === "review" ? "chosen in review"
+    : w.changed ? "another reading chosen by the verifiers" : "espeak-ng's own reading kept";
+  return el("div", { class: "card word", "data-word": w.word },
+    el("div", {}, el("b", { class: "word-name" }, w.word), ` · ${w.count} time${w.count === 1 ? "" : "s"} · ${w.why} · `,
+      el("span", { class: "muted decided" }, decided)),
+    w.example ? el("div", { class: "muted" }, el("q", {}, w.example)) : null,
+    el("table", { class: "takes readings" }, el("tbody", {}, w.readings.map((r) => el("tr", {
+      class: r.chosen ? "chosen" : "", "data-reading": r.index },
+    el("td", { class: "phonemes" }, r.phonemes),
+    el("td", {}, r.sources.join(", ")),
+    el("td", {}, `heard as the word in ${Math.round(100 * (r.heard_word || 0))}% of ${r.takes} take${r.takes === 1 ? "" : "s"}`),
+    el("td", {}, player(r.audio, `word-${w.index}-${r.index}`)),
+    el("td", {}, r.chosen ? el("b", {}, "in the book")
+      : el("button", { class: "use-reading", onclick: () => useReading(w, r) }, "use this")))))));
+}
+
+async function useReading(w, r) {
+  const yes = await ask(`Read “${w.word}” as ${r.phonemes} everywhere? Every line with it is rendered again.`);
+  if (!yes) return;
+  const done = await act("/api/lexicon", { word: w.word, phonemes: r.phonemes },
+    `“${w.word}” queued: its lines are rendered again`);
+  if (done) await showWords();
 }
 
 // ---- asking first ----------------------------------------------------------------------------
@@ -465,7 +513,7 @@ window.addEventListener("keydown", (event) => {
     k: () => select(state.current - 1), ArrowUp: () => select(state.current - 1),
     " ": () => playTake(null), p: () => playTake(null), c: playContext,
     a: approve, m: more, e: openEdit, l: () => openLexicon(state.detail && state.detail.word),
-    u: undo, D: deliver, "/": () => $("search").focus(), "?": () => { $("help").hidden = !$("help").hidden; },
+    u: undo, D: deliver, w: showWords, "/": () => $("search").focus(), "?": () => { $("help").hidden = !$("help").hidden; },
   };
   const run = digit ? () => { const index = Number(digit[1]) - 1; if (event.shiftKey) playTake(index); else choose(index); }
     : keys[event.key];
@@ -479,6 +527,7 @@ window.addEventListener("keydown", (event) => {
 
 // ---- start -----------------------------------------------------------------------------------
 $("undo").addEventListener("click", undo);
+$("words-button").addEventListener("click", showWords);
 $("deliver").addEventListener("click", deliver);
 $("more-rows").addEventListener("click", moreRows);
 $("help-button").addEventListener("click", () => { $("help").hidden = !$("help").hidden; });
