@@ -104,6 +104,18 @@ def plan_readings(
     return out
 
 
+def _check_sources(options: PronunciationOptions) -> None:
+    """Pronunciation candidates need a dictionary of ``sources`` installed (the extra)."""
+    from verified_tts.errors import UserError
+    from verified_tts.pronounce.sources import available_sources
+
+    if options.sources and not available_sources(options.sources):
+        raise UserError(
+            "[pronunciation] candidates need the pronunciation dictionaries: pip install "
+            "'verified-tts[pronounce]' (or set [pronunciation] candidates = false)"
+        )
+
+
 def _heard_words(results: Sequence[UtteranceResult]) -> set[str]:
     """Words the ASR model doubted in every take of some line."""
     from verified_tts.selection.consensus import shared_hard_words
@@ -182,6 +194,7 @@ def render_pronounced(
     texts = [s.spoken for s in segments]
     words: dict[str, WordReadings] = {}
     if options.candidates:
+        _check_sources(options)
         words = {w.word: w for w in doubtful(texts, covered, doubt)}
     # the takes of every reading are kept: later passes and the review's players use them
     probe = synthesizer

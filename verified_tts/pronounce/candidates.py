@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from verified_tts.pronounce.sources import Variant, available_sources, fold, proposals
+from verified_tts.pronounce.sources import SOURCES, Variant, available_sources, fold, proposals
 
 __all__ = ["DoubtOptions", "WordReadings", "doubtful", "word_key", "words_of"]
 
@@ -33,7 +33,7 @@ class DoubtOptions:
 
     max_zipf: float = 3.0  # rarer than about once per million words
     max_readings: int = 3  # espeak-ng's own and at most two others
-    sources: tuple[str, ...] | None = None  # dictionaries; None: every installed one
+    sources: tuple[str, ...] | None = None  # dictionaries (those installed); None: every one
     dialects: tuple[str, ...] = ()  # espeak-ng's other English dialects offered as readings
     stresses: int = 1  # stress variants of espeak-ng's reading offered
     top: int = 500  # most doubtful words per book (most frequent first)
@@ -112,7 +112,7 @@ def doubtful(
     rule = by_rule(words)
     voices = ("en-us", *(d for d in options.dialects if d != "en-us" and d in DIALECTS))
     espeak = dialect_readings(words, voices)
-    sources = available_sources() if options.sources is None else options.sources
+    sources = available_sources(SOURCES if options.sources is None else options.sources)
     out = []
     for word in words:
         if not espeak[word] or espeak[word][0][0] != "en-us":
