@@ -3,8 +3,9 @@
 A word is doubtful when the book uses it, English rarely does (Zipf frequency below
 ``max_zipf``), no producer's lexicon entry covers it, and espeak-ng either guessed it by rule with
 no dictionary reading like its guess, or reads it unlike every dictionary that knows it; or when
-the ASR model doubted it in every take of a line (``heard``: found after a render, whatever its
-frequency). Readings are compared after :func:`~verified_tts.pronounce.sources.fold`, so a
+the ASR model doubted it in every take of a line (``heard``: found after a render; any word but
+a common one, :data:`HEARD_MAX_ZIPF`). Readings are compared after
+:func:`~verified_tts.pronounce.sources.fold`, so a
 dictionary that writes espeak-ng's reading in another notation agrees with it and no take is spent
 on a difference no listener hears. A doubtful word's readings are espeak-ng's own first, then the
 dictionaries' (most sources first), then the stress moved to another syllable, then espeak-ng's
@@ -22,9 +23,13 @@ from dataclasses import dataclass
 
 from verified_tts.pronounce.sources import SOURCES, Variant, available_sources, fold, proposals
 
-__all__ = ["DoubtOptions", "WordReadings", "doubtful", "word_key", "words_of"]
+__all__ = ["HEARD_MAX_ZIPF", "DoubtOptions", "WordReadings", "doubtful", "word_key", "words_of"]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*[A-Za-z]|[A-Za-z]")
+# A word the ASR model doubted in every take is doubted only when it is this rare at least: a
+# common word ("in", doubted in every take of one line of the development render) is one
+# espeak-ng reads from its dictionary, and its doubt comes from the line, not its pronunciation.
+HEARD_MAX_ZIPF = 4.5  # "salmon" 4.0, "in" 7.3
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,10 @@ def doubtful(
             key = word_key(token)
             counts[key] += 1
             spelling.setdefault(key, token)
-    heard_keys = {word_key(w) for w in heard} & set(counts)
+    heard_keys = {
+        key for key in {word_key(w) for w in heard} & set(counts)
+        if zipf_frequency(key, "en") < HEARD_MAX_ZIPF
+    }  # fmt: skip
     wanted = [
         key
         for key in counts
