@@ -1,7 +1,9 @@
 """Pronunciation and text-form candidates in a render with the default Piper voice: the takes of a
 doubtful line read its words in turn, each word gets one reading for the whole book, the written
-lexicon renders the same book again without a new take, and the review's word list plays each
-reading and overrules the decision in one click (headless Chromium)."""
+lexicon renders the same book again without a new take, a rerender plans a line as the render
+read it, and the review's word list plays each
+reading and overrules the decision in one click, which a delivery writes into the lexicon file
+(headless Chromium)."""
 
 from __future__ import annotations
 
@@ -117,6 +119,25 @@ def test_the_written_lexicon_renders_the_same_book_without_a_new_take(rendered, 
     assert after["pronunciations"]["words"] == 0  # the producer's lexicon covers them now
 
 
+def test_rerender_plans_a_line_as_the_render_read_it(rendered, piper, tmp_path):
+    """A line with text forms and a decided word keeps its key when re-rendered with more takes,
+    and the manifest keeps the book's decisions."""
+    from verified_tts.workflows.rerender import rerender
+
+    _, rendered_out = rendered
+    out = tmp_path / "out"
+    shutil.copytree(rendered_out, out)
+    line = next(u for u in manifest_json(out)["utterances"] if "St. Patrick" in u["text"])
+    done = rerender(out, line["key"], 4, synthesizer=piper(TABLE))
+    assert done.key == line["key"] and done.candidates_generated == 1
+    after = manifest_json(out)
+    again = next(u for u in after["utterances"] if u["key"] == line["key"])
+    assert len(again["candidates"]) == 4
+    assert all(c["info"]["reading"]["forms"] for c in again["candidates"])
+    assert after["pronunciations"]["decisions"] == manifest_json(rendered_out)[
+        "pronunciations"]["decisions"]  # fmt: skip
+
+
 @pytest.mark.browser
 def test_the_word_list_plays_each_reading_and_one_click_overrules(browser, rendered, tmp_path):  # noqa: F811
     _, rendered_out = rendered
@@ -148,9 +169,16 @@ def test_the_word_list_plays_each_reading_and_one_click_overrules(browser, rende
                       ".includes('review') && c.querySelector('tr.chosen').dataset.reading === "
                       f"'{other}'")  # fmt: skip
         assert console_errors(browser) == []
+        # a delivery writes the producer's choice into the lexicon they pass back
+        app.api("/api/deliver", {})
+        assert app.wait_jobs("deliver")[-1]["state"] == "done"
     finally:
         app.stop()
     from verified_tts.review.decisions import DecisionLog
+
+    entries = {e.pattern: e for e in load_lexicon(out / "lexicon.toml").entries}
+    assert entries["withal"].phonemes == word["readings"][other]["phonemes"]
+    assert "chosen in review" in (out / "lexicon.toml").read_text(encoding="utf-8")
 
     wanted = word["readings"][other]["phonemes"]
     with DecisionLog(out, create=False) as log:

@@ -50,9 +50,11 @@ __all__ = [
     "LEXICON_FILE",
     "BookPronunciation",
     "decided_book",
+    "decisions_of",
     "form_readings",
     "plan_readings",
     "render_pronounced",
+    "with_review",
     "write_lexicon",
 ]
 
@@ -240,6 +242,36 @@ def render_pronounced(
         and result.utterance.take(result.winner)[0] is not result.utterance.readings[0]
     )  # fmt: skip
     return final, BookPronunciation(tuple(decisions), form_lines, form_changed, passes)
+
+
+def decisions_of(block: Mapping[str, Any] | None) -> list[WordDecision]:
+    """The decisions of a manifest's ``pronunciations`` block, as the render made them."""
+    from verified_tts.pronounce.book_decision import ReadingEvidence
+
+    out = []
+    for d in (block or {}).get("decisions") or ():
+        readings = tuple(
+            ReadingEvidence(**{**r, "sources": tuple(r["sources"]), "heard": tuple(r["heard"])})
+            for r in d["readings"]
+        )
+        out.append(WordDecision(**{**d, "chosen_sources": tuple(d["chosen_sources"]),
+                                   "readings": readings}))  # fmt: skip
+    return out
+
+
+def with_review(
+    block: Mapping[str, Any], entries: Sequence[LexiconEntry], out: Path, producer: Lexicon | None
+) -> dict[str, Any]:
+    """``block`` with each word a review's lexicon entry chose for it, and ``lexicon.toml``
+    written again to say so (a delivery after a review calls it: the file the producer passes
+    back holds what they chose)."""
+    decisions = [_overruled(replace(d, review=None), entries) for d in decisions_of(block)]
+    pronunciation = BookPronunciation(
+        tuple(decisions), block["text_forms"]["lines"], block["text_forms"]["changed"],
+        block["passes"],
+    )  # fmt: skip
+    write_lexicon(out, pronunciation, producer)
+    return pronunciation.block()
 
 
 def write_lexicon(

@@ -5,8 +5,9 @@ as ``?token=``, the first visit turns it into a cookie (HttpOnly, SameSite=Stric
 port) and drops it from the address, and every request after that shows the cookie. A change is a
 POST that must also carry the token in an ``X-Review-Token`` header, which a page from another
 site cannot set without a CORS grant this app never gives, so no other site can make a change
-for the producer. Audio is looked up by line and take number from the manifest and served only
-from inside the output folder; nothing in a request names a path. The page, its script and its
+for the producer. Audio is looked up by line and take number from the manifest (a decided word's
+readings by word and reading number) and served only from inside the output folder; nothing in a
+request names a path. The page, its script and its
 styles are files of this package, sent with a Content-Security-Policy that allows nothing from
 anywhere else.
 """

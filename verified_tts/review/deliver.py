@@ -70,6 +70,20 @@ class Delivery:
                 "files": list(self.files)}  # fmt: skip
 
 
+def _reviewed_words(
+    out: Path, block: dict[str, Any], summary: dict[str, Any] | None, config: RenderConfig
+) -> dict[str, Any]:
+    """The render's decided words with the review's lexicon entries for them, and
+    ``lexicon.toml`` written again to hold them (the producer's choice wins)."""
+    from verified_tts.pronounce.book import with_review
+    from verified_tts.review.hook import lexicon_entry
+    from verified_tts.text.lexicon import load_lexicon
+
+    entries = [lexicon_entry(e) for e in (summary or {}).get("lexicon", ())]
+    producer = load_lexicon(config.production.lexicon) if config.production.lexicon else None
+    return with_review(block, entries, out, producer)
+
+
 def _stamp(out: Path) -> list[int]:
     stat = (out / MANIFEST_FILE).stat()
     return [stat.st_size, stat.st_mtime_ns]
@@ -257,6 +271,9 @@ def deliver_review(
         held.mp3 = dict(wanted)
     write_json_atomic(out / "acx.json", delivery["acx"])
     say("writing the manifest and the report", "deliverables")
+    extra = dict(manifest.extra)
+    if extra.get("pronunciations"):
+        extra["pronunciations"] = _reviewed_words(out, extra["pronunciations"], summary, config)
     updated = replace(
         manifest,
         utterances=tuple(records),
@@ -269,6 +286,7 @@ def deliver_review(
         delivery=delivery,
         review=summary if summary is not None else manifest.review,
         source=book_source(found, out),  # where the book is now
+        extra=extra,
     )
     write_manifest(out, updated)
     write_index(out, updated)  # the review opens a long book from it
