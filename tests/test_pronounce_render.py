@@ -101,6 +101,20 @@ def test_each_doubtful_word_is_read_one_way_in_the_whole_book(rendered):
     assert {d["word"] for d in evidence["decisions"]} == set(decided)
 
 
+def test_a_line_whose_winner_said_the_decided_readings_keeps_it(rendered):
+    """The last pass keeps such a line's winner among its takes of that reading, renumbered,
+    instead of sampling N takes of it again; every other line gets all N (fixed N=3)."""
+    manifest = manifest_json(rendered[1])
+    kept = [u for u in manifest["utterances"] if len(u["candidates"]) < 3]
+    assert kept and manifest["pronunciations"]["lines_that_kept_their_winner"] == len(kept)
+    for line in kept:
+        takes = line["candidates"]
+        # the reading's own takes 0, 1, ... (stored under the line's key), the winner among them
+        assert [(c["index"], c["audio"].rsplit("/", 1)[1].split(".")[0]) for c in takes] == [
+            (k, f"{line['key']}-{k:03d}") for k in range(len(takes))]  # fmt: skip
+        assert not line["flagged"] and takes[line["winner"]]["passed"]
+
+
 def test_the_written_lexicon_renders_the_same_book_without_a_new_take(rendered, piper, tmp_path):
     from verified_tts.workflows.render import render
 
@@ -177,7 +191,10 @@ def test_the_word_list_plays_each_reading_and_one_click_overrules(browser, rende
     from verified_tts.review.decisions import DecisionLog
 
     entries = {e.pattern: e for e in load_lexicon(out / "lexicon.toml").entries}
-    assert entries["withal"].phonemes == word["readings"][other]["phonemes"]
+    if other:  # another reading than espeak-ng's own: its phonemes
+        assert entries["withal"].phonemes == word["readings"][other]["phonemes"]
+    else:  # espeak-ng's own: kept as the generator reads it
+        assert entries["withal"].keep and entries["withal"].phonemes is None
     assert "chosen in review" in (out / "lexicon.toml").read_text(encoding="utf-8")
 
     wanted = word["readings"][other]["phonemes"]

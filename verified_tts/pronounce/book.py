@@ -10,9 +10,11 @@ reading for the whole book from the evidence of all its lines' takes
 (:mod:`verified_tts.pronounce.book_decision`), and the book is rendered once more with those
 readings as a lexicon after the producer's: every line holding a decided word is decided again
 among the takes of the decided reading (the store has them from the first pass; a line whose
-winner read the word otherwise gets new takes only as its rounds need them), so no word is read
-two ways in one book. The producer's own lexicon always wins: a word it covers is never in doubt,
-and a lexicon entry added in review replaces the decision for the lines it covers. With
+winner already said the decided reading keeps it, :mod:`verified_tts.pronounce.kept_winners`,
+and a line whose winner read the word otherwise gets new takes only as its rounds need them), so
+no word is read two ways in one book. The producer's own lexicon always wins: a word it covers
+is never in doubt, and a lexicon entry added in review replaces the decision for the lines it
+covers. With
 ``text_forms`` on, a line where the normaliser guessed keeps its spoken forms as readings in every
 pass, and the verifiers choose per line. What was decided goes to the manifest's
 ``pronunciations`` block and to ``lexicon.toml`` in the output folder, which ``--lexicon`` reads
@@ -37,6 +39,7 @@ from verified_tts.pronounce.book_decision import (
 )
 from verified_tts.pronounce.candidates import DoubtOptions, WordReadings, doubtful, word_key
 from verified_tts.pronounce.candidates import words_of as spoken_words
+from verified_tts.pronounce.kept_winners import keep_decided_winners
 from verified_tts.text.readings import LineReading, SpokenForm, line_readings
 
 if TYPE_CHECKING:
@@ -69,6 +72,7 @@ class BookPronunciation:
     form_lines: int  # lines with more than one spoken form
     form_changed: int  # of those, lines whose winning take said another form than the normaliser
     passes: int  # renders of the book it took
+    kept_winners: int = 0  # lines whose winner already said the decided readings
 
     def block(self) -> dict[str, Any]:
         """The manifest's ``pronunciations``."""
@@ -85,6 +89,7 @@ class BookPronunciation:
             "overruled_in_review": overruled,
             "text_forms": {"lines": self.form_lines, "changed": self.form_changed},
             "passes": self.passes,
+            "lines_that_kept_their_winner": self.kept_winners,
             "decisions": [d.as_dict() for d in self.decisions],
         }
 
@@ -230,6 +235,7 @@ def render_pronounced(
     final_readings = form_readings(final_book.segments, options)
     planned: list[Utterance] = review.plan(synthesizer, final_book.segments,
                                            readings=final_readings)  # fmt: skip
+    kept = keep_decided_winners(results, planned, synthesizer, store) if words else 0
     passes += 1
     final = review.results(synthesizer.run(planned, store, on_result=None if words else on_result))
     if probe is not synthesizer:
@@ -241,7 +247,7 @@ def render_pronounced(
         1 for result in final if result.utterance.readings
         and result.utterance.take(result.winner)[0] is not result.utterance.readings[0]
     )  # fmt: skip
-    return final, BookPronunciation(tuple(decisions), form_lines, form_changed, passes)
+    return final, BookPronunciation(tuple(decisions), form_lines, form_changed, passes, kept)
 
 
 def decisions_of(block: Mapping[str, Any] | None) -> list[WordDecision]:
@@ -268,15 +274,13 @@ def with_review(
     decisions = [_overruled(replace(d, review=None), entries) for d in decisions_of(block)]
     pronunciation = BookPronunciation(
         tuple(decisions), block["text_forms"]["lines"], block["text_forms"]["changed"],
-        block["passes"],
+        block["passes"], block.get("lines_that_kept_their_winner", 0),
     )  # fmt: skip
     write_lexicon(out, pronunciation, producer)
     return pronunciation.block()
 
 
-def write_lexicon(
-    out: Path, pronunciation: BookPronunciation, producer: Lexicon | None
-) -> Path:
+def write_lexicon(out: Path, pronunciation: BookPronunciation, producer: Lexicon | None) -> Path:
     """``lexicon.toml`` (the producer's entries, then the decided words with their evidence)
     and its evidence as ``lexicon.toml.json`` in ``out``; returns the lexicon's path."""
     from verified_tts.pronounce.lexicon_file import write_decisions
