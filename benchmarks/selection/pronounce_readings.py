@@ -211,7 +211,8 @@ def main() -> None:
             stream.flush()
             done.append(item)
     report = {
-        "command": " ".join(sys.argv),
+        "command": " ".join(["python", "-m", "benchmarks.selection.pronounce_readings",
+                             *sys.argv[1:]]),
         "sample": {"part": "dev", "doubtful_words_in_part": len(doubts), "probed": len(probe),
                    "done": len(done), "lines_per_word": args.lines, "seeds": args.seeds},
         "judge": "bundled:base", "verifier": "bundled tiny.en (packed, default)",

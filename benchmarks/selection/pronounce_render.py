@@ -184,7 +184,8 @@ def main() -> None:
         for a in forms
     ]
     report = {
-        "command": " ".join(sys.argv),
+        "command": " ".join(["python", "-m", "benchmarks.selection.pronounce_render",
+                             *sys.argv[1:]]),
         "sample": {"part": args.part, "per_chapter": per_chapter, "chapters_per_book": chapters,
                    "lines": len(lines), "lines_judged": len(judged_lines),
                    "lines_saying_a_word_to_check": len(with_words)},

@@ -10,6 +10,8 @@ from benchmarks.tables.doc_blocks import Generated, md_table, num, pct, result
 
 __all__ = ["BLOCKS"]
 
+_SOURCE = {"stress": "a stress variant"}  # a source's name in the result files, as a row says it
+
 
 def pronounce_readings() -> str:
     found = result("pronounce_readings_dev")
@@ -26,9 +28,14 @@ def pronounce_readings() -> str:
             ("the judge's own best reading (the ceiling)", "judges_best_reading"),
         )
     ]  # fmt: skip
-    sources = found["source_is_judges_best"].items()
-    best = ", ".join(f"{source} {count}" for source, count in sources)
-    rows.append(("sources of the judge's best reading, where not espeak-ng's", best, ""))
+    rows += [  # the source names are labels: the provenance check reads only the counts
+        (
+            f"the judge's best reading came from {_SOURCE.get(source, source)}",
+            f"{count} of {words}",
+            "",
+        )
+        for source, count in found["source_is_judges_best"].items()
+    ]
     header = ("reading", "words heard in at least half their takes", "takes heard as the word")
     return md_table(header, rows)
 
@@ -51,6 +58,8 @@ def pronounce_render() -> str:
         (f"judge WER difference over all {every['lines']} lines", "",
          f"{num(every['difference'])} ({num(every['low'])}..{num(every['high'])})"),
         ("words read two ways in the book", "", str(len(one["words_read_two_ways"]))),
+        ("lines whose winner already said the decided readings, kept", "",
+         str(found["decisions"]["lines_that_kept_their_winner"])),
         ("real-time factor (wall time on a shared machine)",
          num(timing["before"]["real_time_factor"]),
          f"{num(timing['after']['real_time_factor'])} on top"),
