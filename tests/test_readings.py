@@ -144,3 +144,22 @@ def test_each_form_is_the_line_normalised_with_the_place_written_out(written):
     forms = spoken_forms(written, normalize_text(written))
     assert len(forms) == 2 and forms[0].spoken == normalize_text(written)
     assert all(f.choices for f in forms)
+
+
+def test_candidates_without_the_dictionaries_name_the_extra_before_any_model_loads(
+    tmp_path, monkeypatch
+):
+    from verified_tts.config import build_config
+    from verified_tts.errors import UserError
+    from verified_tts.pipeline import Synthesizer
+    from verified_tts.workflows.render import render
+
+    monkeypatch.setattr("verified_tts.pronounce.sources.available_sources", lambda names=(): ())
+    monkeypatch.setattr(Synthesizer, "load", classmethod(lambda cls, config: pytest.fail("loaded")))
+    book = tmp_path / "book.md"
+    book.write_text("# Words\n\nThe salmon was good withal.\n", encoding="utf-8")
+    config = build_config({"pronunciation": {"candidates": True}})
+    with pytest.raises(UserError) as error:
+        render(book, tmp_path / "out", config)
+    assert "pip install 'verified-tts[pronounce]'" in str(error.value)
+    assert "\n" not in str(error.value)

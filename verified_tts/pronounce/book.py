@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LEXICON_FILE",
     "BookPronunciation",
+    "check_sources",
     "decided_book",
     "decisions_of",
     "form_readings",
@@ -111,12 +112,13 @@ def plan_readings(
     return out
 
 
-def _check_sources(options: PronunciationOptions) -> None:
-    """Pronunciation candidates need a dictionary of ``sources`` installed (the extra)."""
+def check_sources(options: PronunciationOptions) -> None:
+    """Pronunciation candidates need a dictionary of ``sources`` installed (the extra); the
+    render checks before it loads any model."""
     from verified_tts.errors import UserError
     from verified_tts.pronounce.sources import available_sources
 
-    if options.sources and not available_sources(options.sources):
+    if options.candidates and options.sources and not available_sources(options.sources):
         raise UserError(
             "[pronunciation] candidates need the pronunciation dictionaries: pip install "
             "'verified-tts[pronounce]' (or set [pronunciation] candidates = false)"
@@ -201,7 +203,7 @@ def render_pronounced(
     texts = [s.spoken for s in segments]
     words: dict[str, WordReadings] = {}
     if options.candidates:
-        _check_sources(options)
+        check_sources(options)
         words = {w.word: w for w in doubtful(texts, covered, doubt)}
     # the takes of every reading are kept: later passes and the review's players use them
     probe = synthesizer

@@ -178,6 +178,10 @@ def render(
         voices_dir=config.voices_dir,
     )
     check_language(loaded.book, config.generator, book_path)
+    if config.pronunciation.candidates:
+        from verified_tts.pronounce.book import check_sources
+
+        check_sources(config.pronunciation)  # a missing extra fails before the models load
     book: Book = loaded.book
     out = prepare_output(out_dir)
     with output_lock(out, "render"):
