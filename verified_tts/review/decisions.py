@@ -16,14 +16,17 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verified_tts.errors import UserError
+
+if TYPE_CHECKING:
+    from verified_tts.text.lexicon import LexiconEntry
 
 __all__ = [
     "DECISIONS",
@@ -33,6 +36,8 @@ __all__ = [
     "REVIEW_DIR",
     "DecisionLog",
     "Entry",
+    "lexicon_entry",
+    "live_changes",
     "now",
 ]
 
@@ -176,3 +181,17 @@ class DecisionLog:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def lexicon_entry(data: dict[str, Any]) -> LexiconEntry:
+    """A lexicon entry as the log records it (``LexiconEntry.as_dict``)."""
+    from verified_tts.text.lexicon import LexiconEntry
+
+    return LexiconEntry(str(data["match"]), bool(data.get("regex", False)), data.get("say"),
+                        data.get("phonemes"), bool(data.get("case", False)))  # fmt: skip
+
+
+def live_changes(entries: Sequence[Entry]) -> list[Entry]:
+    """Edits and lexicon entries not undone, in the order they were made."""
+    undone = {e.of for e in entries if e.kind == "undo"}
+    return [e for e in entries if e.kind in ("edit", "lexicon") and e.seq not in undone]

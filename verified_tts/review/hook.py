@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from verified_tts.output.manifest import CandidateRecord, Manifest, UtteranceRecord
-from verified_tts.review.decisions import LOG_FILE, DecisionLog, Entry
+from verified_tts.review.decisions import (  # lexicon_entry, live_changes: importable here too
+    LOG_FILE,
+    DecisionLog,
+    Entry,
+    lexicon_entry,
+    live_changes,
+)
 from verified_tts.review.state import Review, fold
 from verified_tts.storage.keys import candidate_key
 from verified_tts.storage.store import STORE_DIR
@@ -37,20 +43,6 @@ __all__ = [
     "result_from_record",
     "review_summary",
 ]
-
-
-def lexicon_entry(data: dict[str, Any]) -> LexiconEntry:
-    """A lexicon entry as the log records it (``LexiconEntry.as_dict``)."""
-    from verified_tts.text.lexicon import LexiconEntry
-
-    return LexiconEntry(str(data["match"]), bool(data.get("regex", False)), data.get("say"),
-                        data.get("phonemes"), bool(data.get("case", False)))  # fmt: skip
-
-
-def live_changes(entries: Sequence[Entry]) -> list[Entry]:
-    """Edits and lexicon entries not undone, in the order they were made."""
-    undone = {e.of for e in entries if e.kind == "undo"}
-    return [e for e in entries if e.kind in ("edit", "lexicon") and e.seq not in undone]
 
 
 def edited_segment(segment: Segment, line: str, changes: Sequence[Entry]) -> Segment:
@@ -131,8 +123,9 @@ def review_summary(review: Review, entries: Sequence[Entry]) -> dict[str, Any]:
     return {
         "log": LOG_FILE,
         "decided": decided,
-        "decisions": sum(e.kind in ("choose", "approve", "more", "edit", "lexicon")
-                              for e in entries),  # fmt: skip
+        "decisions": sum(
+            e.kind in ("choose", "approve", "more", "edit", "lexicon") for e in entries
+        ),  # fmt: skip
         "last": entries[-1].seq if entries else 0,
         **review.progress(),
         "failed_takes_chosen": failed_chosen,

@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from verified_tts.review.decisions import Entry
-from verified_tts.review.hook import lexicon_entry, live_changes
+from verified_tts.review.decisions import Entry, lexicon_entry, live_changes
 
 __all__ = ["reading_audio", "word_rows"]
 
