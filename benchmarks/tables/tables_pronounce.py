@@ -6,6 +6,8 @@ the ``BLOCKS`` mapping names them. Labels (what a row is) are written here; ever
 
 from __future__ import annotations
 
+import functools
+
 from benchmarks.tables.doc_blocks import Generated, md_table, num, pct, result
 
 __all__ = ["BLOCKS"]
@@ -40,8 +42,8 @@ def pronounce_readings() -> str:
     return md_table(header, rows)
 
 
-def pronounce_render() -> str:
-    found = result("pronounce_render_dev")
+def pronounce_render(stem: str) -> str:
+    found = result(stem)
     words = found["words_to_check"]
     heard = found["words_heard_in_at_least_half_their_lines"]
     lines = found["judge_wer_lines_saying_a_word_to_check"]
@@ -69,5 +71,11 @@ def pronounce_render() -> str:
 
 BLOCKS = {
     "pronounce-readings": Generated(("pronounce_readings_dev",), pronounce_readings),
-    "pronounce-render": Generated(("pronounce_render_dev",), pronounce_render),
+    "pronounce-render": Generated(
+        ("pronounce_render_dev",), functools.partial(pronounce_render, "pronounce_render_dev")
+    ),
+    "pronounce-render-held-out": Generated(
+        ("pronounce_render_held_out",),
+        functools.partial(pronounce_render, "pronounce_render_held_out"),
+    ),
 }
