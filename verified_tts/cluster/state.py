@@ -13,6 +13,7 @@ import contextlib
 import importlib.metadata
 import json
 import os
+import secrets
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -171,10 +172,37 @@ def use_token_auth() -> None:
     """
     if "RAY_AUTH_MODE" in os.environ or _ray_version() < (2, 60):
         return
+    _ensure_auth_token()
     os.environ["RAY_AUTH_MODE"] = "token"
     if "ray._raylet" in sys.modules:  # already imported: refresh the mode Ray has cached
         with contextlib.suppress(Exception):
             sys.modules["ray._raylet"].Config.initialize("")
+
+
+def _ensure_auth_token() -> None:
+    """Make Ray's default token file when no token is given, as ``ray.init`` would.
+
+    ``ray start`` with token authentication on refuses to start without a token and, unlike
+    ``ray.init``, never makes one, so on a machine where Ray has not run before ``cluster up``
+    failed. The file appears whole and only once: two processes starting at once keep the first
+    token instead of each overwriting the other's, which would leave one of them refused.
+    """
+    if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"):
+        return
+    path = Path.home() / ".ray" / "auth_token"
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    draft = path.with_name(f".auth_token.{os.getpid()}")
+    descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="ascii") as handle:
+        handle.write(secrets.token_hex(32))  # Ray's own tokens are 256 random bits in hex
+    try:
+        os.link(draft, path)  # whole or not at all, and never over another process's token
+    except FileExistsError:
+        pass
+    finally:
+        draft.unlink()
 
 
 def _ray_version() -> tuple[int, ...]:
