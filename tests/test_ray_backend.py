@@ -136,6 +136,22 @@ def test_auto_address_prefers_the_jobs_cluster(monkeypatch, tmp_path):
     assert resolve_address("auto") == "auto"  # no local cluster: Ray's own discovery
 
 
+def test_a_fresh_home_gets_the_token_ray_start_needs(monkeypatch, tmp_path):
+    from verified_tts.cluster import state
+
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: tmp_path))
+    for name in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    state._ensure_token()
+    token_file = tmp_path / ".ray" / "auth_token"
+    token = token_file.read_text()
+    assert len(token) == 64 and int(token, 16) >= 0
+    assert token_file.stat().st_mode & 0o077 == 0  # only its owner reads it
+    state._ensure_token()  # a token that is there is kept, never replaced
+    assert token_file.read_text() == token
+    assert [p.name for p in token_file.parent.iterdir()] == ["auth_token"]
+
+
 # ------------------------------------------------------------------------------------------------
 # on a real local cluster
 
