@@ -24,6 +24,8 @@ from tests.serve_process import running_server
 
 pytestmark = pytest.mark.ray
 
+TOKEN = "kept-across-restarts-0123456789"
+
 
 @dataclass(frozen=True)
 class Server:
@@ -46,13 +48,14 @@ def _request(server: Server, method: str, path: str, body: bytes | None = None,
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("serve")
-    with running_server(home) as (found, out):
-        yield Server(found.group(1), found.group(2), float(found.group(3)), out)
+    (home / "token.txt").write_text(TOKEN + "\n# the first line is the token\n", encoding="utf-8")
+    with running_server(home, "--token-file", str(home / "token.txt")) as started:
+        yield Server(started.url, started.token, started.ready_s, started.out)
 
 
-def test_start_is_one_line_with_address_and_token(server: Server) -> None:
+def test_start_is_one_line_with_address_and_the_token_file(server: Server) -> None:
     assert [line for line in server.out if line.strip()] == [server.out[-1]]
-    assert len(server.token) >= 24
+    assert server.token == TOKEN  # --token-file's first line, not a fresh one
     assert server.ready_s < 120
 
 
