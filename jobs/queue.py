@@ -109,8 +109,10 @@ class JobQueue:
             import_ray()  # MissingExtra instead of an ImportError
             from ray.job_submission import JobSubmissionClient
 
-            # Ray's client logs every upload at INFO on stderr; the CLI says what matters itself
+            # Ray's client logs every upload at INFO on stderr (its SDK module sets its own level,
+            # so the parent's is not enough); the CLI says what matters itself
             logging.getLogger("ray").setLevel(logging.WARNING)
+            logging.getLogger("ray.dashboard.modules.dashboard_sdk").setLevel(logging.WARNING)
 
             try:
                 self._clients[url] = JobSubmissionClient(url)

@@ -282,23 +282,23 @@ def test_restarts_lose_no_accepted_job(server: Server) -> None:
     assert all(listed[i]["message"].startswith("lost") for i in kept)
 
     with running_server(server.home, *SERVER_OPTIONS) as second:
-        for job_id in kept:
-            assert f"resumed job {job_id}: the service stopped before it finished" in second.out
+        said = [line for line in second.out if line.strip()]
+        resumed = [f"resumed job {i}: the service stopped before it finished" for i in kept]
+        assert sorted(said[:-1]) == sorted(resumed)  # a line a job, then the address
         second.process.kill()  # nothing of the server runs its shutdown: its head goes on
         second.process.wait()
-        listed = _jobs_listed(server)
-        assert all(listed[i]["attempts"] == 2 for i in kept)
-        assert all(listed[i]["state"] in ("PENDING", "RUNNING", "SUCCEEDED") for i in kept)
 
         with running_server(server.home, *SERVER_OPTIONS) as third:
-            assert any(line.startswith("took over the Ray head") for line in third.out)
+            said = [line for line in third.out if line.strip()]
+            assert len(said) == 2 and said[0].startswith("took over the Ray head"), said
             again = Server(third.url, third.token, server.home, third.process)
             for job_id in kept:
                 events = _events(again, job_id)
                 assert events[-1][0] == "end" and events[-1][1]["state"] == "SUCCEEDED"
                 assert {name for name, _ in events} <= {"progress", "end"}
                 job = _request(again, "GET", f"/jobs/{job_id}").json()
-                assert job["attempts"] == 2 and job["progress"] == 1.0  # no third run
+                assert job["attempts"] == 2  # the kill neither lost it nor ran it again
+                assert job["progress"] == 1.0 and job["done"] == job["utterances"] == 1
                 assert "manifest.json" in job["files"]
                 finished = [h for h in job["history"] if h["state"] == "SUCCEEDED"]
                 assert len(finished) == 1  # finished once

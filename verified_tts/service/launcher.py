@@ -116,7 +116,15 @@ def _connect(options: ServeOptions, running: _Running, say: Callable[[str], None
 
     home = options.home.resolve()
     running.own_head = True
-    state, fresh = head.up(directory=home / "jobs", num_cpus=options.num_cpus, max_jobs=1)
+    # any free ports, not Ray's usual 6379 and 8265 first: other Ray instances on the machine
+    # start there too, and one that takes the port between our probe and our start fails ours
+    state, fresh = head.up(
+        directory=home / "jobs",
+        num_cpus=options.num_cpus,
+        max_jobs=1,
+        port=_free_port("127.0.0.1"),
+        dashboard_port=_free_port("127.0.0.1"),
+    )
     ray.init(address=state.gcs_address, logging_level="WARNING", log_to_driver=False)
     if not fresh:
         # the last serve of this folder was killed before it could stop: its head still runs the
