@@ -98,6 +98,11 @@ def _wait_depth(server: Server, depth: int, timeout_s: float = 60) -> None:
         time.sleep(0.1)
 
 
+def test_start_prints_a_fresh_token(server: Server) -> None:
+    assert len(server.token) >= 24  # made at this start: no --token-file was given
+    assert _request(server, "GET", "/models").status_code == 200
+
+
 def test_full_queue_is_429_with_retry_after(server: Server) -> None:
     results: list = []
     threads = [_in_background(server, results) for _ in range(2)]
@@ -148,6 +153,17 @@ def test_http_job_is_the_queue_job_and_file_urls_stay_inside(server: Server) -> 
     assert again.status_code == 409 and job["id"] in again.text  # the same job, not a second
     bad = _request(server, "POST", "/jobs", json.dumps({"command": "sing"}).encode())
     assert bad.status_code == 400 and bad.json()["error"]["param"] == "command"
+    nowhere = {"command": "render", "path": str(server.home / "no-such-book.md")}
+    missing = _request(server, "POST", "/jobs", json.dumps(nowhere).encode())
+    assert missing.status_code == 400 and missing.json()["error"]["param"] == "path"
+    shared = server.home / "shared" / "other.md"  # a book on the server's own storage
+    shared.parent.mkdir(exist_ok=True)
+    shared.write_text(BOOK.replace("lamp", "stove"), encoding="utf-8")
+    by_path_body = {"command": "render", "path": str(shared), "options": ["--generator", "espeak"]}
+    by_path = _request(server, "POST", "/jobs", json.dumps(by_path_body).encode())
+    assert by_path.status_code == 201, by_path.text
+    assert by_path.json()["input"] == "other.md"
+    assert _request(server, "DELETE", f"/jobs/{by_path.json()['id']}").status_code == 200
     listed = subprocess.run(
         [sys.executable, "-m", "verified_tts", "jobs", "list",
          "--state-dir", str(server.home / "jobs"), "--json"],

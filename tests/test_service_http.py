@@ -138,6 +138,7 @@ def test_oversized_body_is_413(server: Server) -> None:
         (json.dumps({"input": "Hello.", "response_format": "ogg"}).encode(), "response_format"),
         (json.dumps({"input": "Hello.", "n": 0}).encode(), "n"),
         (json.dumps({"input": "Hello.", "sped": 1.0}).encode(), "sped"),
+        (json.dumps({"input": "Long. " * 1000}).encode(), "input"),  # over 4096 characters
     ],
 )
 def test_bad_requests_are_4xx_naming_the_field(server: Server, body: bytes, field: str | None):
@@ -208,3 +209,31 @@ def test_log_is_a_json_line_per_request_and_batch(server: Server) -> None:
     batches = [e for e in logged if e["event"] == "batch"]
     assert batches and all(e["requests"] >= 1 and e["seconds"] > 0 for e in batches)
     assert len({e["process"] for e in requests + batches}) == 2  # the front door, the speaker
+
+
+def test_lexicon_gates_and_speed_reach_the_synthesis(server: Server) -> None:
+    line = {
+        "input": "Say xyzzy once.",
+        "response_format": "wav",
+        "seed": 5,
+        "n": 2,
+        "adaptive": False,
+    }
+    own = {**line, "lexicon": {"words": {"xyzzy": "magic word"}},
+           "gates": {"duration_ratio": {"max": 0.01}}}  # fmt: skip
+    response = _request(server, "POST", "/audio/speech", json.dumps(own).encode())
+    assert response.status_code == 200, response.text
+    assert response.headers["x-verified-flagged"] == "true"  # no take passes that gate
+    record = _request(server, "GET", f"/audio/speech/{response.headers['x-verified-id']}").json()
+    [utterance] = record["utterances"]
+    assert "magic word" in utterance["spoken"] and "xyzzy" in utterance["text"]
+    assert all("duration_ratio" in c["failed_gates"] for c in utterance["candidates"])
+    seconds = {}
+    for speed in (1.0, 1.5):
+        said = _request(
+            server, "POST", "/audio/speech", json.dumps({**line, "speed": speed}).encode()
+        )
+        assert said.status_code == 200, said.text
+        audio, rate = sf.read(io.BytesIO(said.content))
+        seconds[speed] = len(audio) / rate
+    assert seconds[1.5] < 0.85 * seconds[1.0]
