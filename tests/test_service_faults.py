@@ -314,7 +314,7 @@ def test_restarts_lose_no_accepted_job(server: Server) -> None:
                 assert {name for name, _ in events} <= {"progress", "end"}
                 job = _request(again, "GET", f"/jobs/{job_id}").json()
                 assert job["attempts"] == 2  # the kill neither lost it nor ran it again
-                assert job["progress"] == 1.0 and job["done"] == job["utterances"] == 1
+                assert job["progress"] == 1.0 and job["done"] == job["utterances"] > 0
                 assert "manifest.json" in job["files"]
                 finished = [h for h in job["history"] if h["state"] == "SUCCEEDED"]
                 assert len(finished) == 1  # finished once
