@@ -165,3 +165,30 @@ def test_host_warns_and_a_bad_token_file_is_one_line_before_any_ray(tmp_path):
     assert "--host 0.0.0.0" in said[0] and "other machines" in said[0]
     assert said[1].startswith("error: --token-file") and "missing.txt" in said[1]
     assert not (tmp_path / "serve" / "jobs" / "cluster.json").exists()  # no Ray was started
+
+
+def test_a_replica_dying_twice_under_a_request_is_one_clear_503():
+    """The branch the kill test (tests/test_service_faults.py) cannot reach on purpose: the
+    replica that took the retried request died too."""
+    from ray.exceptions import ActorDiedError
+
+    from verified_tts.service.app import Api
+    from verified_tts.service.metrics import ApiMetrics
+
+    calls = []
+
+    class DiesEveryTime:
+        async def remote(self, request):
+            calls.append(request)
+            raise ActorDiedError()
+
+    from types import SimpleNamespace
+
+    front = SimpleNamespace(speaker=SimpleNamespace(speak=DiesEveryTime()))
+    metrics = ApiMetrics()
+    with pytest.raises(ApiError) as caught:  # the front door's own method, without Serve
+        asyncio.run(Api.func_or_class._speak(front, "a request", metrics))
+    assert caught.value.status == 503 and caught.value.headers["Retry-After"] == "5"
+    assert "died twice" in caught.value.message
+    assert calls == ["a request", "a request"]  # sent once more, not again and again
+    assert metrics.retries._value.get() == 1
