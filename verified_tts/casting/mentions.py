@@ -17,10 +17,11 @@ from collections.abc import Sequence
 from verified_tts.text.dialogue import ParagraphQuotes
 from verified_tts.text.names import NAME, NOT_NAMES, TITLE, clean_name, is_name
 
-__all__ = ["character_genders", "mentions"]
+__all__ = ["character_genders", "mentions", "place_names"]
 
 _PLACE_BEFORE = re.compile(r"\b(?:in|into|near|across|through)\s+$", re.IGNORECASE)
 _ARTICLE_BEFORE = re.compile(r"\b(?:the|a|an)\s+$", re.IGNORECASE)
+_BARE_TITLE = re.compile(rf"(?:{TITLE}|Mr|Mrs|Dr|Ms|St)\.?")
 _OPENERS = NOT_NAMES | frozenset(["Poor", "Dear", "Little", "Old", "Young", "Said", "Cried"])
 
 
@@ -53,17 +54,44 @@ def mentions(
         titled = re.match(TITLE, who)  # the Countess, in Mrs. Goddard's: a person
         if _PLACE_BEFORE.search(before) and not titled:
             continue
+        if _BARE_TITLE.fullmatch(who):  # "Mr. and Mrs. Weston"
+            continue
         if is_name(who, names) and who.split()[0] not in NOT_NAMES:
             found.append(who)
     return found
 
 
+_LOCATIVE = re.compile(
+    r"\b(?:at|in|into|near|through|across|towards|from|to|of|leave|left|reach|reached|quit|"
+    r"quitted|round)\W*$",
+    re.IGNORECASE,
+)
+
+
+def place_names(texts: Sequence[str], names: frozenset[str]) -> frozenset[str]:
+    """Names that are places, not people: a word of this book's names that follows "at", "in",
+    "to", "from", "of", "reached" ... in at least 35% of its uses (Hartfield 79%, Bath 73%, for
+    people 3-18%)."""
+    uses: Counter[str] = Counter()
+    located: Counter[str] = Counter()
+    for text in texts:
+        for match in re.finditer(r"\b[A-Z][a-z]+\b", text):
+            word = match.group(0)
+            if word not in names:
+                continue
+            uses[word] += 1
+            before = text[max(0, match.start() - 12) : match.start()]
+            located[word] += bool(_LOCATIVE.search(before))
+    return frozenset(w for w, n in uses.items() if n >= 3 and located[w] >= 0.35 * n)
+
+
 def character_genders(
     chapters: Sequence[Sequence[tuple[str, ParagraphQuotes]]], names: frozenset[str]
 ) -> dict[str, str]:
-    """Each name's gender where the text says: the first subject pronoun after the name in
-    narration sentences that name that character alone ("Anne turned; she smiled"), kept where one
-    gender outvotes the other two to one."""
+    """Each name's gender where the text says: the first pronoun after the name in narration
+    sentences that name that character alone, not as a possessive. A novel told close to its
+    heroine has "she" everywhere ("George looked at her; she..."), so a name's share of "she"
+    is weighed against the other names': well above it female, well below it male."""
     votes: dict[str, Counter[str]] = {}
     for chapter in chapters:
         for text, quotes in chapter:
@@ -73,16 +101,23 @@ def character_genders(
                 if len(named) != 1:
                     continue
                 name = named.pop()
-                after = sentence[sentence.find(name) + len(name) :].lower()
-                # the first he, his or she after the name is most often the name's own ("him"
-                # and "her" are more often someone else: "Frank kissed her")
-                word = re.search(r"\b(he|his|she)\b", after)
+                at = sentence.find(name) + len(name)
+                if re.match(r"(?:'|’| )s\b", sentence[at:]):  # "Emma's persuasion, he"
+                    continue
+                word = re.search(r"\b(he|his|him|himself|she|her|herself)\b", sentence[at:].lower())
                 if word:
-                    male = word.group(1) != "she"
-                    votes.setdefault(name, Counter())["male" if male else "female"] += 1
+                    female = word.group(1) in ("she", "her", "herself")
+                    votes.setdefault(name, Counter())["female" if female else "male"] += 1
+    total = sum(sum(tally.values()) for tally in votes.values())
+    female = sum(tally["female"] for tally in votes.values())
     genders = {}
     for name, tally in votes.items():
-        gender, count = tally.most_common(1)[0]
-        if count >= 2 * (sum(tally.values()) - count):
-            genders[name] = gender
+        count = sum(tally.values())
+        share = tally["female"] / count
+        others = total - count  # the book's share without this name's own votes
+        base = (female - tally["female"]) / others if others else 0.5
+        if count >= 2 and share >= min(base + 0.05, 0.95):
+            genders[name] = "female"
+        elif count >= 2 and share <= base - 0.1:
+            genders[name] = "male"
     return genders

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from verified_tts.casting.characters import NARRATOR, Characters
-from verified_tts.casting.mentions import character_genders, mentions
+from verified_tts.casting.mentions import character_genders, mentions, place_names
 from verified_tts.casting.turns import Line, fill_turns
 from verified_tts.text.dialogue import SPEECH_VERBS, ParagraphQuotes
 from verified_tts.text.names import NAME, NOT_NAMES, proper_names
@@ -311,6 +311,7 @@ def attribute(
     the book's characters."""
     texts = [text for chapter in chapters for text, _ in chapter]
     names = proper_names(texts)
+    names -= place_names(texts, names)
     genders = character_genders(chapters, names)
     narrations = [
         " ".join(text[s.start : s.end] for s in q.spans if not s.dialogue)
