@@ -116,8 +116,8 @@ def character_genders(
         share = tally["female"] / count
         others = total - count  # the book's share without this name's own votes
         base = (female - tally["female"]) / others if others else 0.5
-        if count >= 2 and share >= min(base + 0.05, 0.95):
+        if share >= min(base + 0.05, 0.95):
             genders[name] = "female"
-        elif count >= 2 and share <= base - 0.1:
+        elif share <= base - 0.1:
             genders[name] = "male"
     return genders
