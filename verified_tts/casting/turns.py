@@ -82,7 +82,7 @@ def _partner(
 ) -> str | None:
     """The other person talking with ``speaker`` near ``position``: whom their lines addressed by
     name, the nearest other speaker of the scene, or the latest other person named around it."""
-    for anchor in sorted(anchors, key=lambda i: abs(i - position)):
+    for anchor in sorted(anchors, key=lambda i: abs(i - position))[:2]:
         if guesses[anchor].speaker == speaker:
             for who in guesses[anchor].addressees:
                 if who != speaker:
