@@ -253,6 +253,13 @@ class Characters:
                 votes[g] += 1 + self.counts[alias]
         return votes.most_common(1)[0][0] if votes else None
 
+    def titled(self, title: str) -> str | None:
+        """The one character named with ``title`` ("General" -> General Tilney), if just one."""
+        if not re.fullmatch(TITLE, title) or title in ("Miss", "Mr.", "Mrs."):
+            return None
+        found = {c for a, c in self.canonical.items() if a.startswith(title + " ")}
+        return found.pop() if len(found) == 1 else None
+
     def aliases(self, character: str) -> list[str]:
         return sorted(a for a, c in self.canonical.items() if c == character)
 

@@ -189,12 +189,22 @@ class _Conversation:
         gender = self.people.described.get(description)
         if description.split()[-1][:1].isupper():  # the Hatter: a name, not a description
             return description, f"{description}, so called", 0.95
+        titled = self.people.titled(description.split()[-1].capitalize())
+        if titled:  # "the general" is General Tilney
+            return titled, f"{description} is {titled}, the one so titled", 0.85
         if gender:
-            same = [p for p in pair if p != description and self.people.gender(p) == gender]
+            recent = [s for s in reversed(self.speakers[-8:]) if s] + self.mentioned[:-7:-1]
+            same = [
+                p
+                for p in dict.fromkeys(recent)
+                if p not in (description, *pair[:1])
+                and p not in self.people.described
+                and self.people.gender(p) == gender
+            ]
         else:
-            same = [p for p in pair if p != description and p in self.people.described]
-        if len(same) == 1 and description not in pair and same[0] != pair[0]:
-            return same[0], f"{description} is {same[0]}, the one like that talking", 0.8
+            same = [p for p in pair[1:] if p != description and p in self.people.described]
+        if len(same) == 1 and description not in pair:
+            return same[0], f"{description} is {same[0]}, the one like that in the scene", 0.8
         uses = self.people.uses[description]
         return description, f"{description}, described, not named", 0.9 if uses > 1 else 0.6
 
