@@ -69,9 +69,7 @@ _MORE_VERBS = frozenset(
 )
 VERBS = SPEECH_VERBS | _MORE_VERBS
 _PRONOUNS = {"he": "male", "she": "female", "He": "male", "She": "female"}
-_DESCRIPTION = (
-    r"(?:the|my|our)\s+(?:[A-Z][a-z]+\s+[A-Z][a-z]+|[A-Z][a-z]+|(?:[a-z]+\s+){0,2}[a-z]+)"
-)
+_DESCRIPTION = r"(?:the|my|our)\s+(?:[A-Z][a-z]+\s+[A-Z][a-z]+|[A-Z][a-z]+|(?:[a-z]+\s+){0,2}[a-z]+(?:-[a-z]+)?)"
 _WHO = rf"(?P<who>{NAME}|{_DESCRIPTION}|he|she|He|She|I)"
 _NOT_SPEECH = (
     r"(?!\s+(?:nothing|no\b|not\b|little|so\b|it\b|that\b|this\b|to\s+(?:himself|herself|myself)))"
@@ -79,7 +77,9 @@ _NOT_SPEECH = (
 _ADVERBS = r"(?:(?:\w+ly|then|thus|again|at last|at once|presently|now|still|too|also|only)\s+)?"
 _LEAD = r"^[\W_]*(?:\([^)]*\)\W*)?(?:(?:So|Thus|Here|and|so|thus)\s+)?"
 _AFTER = (  # narration that follows a quote: ", said Emma", ", Emma said", ", said she warmly"
-    re.compile(rf"{_LEAD}{_ADVERBS}(?P<verb>[a-z]+)\s+{_WHO}(?![\w'])"),
+    re.compile(
+        rf"{_LEAD}{_ADVERBS}(?P<verb>[a-z]+)\s+(?:(?!(?:the|my|our|a|an)\s)[a-z]+\s+(?={NAME}))?{_WHO}(?![\w'])"
+    ),
     re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}[,]?\s+{_ADVERBS}(?P<verb>[a-z]+)\b{_NOT_SPEECH}"),
     re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}\s+(?:had|has|then)\s+(?P<verb>[a-z]+)\b"),
 )
@@ -137,7 +137,13 @@ def _tag(narration: str, after: bool) -> tuple[str, str] | None:
         return noun.group("who"), noun.group("verb")
     for pattern in _AFTER if after else _BEFORE:
         match = pattern.search(text)
-        if match and match.group("verb").lower() in VERBS:
+        # right after a quote, any verb in the past before a name tells who spoke ("asserted
+        # Freddy"); elsewhere only a speech verb does ("Freddy nodded" may be a new turn)
+        inverted = after and pattern is _AFTER[0]
+        if match and (
+            match.group("verb").lower() in VERBS
+            or (inverted and match.group("verb").endswith("ed") and match.group("who") != "I")
+        ):
             return match.group("who"), match.group("verb")
     if not after:
         possessive = _POSSESSIVE_BEFORE.search(text)
