@@ -69,7 +69,10 @@ _MORE_VERBS = frozenset(
 )
 VERBS = SPEECH_VERBS | _MORE_VERBS
 _PRONOUNS = {"he": "male", "she": "female", "He": "male", "She": "female"}
-_DESCRIPTION = r"(?:the|my|our)\s+(?:[A-Z][a-z]+\s+[A-Z][a-z]+|[A-Z][a-z]+|(?:[a-z]+\s+){0,2}[a-z]+(?:-[a-z]+)?)"
+_DESCRIPTION = (  # the boatman, my waterman, the March Hare, the station-master
+    r"(?:the|my|our)\s+"
+    r"(?:[A-Z][a-z]+\s+[A-Z][a-z]+|[A-Z][a-z]+|(?:[a-z]+\s+){0,2}[a-z]+(?:-[a-z]+)?)"
+)
 _WHO = rf"(?P<who>{NAME}|{_DESCRIPTION}|he|she|He|She|I)"
 _NOT_SPEECH = (
     r"(?!\s+(?:nothing|no\b|not\b|little|so\b|it\b|that\b|this\b|to\s+(?:himself|herself|myself)))"
