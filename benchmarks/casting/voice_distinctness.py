@@ -85,6 +85,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--wer-margin", type=float, default=0.02)
     parser.add_argument("--out", type=Path, default=RESULT)
     parser.add_argument(
+        "--cache", type=Path, default=Path("out/voice_distinctness"),
+        help="each voice's embeddings and judged WER, kept so that a run with one more voice "
+        "measures only that one (delete it after changing a voice, the verifier or the judge)",
+    )  # fmt: skip
+    parser.add_argument(
         "--package", action="store_true", help="also write the similarities cast reads"
     )
     args = parser.parse_args(argv)
@@ -102,10 +107,18 @@ def main(argv: list[str] | None = None) -> None:
         from verified_tts.voices import find_voice
 
         genders[name] = find_voice(name).gender
+        kept = args.cache / f"{name.replace(':', '_')}-{args.sentences}.npz"
+        if kept.exists():  # the same seeded takes, embedded and judged before
+            with np.load(kept) as found:
+                embeddings[name], wer[name] = found["embeddings"], float(found["wer"])
+            print(name, "WER", wer[name], "(kept)", flush=True)
+            continue
         candidates = _clips(name, texts)
         clips = [Clip(c.audio, c.sample_rate, t) for c, t in zip(candidates, texts, strict=True)]
         embeddings[name] = np.asarray(verifier.embed(clips))
         wer[name] = round(float(np.mean([w for w, _ in judge.transcribe(clips)])), 4)
+        args.cache.mkdir(parents=True, exist_ok=True)
+        np.savez(kept, embeddings=embeddings[name], wer=wer[name])
         print(name, "WER", wer[name], flush=True)
     centroids = {n: e.mean(axis=0) / np.linalg.norm(e.mean(axis=0)) for n, e in embeddings.items()}
     names = list(embeddings)

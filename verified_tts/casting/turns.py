@@ -15,6 +15,7 @@ from the anchor, and more when the two sides disagree.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -68,8 +69,8 @@ def _scenes(lines: Sequence[Line]) -> list[list[int]]:
 
 
 def _present(lines: Sequence[Line], scene: list[int]) -> list[str]:
-    """Characters named around a scene: in the narration just before it and inside it, the
-    latest first."""
+    """Characters named around a scene: in the narration just before it and inside it, the most
+    named first."""
     first = scene[0]
     start = first
     seen = 0
@@ -79,7 +80,8 @@ def _present(lines: Sequence[Line], scene: list[int]) -> list[str]:
     names: list[str] = []
     for index in range(start, scene[-1] + 1):
         names.extend(lines[index].named)
-    return list(dict.fromkeys(reversed(names)))
+    counts = Counter(names)  # the most named first, then the latest
+    return sorted(dict.fromkeys(reversed(names)), key=lambda n: -counts[n])
 
 
 def _partner(
