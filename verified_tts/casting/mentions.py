@@ -15,9 +15,14 @@ from collections import Counter
 from collections.abc import Sequence
 
 from verified_tts.text.dialogue import ParagraphQuotes
-from verified_tts.text.names import NAME, NOT_NAMES, TITLE, clean_name, is_name
+from verified_tts.text.names import NOT_NAMES, TITLE, clean_name, is_name
 
-__all__ = ["character_genders", "mentions", "place_names"]
+__all__ = ["NAME", "character_genders", "mentions", "place_names"]
+
+_CAPITAL = rf"(?!{TITLE}\s)(?:Mc|Mac|O')?[A-Z][a-z'A-Z]+"
+# a name: an optional title, then capitalised words, none of them a title ("Miss Woodhouse Miss
+# Taylor", across a line break, is two people)
+NAME = rf"(?:{TITLE}\s+)?{_CAPITAL}(?:\s+(?:de|De|von|van|la|du)?\s*{_CAPITAL})*"
 
 _PLACE_BEFORE = re.compile(r"\b(?:in|into|near|across|through)\s+$", re.IGNORECASE)
 _ARTICLE_BEFORE = re.compile(r"\b(?:the|a|an)\s+$", re.IGNORECASE)

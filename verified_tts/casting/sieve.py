@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from verified_tts.casting.characters import NARRATOR, Characters
-from verified_tts.casting.mentions import character_genders, mentions, place_names
+from verified_tts.casting.mentions import NAME, character_genders, mentions, place_names
 from verified_tts.casting.turns import Line, fill_turns
 from verified_tts.text.dialogue import SPEECH_VERBS, ParagraphQuotes
-from verified_tts.text.names import NAME, NOT_NAMES, proper_names
+from verified_tts.text.names import NOT_NAMES, proper_names
 
 __all__ = ["Guess", "attribute"]
 
