@@ -197,7 +197,7 @@ class _Conversation:
             return None, "'the other', but no two people are talking", 0.0
         gender = self.people.described.get(description)
         if description.split()[-1][:1].isupper():  # the Hatter: a name, not a description
-            return description, f"{description}, so called", 0.95
+            return description, f"{description}, so called", 0.9
         titled = self.people.titled(description.split()[-1].capitalize())
         if titled:  # "the general" is General Tilney
             return titled, f"{description} is {titled}, the one so titled", 0.85
@@ -221,7 +221,7 @@ class _Conversation:
         gender = _PRONOUNS[pronoun]
         here = [n for n in before if self.people.gender(n) == gender]
         if here:
-            return here[0], f"'{pronoun}' with a speech verb: {here[0]}, named just before", 0.85
+            return here[0], f"'{pronoun}' with a speech verb: {here[0]}, named just before", 0.75
         if self.narration_before is not None:  # a paragraph of narration just before
             there = [n for n in self.narration_before if self.people.gender(n) == gender]
             if there:
@@ -233,14 +233,14 @@ class _Conversation:
         pair = self.pair()
         matching = [s for s in pair if self.people.gender(s) == gender]
         if len(matching) == 1:
-            return matching[0], f"'{pronoun}' with a speech verb: the one {gender} talking", 0.85
+            return matching[0], f"'{pronoun}' with a speech verb: the one {gender} talking", 0.75
         if len(pair) == 2 and not matching:
             unknown = [s for s in pair if self.people.gender(s) is None and s != NARRATOR]
             if len(unknown) == 1:
                 return unknown[0], f"'{pronoun}' with a speech verb: the other one talking", 0.6
         for name in reversed(self.mentioned[-15:]):
             if self.people.gender(name) == gender:
-                return name, f"'{pronoun}' with a speech verb: the last {gender} named", 0.7
+                return name, f"'{pronoun}' with a speech verb: the last {gender} named", 0.65
         return None, f"'{pronoun}' with a speech verb, but no {gender} character is in sight", 0.0
 
 
@@ -368,7 +368,7 @@ def _chapter(
         addressees = _addressees(said, people)
         guess = _guess(text, quotes, talk, addressees)
         if introduced and not guess.tagged and quotes.spans[0].dialogue:
-            guess = Guess(introduced[0], introduced[1], 0.85, addressees, True, introduced[2])
+            guess = Guess(introduced[0], introduced[1], 0.75, addressees, True, introduced[2])
         introduced = None
         talk.narration_before = None
         continues = quotes.spans[0].dialogue and quotes.spans[0].continues
@@ -438,6 +438,6 @@ def _guess(
         return Guess(explicit[0], explicit[1], explicit[2], addressees, True, explicit[3])
     subject = _subject(text, quotes, talk.people)
     if subject and subject not in addressees:
-        return Guess(subject, f"{subject} is the subject of the narration", 0.6, addressees)
+        return Guess(subject, f"{subject} is the subject of the narration", 0.75, addressees)
     reason = explicit[1] if explicit else "no tag, name or exchange to tell the speaker by"
     return Guess(None, reason, 0.0, addressees, pronoun=explicit[3] if explicit else None)

@@ -186,7 +186,7 @@ def fill_turns(lines: Sequence[Line], gender: Callable[[str], str | None]) -> li
         if turned and gender(turned) == guess.pronoun and turned != guess.speaker:
             pronoun = "she" if guess.pronoun == "female" else "he"
             reason = f"'{pronoun}' with a speech verb: {turned}, whose turn it is"
-            guess = replace(guess, speaker=turned, reason=reason, confidence=0.85)
+            guess = replace(guess, speaker=turned, reason=reason, confidence=0.55)
         settled.append(replace(line, guess=guess))
     return _fill(settled)
 
