@@ -177,6 +177,11 @@ class Characters:
                     self._alias(name, owner, f"{name} is {owner}, the one Miss {core[0]}")
                     continue
             self.canonical.setdefault(name, name)
+        for alias in self.canonical:  # George -> George Emerson -> Mr. George Emerson
+            seen = {alias}
+            while self.canonical.get(self.canonical[alias], alias) not in seen:
+                seen.add(self.canonical[alias])
+                self.canonical[alias] = self.canonical[self.canonical[alias]]
 
     def _owner(self, word: str, name: str, full: dict, female: bool = False) -> str | None:
         """The most named fuller name ``word`` is short for: as a first name, the one it opens;
