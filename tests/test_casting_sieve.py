@@ -15,6 +15,7 @@ from verified_tts.cast import apply_cast, find_cast
 from verified_tts.casting.quotes import scan_text
 from verified_tts.casting.report import cast_report
 from verified_tts.casting.sieve import attribute
+from verified_tts.text.book import parse_book
 from verified_tts.text.plaintext import load_plaintext
 from verified_tts.voices import catalogue
 
@@ -180,3 +181,16 @@ def test_turns_run_between_tagged_lines_through_a_beat_of_narration_and_say_how_
     chapters = [[(p.text, p.quotes) for p in chapter] for chapter in scan_text(TWO)]
     people = attribute(chapters)[1]
     assert "George" in people.canonical and "Windy Corner" not in people.canonical
+
+
+def test_characters_the_text_gives_no_gender_get_voices_of_their_own():
+    book = parse_book(
+        '# One\n\nThe Dodo stood on a stone, and the Mouse sat beside the Dodo.\n\n"Everybody has '
+        'won," said the Dodo.\n\n"And who is to give the prizes?" asked the Mouse.\n',
+        dialogue=True,
+    )
+    narrator = "piper:en_US-joe-medium"
+    cast, characters = find_cast(book, narrator=narrator, voices=catalogue())
+    assert {c.name: c.gender for c in characters} == {"the Dodo": None, "the Mouse": None}
+    given = set(cast.characters.values())
+    assert len(given) == 2 and narrator not in given and cast.dialogue not in given
