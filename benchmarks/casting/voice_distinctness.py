@@ -153,7 +153,8 @@ def main(argv: list[str] | None = None) -> None:
     write_text_atomic(args.out, json.dumps(report, indent=2) + "\n")
     if args.package:
         table = {"gate": GATE, "source": "benchmarks/casting/voice_distinctness.py",
-                 "judge_wer": wer, "clear": clear, "similarity": matrix}  # fmt: skip
+                 "judge_wer": wer, "clear": clear, "told_apart": chosen,
+                 "similarity": matrix}  # fmt: skip
         write_text_atomic(PACKAGE_TABLE, json.dumps(table, indent=1) + "\n")
     shown = ("judge_wer", "not_told_apart", "told_apart_pairwise")
     print(json.dumps({k: report[k] for k in shown}, indent=1))
