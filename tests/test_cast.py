@@ -41,7 +41,7 @@ Anne came back alone, and she was tired.
 
 The wind rose over the mill.
 
-"Who goes there?"
+"Who goes there, Anne?"
 """
 
 NARRATOR, ANNE, TOM = "espeak:en-us", "espeak:en-us+f3", "espeak:en-us+m3"
