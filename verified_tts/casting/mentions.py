@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from verified_tts.text.dialogue import ParagraphQuotes
+from verified_tts.text.dialogue import SPEECH_VERBS, ParagraphQuotes
 from verified_tts.text.names import NOT_NAMES, TITLE, clean_name, is_name
 
 __all__ = ["NAME", "character_genders", "mentions", "place_names"]
@@ -76,9 +76,11 @@ _LOCATIVE = re.compile(
 def place_names(texts: Sequence[str], names: frozenset[str]) -> frozenset[str]:
     """Names that are places, not people: a word of this book's names that follows "at", "in",
     "to", "from", "of", "reached" ... in at least 30% of its uses (Hartfield 79%, Bath 73%, Italy
-    31%; people 3-18%)."""
+    31%; people 3-18%), and never speaks ("Tom answered", "said Tom": a person, whoever waves to
+    him)."""
     uses: Counter[str] = Counter()
     located: Counter[str] = Counter()
+    speaks: set[str] = set()
     for text in texts:
         for match in re.finditer(r"\b[A-Z][a-z]+\b", text):
             word = match.group(0)
@@ -87,7 +89,13 @@ def place_names(texts: Sequence[str], names: frozenset[str]) -> frozenset[str]:
             uses[word] += 1
             before = text[max(0, match.start() - 12) : match.start()]
             located[word] += bool(_LOCATIVE.search(before))
-    return frozenset(w for w, n in uses.items() if n >= 3 and located[w] >= 0.3 * n)
+            after = re.match(r"\s+([a-z]+)", text[match.end() : match.end() + 16])
+            verb = re.search(r"\b([a-z]+)\s+$", before)
+            if any(m and m.group(1) in SPEECH_VERBS for m in (after, verb)):
+                speaks.add(word)
+    return frozenset(
+        w for w, n in uses.items() if n >= 3 and located[w] >= 0.3 * n and w not in speaks
+    )
 
 
 def character_genders(

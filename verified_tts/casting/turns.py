@@ -115,7 +115,7 @@ def _break(lines: Sequence[Line], scene: Sequence[int], left: int, right: int) -
     return at if longest else (left + right - 1) // 2
 
 
-def _fill_scene(lines: Sequence[Line], scene: Sequence[int]) -> dict[int, Guess]:
+def _fill_scene(lines: Sequence[Line], scene: Sequence[int], untie: bool) -> dict[int, Guess]:
     """Guesses for the untagged lines of one scene, by paragraph index."""
     guesses = [lines[i].guess for i in scene]
     anchors = [p for p, g in enumerate(guesses) if g.speaker]
@@ -144,6 +144,8 @@ def _fill_scene(lines: Sequence[Line], scene: Sequence[int]) -> dict[int, Guess]
                 owner[p] = (left if p <= cut else right, False, None)
     for position, (anchor, closed, far) in owner.items():
         guess = guesses[position]
+        if guess.pronoun and not untie:  # "she said" with no woman in sight: not a turn's
+            continue
         speaker = guesses[anchor].speaker
         distance = abs(position - anchor)
         if distance % 2 == 0:
@@ -183,7 +185,7 @@ def fill_turns(lines: Sequence[Line], gender: Callable[[str], str | None]) -> li
         else line
         for line in lines
     ]
-    turns = _fill(untied)
+    turns = _fill(untied, untie=True)
     settled = []
     for line, turn in zip(lines, turns, strict=True):
         guess = line.guess
@@ -193,12 +195,13 @@ def fill_turns(lines: Sequence[Line], gender: Callable[[str], str | None]) -> li
             reason = f"'{pronoun}' with a speech verb: {turned}, whose turn it is"
             guess = replace(guess, speaker=turned, reason=reason, confidence=0.55)
         settled.append(replace(line, guess=guess))
-    return _fill(settled)
+    return _fill(settled, untie=False)
 
 
-def _fill(lines: Sequence[Line]) -> list[Guess | None]:
+def _fill(lines: Sequence[Line], untie: bool) -> list[Guess | None]:
+    """Turns for every scene; ``untie``: also for lines a pronoun tag left to the turns."""
     result = [line.guess for line in lines]
     for scene in _scenes(lines):
-        for index, guess in _fill_scene(lines, scene).items():
+        for index, guess in _fill_scene(lines, scene, untie).items():
             result[index] = guess
     return result
