@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from verified_tts.casting.characters import NARRATOR, Characters
 from verified_tts.casting.mentions import NAME, character_genders, mentions, place_names
-from verified_tts.casting.turns import Line, fill_turns
+from verified_tts.casting.turns import Guess, Line, fill_turns
 from verified_tts.text.dialogue import SPEECH_VERBS, ParagraphQuotes
 from verified_tts.text.names import NOT_NAMES, proper_names
 
@@ -90,18 +89,6 @@ _BEFORE = (  # narration that opens a quote: "Emma replied:", "Then said Emma,",
     re.compile(rf"{_WHO}\s+{_ADVERBS}(?P<verb>[a-z]+)(?:\s+to\s+[\w. ]+?)?[,:;]?\s*[-—]*$"),
     re.compile(rf"(?P<verb>[a-z]+)\s+{_WHO}(?:\s+[\w ]+?)?[,:;]?\s*[-—]*$"),
 )
-
-
-@dataclass(frozen=True)
-class Guess:
-    """Who speaks a paragraph's quotes (None: nobody found), why, and how sure (0..1)."""
-
-    speaker: str | None
-    reason: str
-    confidence: float
-    addressees: tuple[str, ...] = ()
-    tagged: bool = False  # an explicit tag or continued speech decided it
-    pronoun: str | None = None  # the gender of a pronoun tag ("she said") that decided it
 
 
 _ENDS_IN_VERB = re.compile(

@@ -18,12 +18,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from verified_tts.casting.sieve import Guess
-
-__all__ = ["Line", "fill_turns"]
+__all__ = ["Guess", "Line", "fill_turns"]
 
 SCENE_BREAK = 700  # characters of narration between two lines that end a scene
 _STEP = 0.02  # confidence lost per line counted from an anchor
@@ -38,6 +34,18 @@ _SURE = {
     (3, False): 0.45, (3, True): 0.62,
 }  # fmt: skip
 _RECENT = 4  # narration paragraphs before a scene whose names can be in it
+
+
+@dataclass(frozen=True)
+class Guess:
+    """Who speaks a paragraph's quotes (None: nobody found), why, and how sure (0..1)."""
+
+    speaker: str | None
+    reason: str
+    confidence: float
+    addressees: tuple[str, ...] = ()
+    tagged: bool = False  # an explicit tag or continued speech decided it
+    pronoun: str | None = None  # the gender of a pronoun tag ("she said") that decided it
 
 
 @dataclass(frozen=True)
