@@ -41,6 +41,7 @@ __all__ = [
     "METRICS",
     "ECAPA_DEFAULT_MODEL",
     "MIN_REFERENCE_SPEECH_S",
+    "check_reference_file",
     "TOO_SHORT",
     "SpeakerOptions",
     "SpeakerVerifier",
@@ -325,18 +326,33 @@ class SpeakerVerifier:
         """Unit-norm embedding of a reference recording (``--voice-ref``); a one-line UserError
         for a file that cannot be read (:func:`~verified_tts.audio.read_audio`), is silent or
         holds too little speech."""
-        audio, sample_rate = read_audio(path, "--voice-ref")
-        where = f"--voice-ref {os.fspath(path)}"
-        if float(np.max(np.abs(audio))) < _SILENT_PEAK:
-            raise UserError(f"{where} is silent (peak below -60 dBFS): record the voice again")
+        audio, sample_rate = check_reference_file(path)
         wav = self._backend.prepare(audio, int(sample_rate))
         speech_s = wav.size / _SAMPLE_RATE  # after resemblyzer's silence trimming: speech only
         if speech_s < MIN_REFERENCE_SPEECH_S:
-            raise UserError(
-                f"{where} has only {speech_s:.2f} s of speech: give at least "
-                f"{MIN_REFERENCE_SPEECH_S:.0f} s (5-30 s of clean speech works best)"
-            )
+            raise _too_little_speech(path, speech_s)
         return self._backend.embed([wav])[0]
+
+
+def check_reference_file(path: str | os.PathLike[str]) -> tuple[np.ndarray, int]:
+    """The samples and rate of a reference recording (``--voice-ref``), or a one-line UserError
+    for a file that cannot be read, is silent or is shorter than the speech a reference needs.
+    It needs no model, so a render checks the file before it loads any."""
+    audio, sample_rate = read_audio(path, "--voice-ref")
+    if float(np.max(np.abs(audio))) < _SILENT_PEAK:
+        raise UserError(
+            f"--voice-ref {os.fspath(path)} is silent (peak below -60 dBFS): record the voice again"
+        )
+    if len(audio) / sample_rate < MIN_REFERENCE_SPEECH_S:
+        raise _too_little_speech(path, len(audio) / sample_rate)
+    return audio, int(sample_rate)
+
+
+def _too_little_speech(path: str | os.PathLike[str], speech_s: float) -> UserError:
+    return UserError(
+        f"--voice-ref {os.fspath(path)} has only {speech_s:.2f} s of speech: give at least "
+        f"{MIN_REFERENCE_SPEECH_S:.0f} s (5-30 s of clean speech works best)"
+    )
 
 
 def speech_is_short(speech_s: float, options: SpeakerOptions) -> bool:
