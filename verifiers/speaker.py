@@ -111,12 +111,6 @@ class _Resemblyzer:
         else:
             self.model = self.weights
         self.encoder.eval()
-        # librosa imports its spectral code (and loads numba's compiled kernels) on the first
-        # mel spectrogram: seconds of one core, which belong to loading, not to the first
-        # window, where they would hold up the render while the other cores wait.
-        from resemblyzer.audio import wav_to_mel_spectrogram
-
-        wav_to_mel_spectrogram(np.zeros(_SAMPLE_RATE, dtype=np.float32))
 
     @staticmethod
     def prepare(audio: np.ndarray, sample_rate: int) -> np.ndarray:
@@ -137,7 +131,8 @@ class _Resemblyzer:
     def embed(self, wavs: Sequence[np.ndarray]) -> np.ndarray:
         """Unit-norm embeddings [len(wavs), 256] of prepared 16 kHz waves, one forward pass."""
         import torch
-        from resemblyzer.audio import wav_to_mel_spectrogram
+
+        from verifiers.resemblyzer_mel import mel_spectrogram
 
         partials: list[np.ndarray] = []
         owners: list[int] = []
@@ -147,7 +142,7 @@ class _Resemblyzer:
             _, mel_slices = self.encoder.compute_partial_slices(wav.size, 1.3, 0.75)
             stop = (mel_slices[-1].stop) * (_SAMPLE_RATE // 100)
             padded = np.pad(wav, (0, max(0, stop - wav.size)))
-            mel = wav_to_mel_spectrogram(padded)
+            mel = mel_spectrogram(padded)  # resemblyzer's, without librosa's start-up
             partials.extend(mel[s] for s in mel_slices)
             owners.extend([index] * len(mel_slices))
         stacked = torch.from_numpy(np.stack(partials)).to(self.encoder.device)
