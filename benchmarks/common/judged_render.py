@@ -31,6 +31,8 @@ from typing import Any
 from verified_tts.paired import bootstrap_draws, paired_gain, percentile_interval
 
 __all__ = [
+    "chapter_chunks",
+    "add_timings",
     "dnsmos_takes",
     "fill_pool",
     "judge_takes",
@@ -50,20 +52,38 @@ def take_key(utterance: Any, index: int) -> str:
     return utterance.candidates[index].extra.get("key") or f"{utterance.key}:{index}"
 
 
-def _config(table: Mapping[str, Any], n: int, adaptive: bool | None) -> Any:
+def _config(table: Mapping[str, Any], n: int, adaptive: bool | None, chapters: str | None) -> Any:
     from verified_tts.config import build_config
 
     overrides: dict[str, Any] = {"candidates": n, "keep": "all"}
     if adaptive is not None:
         overrides["adaptive"] = adaptive
+    if chapters is not None:
+        overrides["production"] = {**dict(table.get("production", {})), "chapters": chapters}
     return build_config(dict(table), **overrides)
 
 
+def chapter_chunks(book: Path, chunks: int) -> list[str]:
+    """``--chapters`` selections that cut ``book`` into ``chunks`` parts, each taking every
+    ``chunks``-th chapter, so a part is spread over the whole book as the sample is."""
+    from verified_tts.text.plaintext import load_plaintext
+
+    count = len(load_plaintext(book).book.chapters)
+    parts = [list(range(start, count + 1, chunks)) for start in range(1, min(chunks, count) + 1)]
+    return [",".join(str(number) for number in part) for part in parts]
+
+
 def render_sample(
-    book: Path, out: Path, table: Mapping[str, Any], *, n: int = 8, adaptive: bool | None = None
+    book: Path,
+    out: Path,
+    table: Mapping[str, Any],
+    *,
+    n: int = 8,
+    adaptive: bool | None = None,
+    chapters: str | None = None,
 ) -> dict[str, Any]:
-    """Render ``book`` into ``out`` (resuming from its store) and add this attempt's time to
-    ``out/attempts.json``; returns the timing of all attempts together."""
+    """Render ``book`` (its ``chapters`` only, if given) into ``out``, resuming from its store,
+    and add this attempt's time to ``out/attempts.json``; returns the timing of all attempts."""
     from verified_tts.output.manifest import read_manifest
     from verified_tts.storage.atomic import write_json_atomic
     from verified_tts.workflows.render import render
@@ -72,7 +92,7 @@ def render_sample(
     attempts = json.loads(log.read_text(encoding="utf-8")) if log.is_file() else []
     manifest_path = out / "manifest.json"
     if not (attempts and attempts[-1].get("finished") and manifest_path.is_file()):
-        config = _config(table, n, adaptive)
+        config = _config(table, n, adaptive, chapters)
         started, cpu_started = time.perf_counter(), time.process_time()
         out.mkdir(parents=True, exist_ok=True)
         render(book, out, config)
@@ -101,14 +121,19 @@ def render_sample(
 
 
 def fill_pool(
-    book: Path, render_out: Path, pool_out: Path, table: Mapping[str, Any], pool: int
+    book: Path,
+    render_out: Path,
+    pool_out: Path,
+    table: Mapping[str, Any],
+    pool: int,
+    chapters: str | None = None,
 ) -> Path:
     """Every line's first ``pool`` takes: a fixed-N render into ``pool_out`` starting from a copy
     of ``render_out``'s store (the takes already made are reused, take k has the same seed)."""
     if not (pool_out / "store").exists():
         shutil.copytree(render_out / "store", pool_out / "store.partial")
         (pool_out / "store.partial").rename(pool_out / "store")
-    render_sample(book, pool_out, table, n=pool, adaptive=False)
+    render_sample(book, pool_out, table, n=pool, adaptive=False, chapters=chapters)
     return pool_out
 
 
@@ -215,6 +240,26 @@ def oracle_index(utterance: Any, judged: Mapping[str, tuple[float, str]], takes:
             return None
         wers.append(found[0])
     return min(range(len(wers)), key=lambda i: (wers[i], i)) if wers else None
+
+
+def add_timings(timings: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The timing of several renders (the chunks of one sample) together."""
+    attempts = [a for t in timings for a in t["attempts"]]
+    speech = sum(t["speech_seconds"] for t in timings)
+    busy = sum(a["wall_seconds"] - a["load_seconds"] for a in attempts)
+    cpu = sum(a["cpu_seconds"] for a in attempts)
+    return {
+        "renders": len(timings),
+        "attempts": len(attempts),
+        "wall_seconds": round(sum(a["wall_seconds"] for a in attempts), 2),
+        "load_seconds": round(sum(a["load_seconds"] for a in attempts), 2),
+        "cpu_seconds": round(cpu, 2),
+        "speech_seconds": round(speech, 2),
+        "real_time_factor": round(busy / speech, 4) if speech else None,
+        "cpu_real_time_factor": round(cpu / speech, 4) if speech else None,
+        "load_average_at_ends": [a["load_average_at_end"][0] for a in attempts],
+        "note": timings[0]["note"] if timings else "",
+    }
 
 
 def summarise(

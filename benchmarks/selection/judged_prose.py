@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common.judged_render import (
+    add_timings,
+    chapter_chunks,
     dnsmos_takes,
     fill_pool,
     judge_takes,
@@ -76,37 +78,68 @@ def main() -> None:
     parser.add_argument("--config", type=Path, default=None, help="a TOML of render options")
     parser.add_argument("--pool", type=int, default=None, help="judge every line's first N takes")
     parser.add_argument("--no-dnsmos", action="store_true")
+    parser.add_argument("--chunks", type=int, default=13, help="parts rendered one after another")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args()
 
     from verified_tts.config import read_config_file
-    from verified_tts.output.manifest import read_manifest
-    from verified_tts.storage.atomic import write_json_atomic
 
     work = args.work or ROOT / "benchmarks" / "work" / "judged_prose" / args.output.stem
     book = work / f"{args.sample}.txt"
     sample = write_book(args.sample, args.per_chapter, book)
     table = read_config_file(args.config) if args.config else {}
-    timing = render_sample(book, work / "render", table)
-    rows = read_manifest(work / "render").utterances
-    takes = [(u, i) for u in rows for i in range(len(u.candidates))]
+    chunks = chapter_chunks(book, args.chunks)
+    finished: list[Any] = []
+    for number, chapters in enumerate(chunks):
+        finished.append(run_chunk(book, work, number, chapters, table, args))
+        write_result(args, sample, table, chunks, finished)
+
+
+def run_chunk(
+    book: Path, work: Path, number: int, chapters: str, table: dict, args: argparse.Namespace
+) -> dict[str, Any]:
+    """Render, judge and score one chunk of the sample (resuming each step)."""
+    from verified_tts.output.manifest import read_manifest
+
+    out = work / f"render{number:02d}"
+    timing = render_sample(book, out, table, chapters=chapters)
+    rows = list(read_manifest(out).utterances)
+    cache = work / "judged.json"
+    judged = judge_takes(out, [(u, i) for u in rows for i in range(len(u.candidates))], cache)
     pool_rows = None
     if args.pool:
-        fill_pool(book, work / "render", work / f"pool{args.pool}", table, args.pool)
-        pool_rows = read_manifest(work / f"pool{args.pool}").utterances
-    cache = work / "judged.json"
-    judged = judge_takes(work / "render", takes, cache)
-    if pool_rows is not None:
-        judged |= judge_takes(
-            work / f"pool{args.pool}",
-            [(u, i) for u in pool_rows for i in range(len(u.candidates))],
-            cache,
-        )
+        pool_out = work / f"pool{args.pool}-{number:02d}"
+        fill_pool(book, out, pool_out, table, args.pool, chapters)
+        pool_rows = list(read_manifest(pool_out).utterances)
+        takes = [(u, i) for u in pool_rows for i in range(len(u.candidates))]
+        judged |= judge_takes(pool_out, takes, cache)
     dnsmos = None
     if not args.no_dnsmos:
         pairs = [(u, i) for u in rows for i in dict.fromkeys((0, u.winner))]
-        dnsmos = dnsmos_takes(work / "render", pairs, work / "dnsmos.json")
+        dnsmos = dnsmos_takes(out, pairs, work / "dnsmos.json")
+    return {"rows": rows, "pool_rows": pool_rows, "judged": judged, "dnsmos": dnsmos,
+            "timing": timing}  # fmt: skip
+
+
+def write_result(
+    args: argparse.Namespace,
+    sample: dict[str, Any],
+    table: dict,
+    chunks: list[str],
+    finished: list[dict[str, Any]],
+) -> None:
+    """The result file over the chunks finished so far."""
+    from verified_tts.storage.atomic import write_json_atomic
+
+    rows = [u for chunk in finished for u in chunk["rows"]]
+    judged = {k: v for chunk in finished for k, v in chunk["judged"].items()}
+    pool_rows = None
+    if args.pool:
+        pool_rows = [u for chunk in finished for u in chunk["pool_rows"]]
+    dnsmos = None
+    if not args.no_dnsmos:
+        dnsmos = {k: v for chunk in finished for k, v in chunk["dnsmos"].items()}
     figures = summarise(rows, judged, pool_rows=pool_rows, dnsmos=dnsmos)
     shown = args.config.resolve() if args.config else None
     data = {
@@ -123,7 +156,14 @@ def main() -> None:
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "sample": sample,
         **figures,
-        "timing": timing,
+        "timing": add_timings([chunk["timing"] for chunk in finished]),
+        "chunks": {
+            "finished": len(finished),
+            "of": len(chunks),
+            "rule": "the sample's chapters dealt into chunks (chunk i: chapters i, i + C, ...), "
+            "each rendered from its own store and judged before the next, so a stopped run "
+            "reports the chunks it finished",
+        },
         "flagged_lines": [
             {
                 "text": u.text,
