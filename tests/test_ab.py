@@ -129,13 +129,17 @@ def test_cost_grows_with_n(run):
     assert "wall_seconds" in data["cost"]["attribution"]
 
 
-def test_judge_transcribes_every_distinct_winner_once(run):
-    _, result, data, _ = run
+def test_judge_transcribes_every_take_once_for_the_oracle(run):
+    _, result, data, manifest = run
     assert result.judge == "bundled:base" and data["judge"]["model"] == "bundled:base"
-    distinct = {
-        (row["key"], arm["winner"]) for row in data["utterances"] for arm in row["arms"].values()
-    }
-    assert data["judge"]["clips"] == len(distinct)
+    assert data["judge"]["clips"] == sum(len(u["candidates"]) for u in manifest["utterances"])
+    for arm, returned in zip(data["arms"], result.arms, strict=True):
+        k = arm["n"]
+        best = [min(row["judge_wer_of_takes"][:k]) for row in data["utterances"]]
+        assert arm["judge_wer_oracle"] == pytest.approx(statistics.fmean(best), abs=1e-4)
+        assert arm["judge_wer_oracle"] <= arm["judge_wer"] + 1e-9
+        assert returned.judge_wer_oracle == arm["judge_wer_oracle"]
+    assert "best take (oracle)" in (result.out_dir / "ab.html").read_text()
     for arm in data["arms"]:
         picked = [row["arms"][str(arm["n"])] for row in data["utterances"]]
         for row, p in zip(data["utterances"], picked, strict=True):
