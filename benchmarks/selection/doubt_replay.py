@@ -19,7 +19,7 @@ adaptive render would have made: the replay chooses a rule, a render measures it
 Per rule: takes a line, the judge WER of the winners and its paired gain over candidate 0 (95 %
 interval, absolute and relative), flagged lines and the flagged winners' judge WER against the
 rest's. Also, per signal measured after the first 2 takes, how the judge's gain of going on to 8
-takes splits between the lines above and below its median.
+takes splits between the lines above and below its median (a yes/no signal: yes and no).
 
 Usage: python -m benchmarks.selection.doubt_replay --work WORK --pool 8 --output JSON
 """
@@ -188,7 +188,8 @@ def main() -> None:
     split = {}
     for signal in measured[0]:
         values = [m[signal] for m in measured]
-        cut = statistics.median(values)
+        # a yes/no signal splits at yes; a measure at its median
+        cut = 0.5 if set(values) <= {0.0, 1.0} else statistics.median(values)
         high = [g for g, v in zip(gains, values, strict=True) if v > cut]
         low = [g for g, v in zip(gains, values, strict=True) if v <= cut]
         split[signal] = {

@@ -16,7 +16,6 @@ __all__ = ["BLOCKS"]
 # (result stem, column label) of the judged real-prose renders, in the order shown
 JUDGED = (
     ("judged_prose_dev_today", "development, today"),
-    ("judged_prose_dev_prosody", "development, takes with their own prosody"),
     ("judged_prose_held_out_k_before", "tenth held-out sample, today"),
 )
 STEMS = tuple(stem for stem, _ in JUDGED)
@@ -98,7 +97,37 @@ def judged_prose() -> str:
     return md_table(("", *(label for _, label in columns)), rows)
 
 
+def doubt_replay() -> str:
+    rows = []
+    for rule in result("doubt_replay_dev")["rules"]:
+        if rule["rule"].startswith("doubt") and "shared_stop=False" in rule["rule"]:
+            continue  # the shared-doubt stop changes nothing here; its rows are in the file
+        paired = rule["gain_over_candidate0"]
+        rows.append(
+            (rule["rule"], num(rule["takes_per_line"], 2), num(rule["judge_wer_winner"], 4),
+             f"{num(paired['gain'], 4)} ({ci(paired['ci95'], 4)})", rule["flagged"])
+        )  # fmt: skip
+    header = ("stop rule", "takes a line", "judge WER, winner",
+              "gain over candidate 0 (95% interval)", "flagged")  # fmt: skip
+    return md_table(header, rows)
+
+
+def doubt_signals() -> str:
+    rows = []
+    for signal, split in result("doubt_replay_dev")["gain_of_8_over_2_by_signal_after_2"].items():
+        high, low = split["above_median"], split["at_or_below"]
+        rows.append(
+            (signal, high["lines"], num(high["gain"], 4) if high["gain"] is not None else "-",
+             low["lines"], num(low["gain"], 4) if low["gain"] is not None else "-")
+        )  # fmt: skip
+    header = ("signal after 2 takes", "lines with more of it", "judge's gain of 8 takes over 2",
+              "lines with less", "judge's gain of 8 takes over 2")  # fmt: skip
+    return md_table(header, rows)
+
+
 BLOCKS = {
+    "doubt-replay": Generated(("doubt_replay_dev",), doubt_replay, labels=1),
+    "doubt-signals": Generated(("doubt_replay_dev",), doubt_signals, labels=1),
     "take-diversity": Generated(("take_diversity_dev",), take_diversity, labels=1),
     "judged-prose": Generated(STEMS, judged_prose, labels=1),
 }
