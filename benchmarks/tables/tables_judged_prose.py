@@ -16,6 +16,7 @@ __all__ = ["BLOCKS"]
 # (result stem, column label) of the judged real-prose renders, in the order shown
 JUDGED = (
     ("judged_prose_dev_today", "development, today"),
+    ("judged_prose_dev_prosody", "development, takes with their own prosody"),
     ("judged_prose_held_out_k_before", "tenth held-out sample, today"),
 )
 STEMS = tuple(stem for stem, _ in JUDGED)
