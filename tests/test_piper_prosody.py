@@ -11,6 +11,13 @@ import pytest
 
 from verified_tts.generators import GeneratorConfig, SynthesisRequest, load_generator
 from verified_tts.generators.piper import PiperGenerator
+from verified_tts.pipeline import plan_utterances
+from verified_tts.selection.policy import default_policy
+from verified_tts.selection.strategy import RenderContext
+from verified_tts.storage.keys import candidate_key
+from verified_tts.storage.results import RunStats
+from verified_tts.storage.store import Store
+from verified_tts.text.book import Segment
 
 TEXT = "The birch canoe slid on the smooth planks, and the rain, at last, began to fall."
 VARIED = {"length_jitter": 0.06, "duration_jitter": 0.1, "pause_jitter": 0.4}
@@ -76,3 +83,28 @@ def test_variation_is_part_of_the_identity(plain, varied):
     assert "prosody" not in plain.identity()
     assert varied.identity()["prosody"]["pause_jitter"] == 0.4
     assert varied.identity()["sampling"] == plain.identity()["sampling"]
+
+
+def test_take_0_keeps_its_key_and_seed_and_the_store_reuses_it(plain, varied, tmp_path):
+    """Variation keys only the takes it changes: a varied render's take 0 is the plain render's,
+    under the same key and seed; a later take keeps its seed (the same noise) under a key that
+    names its variation, so a changed setting is never answered with a stale take."""
+    segment = Segment(0, 0, 0, TEXT, TEXT, "paragraph", 1, "end")
+    wider = PiperGenerator(plain.voice, replace(varied.options, pause_jitter=0.5), plain.speaker)
+    before, after, other = (
+        plan_utterances([segment], g, base_seed=0, voice=None)[0] for g in (plain, varied, wider)
+    )
+    assert candidate_key(after.key, 0) == candidate_key(before.key, 0)
+    assert after.request(0).seed == before.request(0).seed
+    assert after.request(1).seed == before.request(1).seed
+    assert len({candidate_key(u.key, 1) for u in (before, after, other)}) == 3
+    with Store(tmp_path / "store") as store:
+
+        def context(generator):
+            return RenderContext(generator, None, default_policy(), store, RunStats(), 2, "p")
+
+        context(plain).sample([(before, 0)])
+        run = context(varied)
+        made = run.sample([(after, 0), (after, 1)])
+        assert (run.stats.candidates_reused, run.stats.candidates_generated) == (1, 1)
+        assert made[0].key == candidate_key(before.key, 0) and made[1].seed == after.request(1).seed
