@@ -15,6 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from jobs.progress import job_progress
 from verified_tts.cli.options import SynthesisArgs, synthesis_options
 from verified_tts.cli.report import RunProgress, console, interruptible, warn
 from verified_tts.cli.runs import add_run_rows, print_damaged, ray_synthesizer
@@ -163,7 +164,7 @@ def render(
         }
     )
     out = out or Path("out") / book.stem
-    progress = RunProgress("rendering", settings.generator.name)
+    progress = RunProgress("rendering", settings.generator.name, job_progress(out))
     with interruptible(progress):
         summary = render_book(
             book,
