@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from jobs.progress import JOB_ID_ENV
 from jobs.records import ACTIVE_STATES, JobRecord, JobRecords
 from jobs.spec import SPEC_FILE, JobSpec, build_spec, stage
 from verified_tts.cluster.state import JOB_RESOURCE, import_ray, read_state, state_dir
@@ -64,7 +65,7 @@ def submission(spec: JobSpec, submission_id: str, working_dir: str, slots: bool)
         "submission_id": submission_id,
         "runtime_env": {
             "working_dir": working_dir,
-            "env_vars": {"PYTHONUNBUFFERED": "1", "VERIFIED_TTS_JOB_ID": spec.job_id},
+            "env_vars": {"PYTHONUNBUFFERED": "1", JOB_ID_ENV: spec.job_id},
         },
         "metadata": {"verified_tts_job": spec.job_id, "command": spec.command},
         "entrypoint_resources": {JOB_RESOURCE: 1} if slots else None,
@@ -108,8 +109,10 @@ class JobQueue:
             import_ray()  # MissingExtra instead of an ImportError
             from ray.job_submission import JobSubmissionClient
 
-            # Ray's client logs every upload at INFO on stderr; the CLI says what matters itself
+            # Ray's client logs every upload at INFO on stderr (its SDK module sets its own level,
+            # so the parent's is not enough); the CLI says what matters itself
             logging.getLogger("ray").setLevel(logging.WARNING)
+            logging.getLogger("ray.dashboard.modules.dashboard_sdk").setLevel(logging.WARNING)
 
             try:
                 self._clients[url] = JobSubmissionClient(url)

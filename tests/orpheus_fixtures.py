@@ -32,6 +32,7 @@ __all__ = [
     "needs_engine",
     "skip_module_without_engine",
     "tiny_models",
+    "tiny_models_with_context",
     "vllm_skip_reason",
 ]
 
@@ -65,9 +66,33 @@ def tiny_models(layout: str = "orpheus") -> TinyModels:
         if layout not in _layouts:
             root = Path(tempfile.mkdtemp(prefix=f"vtts-{layout}-"))
             atexit.register(shutil.rmtree, root, True)
-            built = build_all(root, only=(layout,))[layout]
+            built = build_all(root, only=(layout,), small_snac=True)[layout]
             _layouts[layout] = TinyModels(model=built["lm"], codec=built["codec"])
         return _layouts[layout]
+
+
+def tiny_models_with_context(layout: str, positions: int) -> TinyModels:
+    """The layout's tiny models, the LM declaring a context of ``positions`` tokens (its
+    ``max_position_embeddings``), as a small checkpoint can. The product sizes its engine and its
+    token budgets from the model's own context when no option says otherwise, so a user-path test
+    on this model runs the defaults a user gets while random weights (which never stop speaking)
+    run to a short budget. The weights are the shared model's, linked, not copied."""
+    import json
+
+    base = tiny_models(layout)
+    with _lock:
+        key = f"{layout}@{positions}"
+        if key not in _layouts:
+            folder = Path(tempfile.mkdtemp(prefix=f"vtts-{layout}-{positions}-"))
+            atexit.register(shutil.rmtree, folder, True)
+            for item in base.model.iterdir():
+                (folder / item.name).symlink_to(item)
+            config = json.loads((base.model / "config.json").read_text(encoding="utf-8"))
+            (folder / "config.json").unlink()
+            config["max_position_embeddings"] = positions
+            (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+            _layouts[key] = TinyModels(model=folder, codec=base.codec)
+        return _layouts[key]
 
 
 def engine_test_options(**extra: object) -> dict[str, object]:

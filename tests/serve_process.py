@@ -1,5 +1,7 @@
 """``verified-tts serve`` started as a user starts it, for the service test modules: the one line
-it prints once it answers (address, token, start-up seconds), and SIGTERM at the end."""
+it prints once it answers (address, token, start-up seconds), and SIGTERM at the end. A server
+that a test killed leaves its Ray head running (that is what a kill does); the head of the
+server's folder is stopped at the end too, so no test leaves Ray behind."""
 
 from __future__ import annotations
 
@@ -11,14 +13,26 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 LINE = re.compile(r"^(http://127\.0\.0\.1:\d+/v1) token (\S+) \(ready in ([\d.]+) s\)$")
 
 
+@dataclass(frozen=True)
+class Started:
+    """A running server: its address, token, the seconds it said it took, what it printed."""
+
+    url: str
+    token: str
+    ready_s: float
+    out: list[str]
+    process: subprocess.Popen[str]
+
+
 @contextlib.contextmanager
-def running_server(home: Path, *options: str) -> Iterator[tuple[re.Match[str], list[str]]]:
-    """The started server's printed line (matched by :data:`LINE`) and everything it printed."""
+def running_server(home: Path, *options: str) -> Iterator[Started]:
+    """``verified-tts serve --port 0 --dir HOME OPTIONS`` until its address line; stopped after."""
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)
     process = subprocess.Popen(
@@ -40,11 +54,20 @@ def running_server(home: Path, *options: str) -> Iterator[tuple[re.Match[str], l
             if found:
                 break
         assert found, "the server never printed its address:\n" + "\n".join(out)
-        yield found, out
+        yield Started(found.group(1), found.group(2), float(found.group(3)), out, process)
     finally:
+        stop(process)
+        from verified_tts.cluster import head
+
+        head.down(home / "jobs")  # left running only by a server that was killed
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    """SIGTERM, as a service manager stops it, and wait for it to shut down."""
+    if process.poll() is None:
         process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

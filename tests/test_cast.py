@@ -41,7 +41,7 @@ Anne came back alone, and she was tired.
 
 The wind rose over the mill.
 
-"Who goes there?"
+"Who goes there, Anne?"
 """
 
 NARRATOR, ANNE, TOM = "espeak:en-us", "espeak:en-us+f3", "espeak:en-us+m3"
@@ -241,3 +241,28 @@ def test_a_plain_text_book_renders_with_a_cast(tmp_path):
     assert voices['"It is late,"'] == voices['"Tom!"'] == ANNE
     assert voices['"Not yet,"'] == voices['"Here,"'] == TOM
     assert voices["said Anne."] not in (ANNE, TOM)
+
+
+def test_a_first_person_chapter_speaks_the_unnamed_boatman_in_another_voice(tmp_path):
+    """The narrator says "said I" and talks with a boatman the text never names ("my waterman",
+    "the sculler", "he"): cast, then render with the cast, as a user would."""
+    book = tmp_path / "book.txt"
+    book.write_bytes((Path(__file__).parent / "data" / "first_person_boatman.txt").read_bytes())
+    done = _run("cast", str(book), "--narrator-voice", NARRATOR, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out"
+    done = _run(
+        "render", str(book), "--cast", "cast.toml", "-n", "1", "--out", str(out), cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    voices = {u["text"]: u["voice"] or NARRATOR for u in manifest["utterances"]}
+    narrators = ['"Can you take me up to Richmond before dark?"', '"And what does the tide say?"',
+                 '"You have been on the river long?"', '"Then you know every reach of it."',
+                 '"Is it far now?"']  # fmt: skip
+    boatmans = ['"That depends on the tide, sir,"', '"It says you had best be quick about it."',
+                '"Forty years,"', '"Man and boy."', '"Every reach, and every wreck,"',
+                '"Not far, sir,"', '"You\'ll see the lamps at the next bend."']  # fmt: skip
+    assert {voices[line] for line in narrators} == {NARRATOR}
+    boatman = {voices[line] for line in boatmans}
+    assert len(boatman) == 1 and NARRATOR not in boatman

@@ -12,7 +12,10 @@ import pytest
 
 from tests.conftest import CLI
 from verified_tts.cast import apply_cast, find_cast
+from verified_tts.casting.quotes import scan_text
 from verified_tts.casting.report import cast_report
+from verified_tts.casting.sieve import attribute
+from verified_tts.text.book import parse_book
 from verified_tts.text.plaintext import load_plaintext
 from verified_tts.voices import catalogue
 
@@ -52,6 +55,36 @@ Mr. Weston walked on alone, and he whistled.
 )
 
 
+TWO = """In the garden sat George Emerson, reading. It was the first time that Lucy and George had
+met since the spring, and Lucy knew it; she was glad. George knew it too, and he was glad. Lucy
+had come from Windy Corner; at Windy Corner they were all at tea, and the road to Windy Corner
+was long.
+
+"You are early," said George.
+
+"I walked."
+
+"All the way?"
+
+"All the way from the church."
+
+George nodded.
+
+"Then you must be tired."
+
+"Not at all," said Lucy.
+"""
+
+THREE = (
+    TWO
+    + """
+Mr. Beebe came out of the house.
+
+"Tea," said Mr. Beebe.
+"""
+)
+
+
 @pytest.fixture(scope="module")
 def boatman() -> dict:
     return cast_report(CHAPTER.read_text(encoding="utf-8"))
@@ -62,7 +95,7 @@ def _speakers(report: dict, text: str) -> list[tuple[str, str | None]]:
 
 
 def test_tags_in_every_order_addressees_turns_and_continued_speech():
-    report = cast_report(CONTINUED)
+    report = cast_report(CONTINUED, threshold=0.0)  # every guess, however unsure
     said = [q["speaker"] for q in report["quotes"]]
     emma, weston, harriet = "Emma Woodhouse", "Mr. Weston", "Harriet Smith"
     # "said Emma", "Mr. Weston said", "cried Harriet", "said he" (the one man talking)
@@ -131,3 +164,33 @@ def test_the_boatman_is_cast_in_a_voice_other_than_the_narrators():
     assert voices["the narrator"] == {narrator}
     boat = [name for name in voices if name != "the narrator"]
     assert len(boat) == 1 and len(voices[boat[0]]) == 1 and narrator not in voices[boat[0]]
+
+
+def test_turns_run_between_tagged_lines_through_a_beat_of_narration_and_say_how_sure():
+    two = cast_report(TWO, threshold=0.0)
+    said = [(q["speaker"], q["confidence"]) for q in two["quotes"]]
+    # "George nodded." does not end the scene: the untagged lines alternate between the two
+    # tagged ones, and a turn between two people whose tags agree is a sure one
+    assert [who for who, _ in said] == ["George", "Lucy", "George", "Lucy", "George", "Lucy"]
+    assert all(sure >= 0.8 for _, sure in said)
+    # a third person heard nearby makes the same turns less sure
+    three = cast_report(THREE, threshold=0.0)["quotes"]
+    assert [q["speaker"] for q in three[:6]] == [who for who, _ in said]
+    assert all(q["confidence"] < sure for q, (_, sure) in zip(three[1:5], said[1:5], strict=True))
+    # Windy Corner follows "from" and "at": a place, not a character
+    chapters = [[(p.text, p.quotes) for p in chapter] for chapter in scan_text(TWO)]
+    people = attribute(chapters)[1]
+    assert "George" in people.canonical and "Windy Corner" not in people.canonical
+
+
+def test_characters_the_text_gives_no_gender_get_voices_of_their_own():
+    book = parse_book(
+        '# One\n\nThe Dodo stood on a stone, and the Mouse sat beside the Dodo.\n\n"Everybody has '
+        'won," said the Dodo.\n\n"And who is to give the prizes?" asked the Mouse.\n',
+        dialogue=True,
+    )
+    narrator = "piper:en_US-joe-medium"
+    cast, characters = find_cast(book, narrator=narrator, voices=catalogue())
+    assert {c.name: c.gender for c in characters} == {"the Dodo": None, "the Mouse": None}
+    given = set(cast.characters.values())
+    assert len(given) == 2 and narrator not in given and cast.dialogue not in given

@@ -32,8 +32,21 @@ def rendered(tmp_path_factory):
         "bowls.\n",
         encoding="utf-8",
     )
-    run("render", str(book), "--out", str(folder / "out"), *ESPEAK, "-n", "2")
+    done = run("render", str(book), "--out", str(folder / "out"), *ESPEAK, "-n", "2")
+    (folder / "render.stdout").write_text(done.stdout + done.stderr, encoding="utf-8")
     return book, folder / "out"
+
+
+def test_render_summary_says_what_selection_changed_not_the_verifiers_own_wer(rendered):
+    book, out = rendered
+    printed = " ".join((out.parent / "render.stdout").read_text(encoding="utf-8").split())
+    manifest = json.loads((out / "manifest.json").read_text())
+    changed = sum(1 for u in manifest["utterances"] if u["winner"] != 0)
+    assert manifest["stats"]["lines_take_changed"] == changed
+    assert "lines whose kept take is not the" in printed and "mean WER" not in printed
+    assert f"verified-tts ab {book} --n 1 --n 8 --judge-asr bundled:base" in printed
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "lines whose kept take is not the first" in report and "mean WER" not in report
 
 
 @pytest.mark.slow

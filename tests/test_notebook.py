@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,12 @@ def ab_json(tmp_path_factory, synthesizer_factory) -> Path:
         ns=(1, 2),
         judge_asr=load_judge("bundled:base"),
         synthesizer=synthesizer_factory(candidates=2, adaptive=False),
+        oracle=False,  # the notebook reads the winners' judge WER only: judge just those
     )
+    data = json.loads(result.ab_json.read_text(encoding="utf-8"))
+    winners = {(row["key"], arm["winner"]) for row in data["utterances"]
+               for arm in row["arms"].values()}  # fmt: skip
+    assert data["judge"]["clips"] == len(winners)  # each distinct winner once, no other take
     return result.ab_json
 
 

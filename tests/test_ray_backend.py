@@ -118,6 +118,27 @@ def test_an_address_where_nothing_listens_is_one_line(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_token_auth_makes_the_token_ray_start_needs_on_a_new_machine(monkeypatch, tmp_path):
+    """`ray start` (2.60) with token authentication on refuses to start without a token and never
+    makes one; on a machine where Ray had not run, `cluster up` failed. The token is made once,
+    private, and kept by later calls."""
+    from verified_tts.cluster import state
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    state.use_token_auth()
+    token = tmp_path / ".ray" / "auth_token"
+    first = token.read_text()
+    assert len(first) == 64 and int(first, 16) >= 0
+    assert token.stat().st_mode & 0o777 == 0o600
+    assert os.environ["RAY_AUTH_MODE"] == "token"
+    assert [p.name for p in token.parent.iterdir()] == ["auth_token"]
+    monkeypatch.delenv("RAY_AUTH_MODE")
+    state.use_token_auth()
+    assert token.read_text() == first
+
+
 def test_ray_table_is_checked():
     config = build_config({"ray": {"replicas": 2, "generator_num_gpus": 1, "pools": {"wer": 3}}})
     assert config.ray == RayOptions(replicas=2, generator_num_gpus=1, pools={"wer": 3})

@@ -2,8 +2,9 @@
 
 The server is the command itself (a local Ray instance, loopback, port 0, the embedded voice),
 started once for the module; the official ``openai`` client and ``curl`` ask it for speech, and
-the checks cover the verdict headers, the full record, the listings, the token (none, wrong),
-the size limit, errors naming their field, a repeat giving the same bytes, and ``/metrics``.
+the checks cover the token from ``--token-file``, the verdict headers, the full record, the
+listings, the token (none, wrong), the size limit, errors naming their field, a repeat giving the
+same bytes, the six response formats, ``/metrics`` and the JSON log lines.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from tests.serve_process import running_server
 
 pytestmark = pytest.mark.ray
 
+TOKEN = "kept-across-restarts-0123456789"
+
 
 @dataclass(frozen=True)
 class Server:
@@ -31,6 +34,7 @@ class Server:
     token: str
     ready_s: float
     out: list[str]
+    home: Path
 
 
 def _request(server: Server, method: str, path: str, body: bytes | None = None,
@@ -46,13 +50,14 @@ def _request(server: Server, method: str, path: str, body: bytes | None = None,
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("serve")
-    with running_server(home) as (found, out):
-        yield Server(found.group(1), found.group(2), float(found.group(3)), out)
+    (home / "token.txt").write_text(TOKEN + "\n# the first line is the token\n", encoding="utf-8")
+    with running_server(home, "--token-file", str(home / "token.txt")) as started:
+        yield Server(started.url, started.token, started.ready_s, started.out, home)
 
 
-def test_start_is_one_line_with_address_and_token(server: Server) -> None:
+def test_start_is_one_line_with_address_and_the_token_file(server: Server) -> None:
     assert [line for line in server.out if line.strip()] == [server.out[-1]]
-    assert len(server.token) >= 24
+    assert server.token == TOKEN  # --token-file's first line, not a fresh one
     assert server.ready_s < 120
 
 
@@ -133,6 +138,7 @@ def test_oversized_body_is_413(server: Server) -> None:
         (json.dumps({"input": "Hello.", "response_format": "ogg"}).encode(), "response_format"),
         (json.dumps({"input": "Hello.", "n": 0}).encode(), "n"),
         (json.dumps({"input": "Hello.", "sped": 1.0}).encode(), "sped"),
+        (json.dumps({"input": "Long. " * 1000}).encode(), "input"),  # over 4096 characters
     ],
 )
 def test_bad_requests_are_4xx_naming_the_field(server: Server, body: bytes, field: str | None):
@@ -161,3 +167,73 @@ def test_metrics_count_requests_and_answers(server: Server) -> None:
     assert re.search(r"^verified_tts_candidates_total\{[^}]*\} [1-9]", metrics.text, re.M)
     assert "verified_tts_queue_depth" in metrics.text
     assert "verified_tts_batch_waiting" in metrics.text
+    latency = r'^verified_tts_request_seconds_count\{route="/v1/audio/speech"\} [1-9]'
+    assert re.search(latency, metrics.text, re.M)
+    assert re.search(r"^verified_tts_flagged_total \d", metrics.text, re.M)
+
+
+def test_every_response_format_says_the_same_line(server: Server) -> None:
+    import av
+
+    from verified_tts.service.formats import MEDIA_TYPES
+
+    line = {"input": "Six ways to hear one line.", "seed": 11}
+    seconds, scores = {}, set()
+    for fmt in (None, "wav", "flac", "opus", "aac", "pcm"):  # None: OpenAI's default, mp3
+        body = line if fmt is None else {**line, "response_format": fmt}
+        response = _request(server, "POST", "/audio/speech", json.dumps(body).encode())
+        assert response.status_code == 200, response.text
+        fmt = fmt or "mp3"
+        assert response.headers["content-type"] == MEDIA_TYPES[fmt]
+        scores.add(response.headers["x-verified-scores"])
+        if fmt == "pcm":  # OpenAI's pcm: 16-bit mono at 24 kHz, no header
+            seconds[fmt] = len(response.content) / 2 / 24000
+            continue
+        with av.open(io.BytesIO(response.content)) as container:
+            frames = list(container.decode(audio=0))
+        seconds[fmt] = sum(f.samples for f in frames) / frames[0].sample_rate
+    assert len(scores) == 1  # one answer, spoken once, in six encodings
+    assert seconds["wav"] > 0.5
+    assert all(abs(s - seconds["wav"]) < 0.1 for s in seconds.values()), seconds
+
+
+def test_log_is_a_json_line_per_request_and_batch(server: Server) -> None:
+    assert _request(server, "GET", "/models", token="wrong-token").status_code == 401
+    lines = (server.home / "service" / "log.jsonl").read_text(encoding="utf-8").splitlines()
+    logged = [json.loads(line) for line in lines]
+    requests = [e for e in logged if e["event"] == "request"]
+    refused = {"method": "GET", "path": "/v1/models", "status": 401}
+    assert any(refused.items() <= e.items() for e in requests)
+    spoken = [e for e in requests if e["path"] == "/v1/audio/speech" and e["status"] == 200]
+    assert spoken and all(e["seconds"] > 0 and e["level"] == "info" for e in spoken)
+    batches = [e for e in logged if e["event"] == "batch"]
+    assert batches and all(e["requests"] >= 1 and e["seconds"] > 0 for e in batches)
+    assert len({e["process"] for e in requests + batches}) == 2  # the front door, the speaker
+
+
+def test_lexicon_gates_and_speed_reach_the_synthesis(server: Server) -> None:
+    line = {
+        "input": "Say xyzzy once.",
+        "response_format": "wav",
+        "seed": 5,
+        "n": 2,
+        "adaptive": False,
+    }
+    own = {**line, "lexicon": {"words": {"xyzzy": "magic word"}},
+           "gates": {"duration_ratio": {"max": 0.01}}}  # fmt: skip
+    response = _request(server, "POST", "/audio/speech", json.dumps(own).encode())
+    assert response.status_code == 200, response.text
+    assert response.headers["x-verified-flagged"] == "true"  # no take passes that gate
+    record = _request(server, "GET", f"/audio/speech/{response.headers['x-verified-id']}").json()
+    [utterance] = record["utterances"]
+    assert "magic word" in utterance["spoken"] and "xyzzy" in utterance["text"]
+    assert all("duration_ratio" in c["failed_gates"] for c in utterance["candidates"])
+    seconds = {}
+    for speed in (1.0, 1.5):
+        said = _request(
+            server, "POST", "/audio/speech", json.dumps({**line, "speed": speed}).encode()
+        )
+        assert said.status_code == 200, said.text
+        audio, rate = sf.read(io.BytesIO(said.content))
+        seconds[speed] = len(audio) / rate
+    assert seconds[1.5] < 0.85 * seconds[1.0]

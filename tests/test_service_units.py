@@ -1,9 +1,15 @@
-"""The service's parts without Ray: requests field by field, formats, the batching window, and
-the engine's batch over one store (same bytes for a repeat, served without synthesis)."""
+"""The service's parts without Ray: requests field by field, formats, the batching window, the
+engine's batch over one store (same bytes for a repeat, served without synthesis), a queued
+job's progress as the API reads it, the JSON log lines, and the command's refusals before any
+Ray starts (the ``--host`` warning, a bad ``--token-file``)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -93,3 +99,96 @@ def test_engine_batch_and_repeat_from_store(tmp_path, synthesizer_factory):
     assert caught.value.status == 404
     bad = engine.speak([parse_speech(b'{"input": "hi", "voice": "nobody"}', max_input_chars=9)])
     assert isinstance(bad[0], ApiError) and bad[0].param == "voice"
+
+
+def test_a_queued_job_keeps_its_progress_and_the_api_reads_it(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from jobs.progress import PROGRESS_FILE, ProgressFile, job_progress
+    from verified_tts.cli.report import RunProgress
+    from verified_tts.service.jobs_routes import _progress
+
+    monkeypatch.delenv("VERIFIED_TTS_JOB_ID", raising=False)
+    assert job_progress(tmp_path) is None  # a run outside the queue writes nothing
+    monkeypatch.setenv("VERIFIED_TTS_JOB_ID", "vtts-render-0123456789ab")
+    assert isinstance(job_progress(tmp_path), ProgressFile)
+    assert _progress(tmp_path)["progress"] is None  # nothing written yet
+    run = RunProgress("rendering", "espeak", ProgressFile(tmp_path / PROGRESS_FILE, every_s=60))
+    run.on_start(4)
+    assert _progress(tmp_path) == {"progress": 0.0, "utterances": 4, "done": 0, "flagged": 0}
+    for flagged in (True, False, False):
+        run.on_result(SimpleNamespace(flagged=flagged))
+    run.progress.stop()
+    assert _progress(tmp_path)["done"] == 0  # within the minute: not written again
+    run.on_result(SimpleNamespace(flagged=True))  # the last one is always written
+    assert _progress(tmp_path) == {"progress": 1.0, "utterances": 4, "done": 4, "flagged": 2}
+    manifest = {"utterances": [{"flagged": True}, {"flagged": False}, {}, {}]}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    os.utime(tmp_path / PROGRESS_FILE, (1, 1))  # the manifest is newer: the run ended
+    assert _progress(tmp_path) == {"progress": 1.0, "utterances": 4, "done": 4, "flagged": 1}
+
+
+def test_log_lines_are_json_with_time_level_and_process(tmp_path):
+    import logging
+
+    from verified_tts.service.logs import LOG_FILE, attach, event
+
+    logger = logging.getLogger("verified_tts.service")
+    try:
+        assert attach(tmp_path) == attach(tmp_path) == tmp_path / LOG_FILE  # one handler
+        event("request", method="GET", path="/v1/models", status=200, seconds=0.01)
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            event("error", logging.ERROR, exc_info=True, path="/v1/audio/speech")
+        lines = [json.loads(line) for line in (tmp_path / LOG_FILE).read_text().splitlines()]
+    finally:
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+            handler.close()
+        logger.propagate = True
+    assert [line["event"] for line in lines] == ["request", "error"]
+    assert lines[0]["status"] == 200 and lines[0]["level"] == "info"
+    assert lines[0]["process"] == os.getpid() and lines[0]["time"].endswith("+00:00")
+    assert lines[1]["level"] == "error" and "ValueError: boom" in lines[1]["traceback"]
+
+
+def test_host_warns_and_a_bad_token_file_is_one_line_before_any_ray(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "verified_tts", "serve", "--host", "0.0.0.0", "--dir",
+         str(tmp_path / "serve"), "--token-file", str(tmp_path / "missing.txt")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    said = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert done.returncode != 0 and "Traceback" not in done.stdout + done.stderr
+    assert len(said) == 2, said
+    assert "--host 0.0.0.0" in said[0] and "other machines" in said[0]
+    assert said[1].startswith("error: --token-file") and "missing.txt" in said[1]
+    assert not (tmp_path / "serve" / "jobs" / "cluster.json").exists()  # no Ray was started
+
+
+def test_a_replica_dying_twice_under_a_request_is_one_clear_503():
+    """The branch the kill test (tests/test_service_faults.py) cannot reach on purpose: the
+    replica that took the retried request died too."""
+    from ray.exceptions import ActorDiedError
+
+    from verified_tts.service.app import Api
+    from verified_tts.service.metrics import ApiMetrics
+
+    calls = []
+
+    class DiesEveryTime:
+        async def remote(self, request):
+            calls.append(request)
+            raise ActorDiedError()
+
+    from types import SimpleNamespace
+
+    front = SimpleNamespace(speaker=SimpleNamespace(speak=DiesEveryTime()))
+    metrics = ApiMetrics()
+    with pytest.raises(ApiError) as caught:  # the front door's own method, without Serve
+        asyncio.run(Api.func_or_class._speak(front, "a request", metrics))
+    assert caught.value.status == 503 and caught.value.headers["Retry-After"] == "5"
+    assert "died twice" in caught.value.message
+    assert calls == ["a request", "a request"]  # sent once more, not again and again
+    assert metrics.retries._value.get() == 1

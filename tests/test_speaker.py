@@ -1,4 +1,5 @@
 import importlib.util
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -216,3 +217,18 @@ def test_measured_without_references_then_compared_is_the_score(verifier, male, 
     bare = [replace(clip, speaker_reference=None, short_reference=None) for clip in clips]
     assert verifier.compare(clips, verifier.measure(bare)) == verifier.score(clips)
     assert isinstance(verifier, ReferenceComparer)
+
+
+@pytest.mark.parametrize("samples", [100, 401, 12_345, 48_000])
+def test_mel_spectrogram_is_resemblyzers_without_librosa(samples):
+    from resemblyzer.audio import wav_to_mel_spectrogram
+
+    from verifiers.resemblyzer_mel import mel_spectrogram
+
+    wav = (np.random.default_rng(samples).standard_normal(samples) * 0.1).astype(np.float32)
+    ours = mel_spectrogram(wav)
+    with warnings.catch_warnings():  # librosa warns of an input shorter than its window
+        warnings.simplefilter("ignore")
+        theirs = wav_to_mel_spectrogram(wav)
+    assert ours.dtype == np.float32 and ours.shape == theirs.shape
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-6 * float(theirs.max()))

@@ -197,11 +197,25 @@ def test_bad_input_is_one_line_naming_cue_and_line(tmp_path, name, content, expe
 
 def test_non_utf8_names_the_cue_and_line(tmp_path):
     """A byte that is neither UTF-8 nor Windows-1252 (0x81 is unassigned there) is refused;
-    Windows-1252 files themselves are read (tests/test_dub_films.py)."""
+    Windows-1252 files themselves are read (the test below)."""
     data = b"1\n00:00:01,000 --> 00:00:02,000\nHi.\n\n2\n00:00:03,000 --> 00:00:04,000\n"
     path = write(tmp_path, "s.srt", data + b"Caf\x81 au lait.\n")
     message = error_of(path)
     assert "cue 2 (line 7) is not UTF-8 text (byte 0x81)" in message and "UTF-8" in message
+
+
+def test_a_byte_order_mark_and_a_windows_1252_file_are_read(tmp_path):
+    cues = (
+        "1\n00:00:01,000 --> 00:00:02,000\nHi.\n\n2\n00:00:03,000 --> 00:00:04,000\nCafé au lait.\n"
+    )
+    with_bom = load_subtitles(write(tmp_path, "bom.srt", b"\xef\xbb\xbf" + cues.encode()))
+    legacy = load_subtitles(write(tmp_path, "legacy.srt", cues.encode("cp1252")))
+    for subtitles in (with_bom, legacy):
+        assert [(c.index, c.text) for c in subtitles.cues] == [(1, "Hi."), (2, "Café au lait.")]
+        assert subtitles.cues[0].identifier == "1"  # the mark is not part of the first cue
+    assert with_bom.warnings == ()
+    [warning] = legacy.warnings
+    assert "Windows-1252" in warning and "cue 2" in warning
 
 
 @pytest.mark.parametrize(

@@ -84,12 +84,12 @@ def _language(voice: Any) -> str:
 
 
 def _suggest(characters: list[Character], narrator: str, voices: list[Any]) -> dict[str, str]:
-    """A voice per character: of their gender, in the narrator's language and not the
-    narrator's; the characters who speak most get the voices the speaker verifier hears as most
-    distinct from the narrator and from each other (:mod:`verified_tts.casting.voice_order`), and
-    a pool shorter than the characters is shared round again in that order. espeak-ng's voices
-    are suggested only when the narrator is one of them: beside a neural narrator they would sound
-    out of place."""
+    """A voice per character: of their gender (of either, where the text gives none), in the
+    narrator's language and not the narrator's; the characters who speak most get the voices the
+    speaker verifier hears as most distinct from the narrator and from each other
+    (:mod:`verified_tts.casting.voice_order`), and a pool shorter than the characters is shared
+    round again in that order. espeak-ng's voices are suggested only when the narrator is one of
+    them: beside a neural narrator they would sound out of place."""
     from verified_tts.casting.voice_order import distinct_order
 
     own = next((v for v in voices if v.name == narrator), None)
@@ -106,13 +106,17 @@ def _suggest(characters: list[Character], narrator: str, voices: list[Any]) -> d
             and (v.generator == "espeak") == espeak
         ]
         pools[gender] = distinct_order(pool, narrator)
+    # a character whose gender the text does not give (the Mouse, the Dodo) still gets a voice of
+    # their own, from either pool
+    pools[""] = distinct_order(pools["female"] + pools["male"], narrator)
     given: Counter[str] = Counter()
     suggested = {}
     for character in characters:  # most lines first
-        pool = pools.get(character.gender or "", [])
+        gender = character.gender if character.gender in pools else ""
+        pool = pools[gender]
         if pool:
-            suggested[character.name] = pool[given[character.gender or ""] % len(pool)]
-            given[character.gender or ""] += 1
+            suggested[character.name] = pool[given[gender] % len(pool)]
+            given[gender] += 1
     return suggested
 
 

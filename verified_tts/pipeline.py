@@ -157,6 +157,10 @@ class Synthesizer:
     @classmethod
     def load(cls, config: RenderConfig) -> Synthesizer:
         """Load the generator and every verifier once (the slow part of start-up)."""
+        if config.generator.voice_ref:  # a reference that cannot serve fails before any model loads
+            from verifiers.speaker import check_reference_file
+
+            check_reference_file(config.generator.voice_ref)
         generator = load_generator(config.generator)
         search_strategy(config, generator)  # a search it cannot run fails before the verifiers load
         verifiers = load_verifiers(config.verifiers)

@@ -41,6 +41,7 @@ __all__ = [
     "METRICS",
     "ECAPA_DEFAULT_MODEL",
     "MIN_REFERENCE_SPEECH_S",
+    "check_reference_file",
     "TOO_SHORT",
     "SpeakerOptions",
     "SpeakerVerifier",
@@ -110,12 +111,6 @@ class _Resemblyzer:
         else:
             self.model = self.weights
         self.encoder.eval()
-        # librosa imports its spectral code (and loads numba's compiled kernels) on the first
-        # mel spectrogram: seconds of one core, which belong to loading, not to the first
-        # window, where they would hold up the render while the other cores wait.
-        from resemblyzer.audio import wav_to_mel_spectrogram
-
-        wav_to_mel_spectrogram(np.zeros(_SAMPLE_RATE, dtype=np.float32))
 
     @staticmethod
     def prepare(audio: np.ndarray, sample_rate: int) -> np.ndarray:
@@ -136,7 +131,8 @@ class _Resemblyzer:
     def embed(self, wavs: Sequence[np.ndarray]) -> np.ndarray:
         """Unit-norm embeddings [len(wavs), 256] of prepared 16 kHz waves, one forward pass."""
         import torch
-        from resemblyzer.audio import wav_to_mel_spectrogram
+
+        from verifiers.resemblyzer_mel import mel_spectrogram
 
         partials: list[np.ndarray] = []
         owners: list[int] = []
@@ -146,7 +142,7 @@ class _Resemblyzer:
             _, mel_slices = self.encoder.compute_partial_slices(wav.size, 1.3, 0.75)
             stop = (mel_slices[-1].stop) * (_SAMPLE_RATE // 100)
             padded = np.pad(wav, (0, max(0, stop - wav.size)))
-            mel = wav_to_mel_spectrogram(padded)
+            mel = mel_spectrogram(padded)  # resemblyzer's, without librosa's start-up
             partials.extend(mel[s] for s in mel_slices)
             owners.extend([index] * len(mel_slices))
         stacked = torch.from_numpy(np.stack(partials)).to(self.encoder.device)
@@ -325,18 +321,33 @@ class SpeakerVerifier:
         """Unit-norm embedding of a reference recording (``--voice-ref``); a one-line UserError
         for a file that cannot be read (:func:`~verified_tts.audio.read_audio`), is silent or
         holds too little speech."""
-        audio, sample_rate = read_audio(path, "--voice-ref")
-        where = f"--voice-ref {os.fspath(path)}"
-        if float(np.max(np.abs(audio))) < _SILENT_PEAK:
-            raise UserError(f"{where} is silent (peak below -60 dBFS): record the voice again")
+        audio, sample_rate = check_reference_file(path)
         wav = self._backend.prepare(audio, int(sample_rate))
         speech_s = wav.size / _SAMPLE_RATE  # after resemblyzer's silence trimming: speech only
         if speech_s < MIN_REFERENCE_SPEECH_S:
-            raise UserError(
-                f"{where} has only {speech_s:.2f} s of speech: give at least "
-                f"{MIN_REFERENCE_SPEECH_S:.0f} s (5-30 s of clean speech works best)"
-            )
+            raise _too_little_speech(path, speech_s)
         return self._backend.embed([wav])[0]
+
+
+def check_reference_file(path: str | os.PathLike[str]) -> tuple[np.ndarray, int]:
+    """The samples and rate of a reference recording (``--voice-ref``), or a one-line UserError
+    for a file that cannot be read, is silent or is shorter than the speech a reference needs.
+    It needs no model, so a render checks the file before it loads any."""
+    audio, sample_rate = read_audio(path, "--voice-ref")
+    if float(np.max(np.abs(audio))) < _SILENT_PEAK:
+        raise UserError(
+            f"--voice-ref {os.fspath(path)} is silent (peak below -60 dBFS): record the voice again"
+        )
+    if len(audio) / sample_rate < MIN_REFERENCE_SPEECH_S:
+        raise _too_little_speech(path, len(audio) / sample_rate)
+    return audio, int(sample_rate)
+
+
+def _too_little_speech(path: str | os.PathLike[str], speech_s: float) -> UserError:
+    return UserError(
+        f"--voice-ref {os.fspath(path)} has only {speech_s:.2f} s of speech: give at least "
+        f"{MIN_REFERENCE_SPEECH_S:.0f} s (5-30 s of clean speech works best)"
+    )
 
 
 def speech_is_short(speech_s: float, options: SpeakerOptions) -> bool:

@@ -1,19 +1,19 @@
 """How many voices a cast can use: told apart by the speaker verifier, and heard as clearly.
 
-Each voice (default: the embedded Piper and hibari voices, each also moved by a few semitones
-with ``@pitch``, and espeak-ng's en-us with the three of its variants that an earlier run
-with eight told apart) reads the same Harvard
-sentences, one seeded take each. Distinctness: the speaker verifier (Resemblyzer, the shipped
-default) embeds every clip, each voice's clips are averaged into a unit centroid, and every pair
-of voices gets the cosine similarity of their centroids and, more strictly, the highest
-similarity of a clip of one to the other's centroid. A pair is told apart when that highest
-similarity is below the speaker gate's bound (the profiles' ``speaker_take`` minimum): a line of
-one voice would fail the gate of the other. Intelligibility: the independent judge (Whisper
-base, ``bundled:base``) transcribes every clip; a voice is as clear as the default when its mean
-WER is within ``--wer-margin`` (0.02) of the default Piper voice's. Reported: the matrix, the
-pairs not told apart, each voice's judged WER, and the largest set of voices that are told apart
-pairwise and as clear as the default (greedy, most distinct first). With ``--package`` the
-centroid similarities are also written where ``verified-tts cast`` reads them, to give the most
+Each voice (default: the embedded Piper and hibari voices, each also moved by 2 to 6 semitones
+with ``@pitch``; espeak-ng's variants, judged less clear than the default in an earlier run, are
+left out) reads the same Harvard sentences, one seeded take each. Distinctness: the speaker
+verifier (Resemblyzer, the shipped default) embeds every clip, each voice's clips are averaged
+into a unit centroid, and every pair of voices gets the cosine similarity of their centroids and,
+more strictly, the highest similarity of a clip of one to the other's centroid. A pair is told
+apart when that highest similarity is below the speaker gate's bound (the profiles'
+``speaker_take`` minimum): a line of one voice would fail the gate of the other.
+Intelligibility: the independent judge (Whisper base, ``bundled:base``) transcribes every clip; a
+voice is as clear as the default when its mean WER is within ``--wer-margin`` (0.02) of the
+default Piper voice's. Reported: the matrix, the pairs not told apart, each voice's judged WER,
+and the largest set of voices that are told apart pairwise and as clear as the default (every
+subset tried). With ``--package`` the centroid similarities are also written where
+``verified-tts cast`` reads them, to give the most
 distinct voices to the characters who speak most.
 
     python -m benchmarks.casting.voice_distinctness --package  # voice_distinctness.json
@@ -37,12 +37,9 @@ GATE = 0.8093  # verified_tts/profiles/*.toml speaker_take min
 DEFAULT_VOICE = "piper:en_US-joe-medium"
 VOICES = (
     DEFAULT_VOICE,
-    f"{DEFAULT_VOICE}@pitch-4",
-    f"{DEFAULT_VOICE}@pitch+3",
+    *(f"{DEFAULT_VOICE}@pitch{s:+d}" for s in (-2, 3, 6)),
     "hibari:heart",
-    "hibari:heart@pitch-3",
-    "hibari:heart@pitch+4",
-    *(f"espeak:en-us+{v}" for v in ("m1", "m7", "f3")),
+    *(f"hibari:heart@pitch{s:+d}" for s in (-6, -3, 3, 6)),
 )
 
 
@@ -65,12 +62,33 @@ def _told_apart(worst: dict, names: list[str]) -> dict[tuple[str, str], bool]:
     return {(a, b): max(worst[a][b], worst[b][a]) < GATE for a in names for b in names if a < b}
 
 
+def _largest_apart(clear: list[str], apart: dict, matrix: dict) -> list[str]:
+    """The largest set of clear voices told apart pairwise (every subset is tried; a dozen voices
+    is 4,096 sets), the least alike in sum of centroid similarities among the largest."""
+    best: tuple[int, float, list[str]] = (0, 0.0, [])
+    for mask in range(1, 1 << len(clear)):
+        chosen = [v for i, v in enumerate(clear) if mask >> i & 1]
+        if len(chosen) < best[0] or not all(
+            apart[tuple(sorted((a, b)))] for a in chosen for b in chosen if a < b
+        ):
+            continue
+        alike = sum(matrix[a][b] for a in chosen for b in chosen if a < b)
+        if (len(chosen), -alike) > (best[0], -best[1]):
+            best = (len(chosen), alike, chosen)
+    return sorted(best[2], key=lambda n: sum(matrix[n].values()))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sentences", type=int, default=40)
     parser.add_argument("--voices", nargs="*", default=list(VOICES))
     parser.add_argument("--wer-margin", type=float, default=0.02)
     parser.add_argument("--out", type=Path, default=RESULT)
+    parser.add_argument(
+        "--cache", type=Path, default=Path("out/voice_distinctness"),
+        help="each voice's embeddings and judged WER, kept so that a run with one more voice "
+        "measures only that one (delete it after changing a voice, the verifier or the judge)",
+    )  # fmt: skip
     parser.add_argument(
         "--package", action="store_true", help="also write the similarities cast reads"
     )
@@ -89,10 +107,18 @@ def main(argv: list[str] | None = None) -> None:
         from verified_tts.voices import find_voice
 
         genders[name] = find_voice(name).gender
+        kept = args.cache / f"{name.replace(':', '_')}-{args.sentences}.npz"
+        if kept.exists():  # the same seeded takes, embedded and judged before
+            with np.load(kept) as found:
+                embeddings[name], wer[name] = found["embeddings"], float(found["wer"])
+            print(name, "WER", wer[name], "(kept)", flush=True)
+            continue
         candidates = _clips(name, texts)
         clips = [Clip(c.audio, c.sample_rate, t) for c, t in zip(candidates, texts, strict=True)]
         embeddings[name] = np.asarray(verifier.embed(clips))
         wer[name] = round(float(np.mean([w for w, _ in judge.transcribe(clips)])), 4)
+        args.cache.mkdir(parents=True, exist_ok=True)
+        np.savez(kept, embeddings=embeddings[name], wer=wer[name])
         print(name, "WER", wer[name], flush=True)
     centroids = {n: e.mean(axis=0) / np.linalg.norm(e.mean(axis=0)) for n, e in embeddings.items()}
     names = list(embeddings)
@@ -106,10 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     apart = _told_apart(worst, names)
     reference = wer.get(DEFAULT_VOICE)
     clear = [n for n in names if reference is None or wer[n] <= reference + args.wer_margin]
-    chosen: list[str] = []
-    for name in sorted(clear, key=lambda n: sum(matrix[n].values())):
-        if all(apart[tuple(sorted((name, c)))] for c in chosen):
-            chosen.append(name)
+    chosen = _largest_apart(clear, apart, matrix)
     report = {
         "what": "pairwise speaker-verifier similarity and judged WER of the voices a cast can use",
         "verifier": "resemblyzer (shipped default)",
@@ -130,7 +153,8 @@ def main(argv: list[str] | None = None) -> None:
     write_text_atomic(args.out, json.dumps(report, indent=2) + "\n")
     if args.package:
         table = {"gate": GATE, "source": "benchmarks/casting/voice_distinctness.py",
-                 "judge_wer": wer, "clear": clear, "similarity": matrix}  # fmt: skip
+                 "judge_wer": wer, "clear": clear, "told_apart": chosen,
+                 "similarity": matrix}  # fmt: skip
         write_text_atomic(PACKAGE_TABLE, json.dumps(table, indent=1) + "\n")
     shown = ("judge_wer", "not_told_apart", "told_apart_pairwise")
     print(json.dumps({k: report[k] for k in shown}, indent=1))

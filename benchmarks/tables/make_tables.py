@@ -37,6 +37,7 @@ from benchmarks.tables.tables_calibration import BLOCKS as CALIBRATION
 from benchmarks.tables.tables_casting import BLOCKS as CASTING
 from benchmarks.tables.tables_dubbing import BLOCKS as DUBBING
 from benchmarks.tables.tables_judged import BLOCKS as JUDGED
+from benchmarks.tables.tables_judged_prose import BLOCKS as JUDGED_PROSE
 from benchmarks.tables.tables_pronounce import BLOCKS as PRONOUNCE
 from benchmarks.tables.tables_readalong import BLOCKS as READALONG
 from benchmarks.tables.tables_real_books import BLOCKS as REAL_BOOKS
@@ -54,6 +55,7 @@ REGISTRY: Mapping[str, Generated] = {
     **CASTING,
     **DUBBING,
     **JUDGED,
+    **JUDGED_PROSE,
     **SYSTEMS,
     **SERVICE,
     **READALONG,

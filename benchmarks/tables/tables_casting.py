@@ -34,6 +34,47 @@ def casting_pdnc() -> str:
     return md_table(header, rows)
 
 
+def casting_pdnc_novels() -> str:
+    """Each novel: accuracy by quote type, the earlier rules beside the sieve."""
+    data = result("attribution_pdnc")
+    sieve, baseline = data["results"]["sieve"]["novels"], data["results"]["baseline"]["novels"]
+    header = ("novel", "part", "quotes", *(f"{label}: earlier / sieve" for _, label in _TYPES),
+              "sieve: right of those given a speaker")  # fmt: skip
+    rows = []
+    for part, novels in (("development", data["development"]), ("held out", data["held_out"])):
+        for novel in novels:
+            now, before = sieve[novel], baseline[novel]
+            rows.append((
+                novel, part, f"{now['all']['quotes']:,}",
+                *(f"{pct(before[k]['accuracy'], 1)} / {pct(now[k]['accuracy'], 1)}"
+                  for k, _ in _TYPES),
+                pct(now["all"]["precision"], 1),
+            ))  # fmt: skip
+    return md_table(header, rows)
+
+
+def casting_pdnc_threshold() -> str:
+    """What the confidence threshold trades: right, precision and coverage at each threshold."""
+    sieve = result("attribution_pdnc")["results"]["sieve"]
+    header = ("threshold", *(f"{label}: {m}" for _, label in _GROUPS
+              for m in ("right", "right of those given a speaker", "given a speaker")))  # fmt: skip
+    rows = []
+    for threshold in sieve["by_threshold"]["development"]:
+        marked = " (cast's)" if float(threshold) == sieve["threshold"] else ""
+        rows.append((
+            f"{float(threshold):.1f}{marked}",
+            *(pct(sieve["by_threshold"][g][threshold][m], 1) for g, _ in _GROUPS
+              for m in ("accuracy", "precision", "committed_share")),
+        ))  # fmt: skip
+    return md_table(header, rows)
+
+
+def casting_pdnc_speed() -> str:
+    seconds = result("attribution_pdnc")["results"]["sieve"]["command_seconds"]
+    slowest = max(seconds, key=seconds.get)
+    return f"{seconds[slowest]:.1f} s ({slowest}), the slowest of the nine, start-up included"
+
+
 def casting_pdnc_split() -> str:
     data = result("attribution_pdnc")
     return (
@@ -75,4 +116,7 @@ BLOCKS = {
     "casting-voices-summary": Generated(("voice_distinctness",), casting_voices_summary, labels=0),
     "casting-pdnc": Generated(("attribution_pdnc",), casting_pdnc, labels=3),
     "casting-pdnc-split": Generated(("attribution_pdnc",), casting_pdnc_split, labels=0),
+    "casting-pdnc-novels": Generated(("attribution_pdnc",), casting_pdnc_novels, labels=2),
+    "casting-pdnc-threshold": Generated(("attribution_pdnc",), casting_pdnc_threshold, labels=1),
+    "casting-pdnc-speed": Generated(("attribution_pdnc",), casting_pdnc_speed, labels=0),
 }

@@ -1,8 +1,9 @@
 """Generated blocks of the HTTP service's figures: load, batching and start-up (docs/service.md).
 
-Rendered from benchmarks/results/serve_load.json (benchmarks/distributed/serve_load.py); labels
-are written here, every figure is read. The run's notes say the cores were shared, and the load
-average it sampled is shown beside the figures.
+Rendered from benchmarks/results/serve_load.json (benchmarks/distributed/serve_load.py) and
+benchmarks/results/serve_startup.json (benchmarks/distributed/serve_startup.py); labels are
+written here, every figure is read. The runs' notes say the cores were shared, and the load
+average they sampled is shown beside the figures.
 """
 
 from __future__ import annotations
@@ -44,4 +45,28 @@ def serve_load() -> str:
     return md_table(("", "measured"), rows)
 
 
-BLOCKS = {"serve-load": Generated(("serve_load",), serve_load)}
+def serve_startup() -> str:
+    data = result("serve_startup")
+    summary, starts = data["summary"], data["starts"]
+    loads = [start["load_average_1min_before"] for start in starts]
+    met = "met" if summary["goal_met"] else "not met"
+    rows = [
+        ("starts, each in a fresh folder", str(len(starts))),
+        ("start to the address line, median / max, s (goal: under 30)",
+         f"{num(summary['median_s'], 1)} / {num(summary['max_s'], 1)} ({met})"),
+        ("fastest start, s", num(summary["min_s"], 1)),
+        ("one line, the address, at every start",
+         "yes" if summary["one_line_every_start"] else "no"),
+        ("the printed address answered with the token every time",
+         "yes" if summary["every_address_answers"] else "no"),
+        ("stop after SIGTERM, median, s", num(summary["median_stop_s"], 1)),
+        ("load average (1 min) before the starts, min / max",
+         f"{num(min(loads), 2)} / {num(max(loads), 2)}"),
+    ]  # fmt: skip
+    return md_table(("", "measured"), rows)
+
+
+BLOCKS = {
+    "serve-load": Generated(("serve_load",), serve_load),
+    "serve-startup": Generated(("serve_startup",), serve_startup),
+}

@@ -144,7 +144,12 @@ class Characters:
         return found
 
     def _gender(self, name: str) -> str | None:
-        return title_gender(name) or self.genders.get(name)
+        """A name's gender from its title or pronouns, else its first name's (Henry Tilney's
+        from Henry's)."""
+        found = title_gender(name) or self.genders.get(name)
+        if found is None and not _core(name)[0] and len(name.split()) > 1:
+            found = self.genders.get(name.split()[0])
+        return found
 
     def _link(self) -> None:
         """Each mentioned name -> the character it names (see the module docstring)."""
@@ -172,6 +177,11 @@ class Characters:
                     self._alias(name, owner, f"{name} is {owner}, the one Miss {core[0]}")
                     continue
             self.canonical.setdefault(name, name)
+        for alias in self.canonical:  # George -> George Emerson -> Mr. George Emerson
+            seen = {alias}
+            while self.canonical.get(self.canonical[alias], alias) not in seen:
+                seen.add(self.canonical[alias])
+                self.canonical[alias] = self.canonical[self.canonical[alias]]
 
     def _owner(self, word: str, name: str, full: dict, female: bool = False) -> str | None:
         """The most named fuller name ``word`` is short for: as a first name, the one it opens;
@@ -182,7 +192,7 @@ class Characters:
             form = forms[0]
             if female:
                 form = next((f for f in forms if not _core(f)[0]), None)
-                if form and core[-1] == word and len(core) > 1 and self._gender(form) != "male":
+                if form and core[-1] == word and len(core) > 1 and self._gender(form) == "female":
                     last.append(form)
                 continue
             if core[0] == word and len(core) > 1:
@@ -240,11 +250,20 @@ class Characters:
         if character in self.described:
             return self.described[character]
         votes = Counter()
-        for alias in self.aliases(character):
+        aliases = self.aliases(character)
+        surnames = {a.split()[-1] for a in aliases if len(a.split()) > 1}
+        for alias in aliases:
             g = self._gender(alias)
-            if g:
+            if g and alias not in surnames:  # "Thorpe" is John, Isabella and Mrs. Thorpe
                 votes[g] += 1 + self.counts[alias]
         return votes.most_common(1)[0][0] if votes else None
+
+    def titled(self, title: str) -> str | None:
+        """The one character named with ``title`` ("General" -> General Tilney), if just one."""
+        if not re.fullmatch(TITLE, title) or title in ("Miss", "Mr.", "Mrs."):
+            return None
+        found = {c for a, c in self.canonical.items() if a.startswith(title + " ")}
+        return found.pop() if len(found) == 1 else None
 
     def aliases(self, character: str) -> list[str]:
         return sorted(a for a, c in self.canonical.items() if c == character)

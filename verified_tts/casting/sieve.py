@@ -8,22 +8,23 @@ speaker; an explicit tag next to a quote in either order ("said Emma", "Emma sai
 Weston", "said I", "the boatman answered", "Anne turned to him and said:"); a pronoun tag ("she
 said") resolved to the one person of that gender named before it in the paragraph, else in the
 conversation, else the last of that gender named nearby; a character who is the subject of the
-paragraph's narration ("Emma laughed. "Yes.""). Then turn-taking fills the untagged lines of a
-conversation: a line answers whoever the line before named as addressee ("..., Lizzy?" is
-answered by Lizzy), else alternates between the last two speakers; a quote that names someone is
-addressed to them and is not theirs. Confidence falls with each untagged turn since the last tag.
-Names, descriptions and the narrator are :mod:`verified_tts.casting.characters`' business.
+paragraph's narration ("Emma laughed. "Yes.""). The lines these stages tell are anchors, from
+which :mod:`verified_tts.casting.turns` fills the untagged lines of each scene by turn-taking
+(and settles a pronoun tag by whose turn it is); a quote that names someone is addressed to them
+and is not theirs. Names, descriptions and the narrator are
+:mod:`verified_tts.casting.characters`' business.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from verified_tts.casting.characters import NARRATOR, Characters
+from verified_tts.casting.mentions import NAME, character_genders, mentions, place_names
+from verified_tts.casting.turns import Guess, Line, fill_turns
 from verified_tts.text.dialogue import SPEECH_VERBS, ParagraphQuotes
-from verified_tts.text.names import NAME, NOT_NAMES, character_genders, mentions, proper_names
+from verified_tts.text.names import NOT_NAMES, proper_names
 
 __all__ = ["Guess", "attribute"]
 
@@ -67,8 +68,9 @@ _MORE_VERBS = frozenset(
 )
 VERBS = SPEECH_VERBS | _MORE_VERBS
 _PRONOUNS = {"he": "male", "she": "female", "He": "male", "She": "female"}
-_DESCRIPTION = (
-    r"(?:the|my|our)\s+(?:[A-Z][a-z]+\s+[A-Z][a-z]+|[A-Z][a-z]+|(?:[a-z]+\s+){0,2}[a-z]+)"
+_DESCRIPTION = (  # the boatman, my waterman, the March Hare, the station-master
+    r"(?:the|my|our)\s+"
+    r"(?:[A-Z][a-z]+\s+[A-Z][a-z]+|[A-Z][a-z]+|(?:[a-z]+\s+){0,2}[a-z]+(?:-[a-z]+)?)"
 )
 _WHO = rf"(?P<who>{NAME}|{_DESCRIPTION}|he|she|He|She|I)"
 _NOT_SPEECH = (
@@ -77,7 +79,9 @@ _NOT_SPEECH = (
 _ADVERBS = r"(?:(?:\w+ly|then|thus|again|at last|at once|presently|now|still|too|also|only)\s+)?"
 _LEAD = r"^[\W_]*(?:\([^)]*\)\W*)?(?:(?:So|Thus|Here|and|so|thus)\s+)?"
 _AFTER = (  # narration that follows a quote: ", said Emma", ", Emma said", ", said she warmly"
-    re.compile(rf"{_LEAD}{_ADVERBS}(?P<verb>[a-z]+)\s+{_WHO}(?![\w'])"),
+    re.compile(
+        rf"{_LEAD}{_ADVERBS}(?P<verb>[a-z]+)\s+(?:(?!(?:the|my|our|a|an)\s)[a-z]+\s+(?={NAME}))?{_WHO}(?![\w'])"
+    ),
     re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}[,]?\s+{_ADVERBS}(?P<verb>[a-z]+)\b{_NOT_SPEECH}"),
     re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}\s+(?:had|has|then)\s+(?P<verb>[a-z]+)\b"),
 )
@@ -85,17 +89,6 @@ _BEFORE = (  # narration that opens a quote: "Emma replied:", "Then said Emma,",
     re.compile(rf"{_WHO}\s+{_ADVERBS}(?P<verb>[a-z]+)(?:\s+to\s+[\w. ]+?)?[,:;]?\s*[-—]*$"),
     re.compile(rf"(?P<verb>[a-z]+)\s+{_WHO}(?:\s+[\w ]+?)?[,:;]?\s*[-—]*$"),
 )
-
-
-@dataclass(frozen=True)
-class Guess:
-    """Who speaks a paragraph's quotes (None: nobody found), why, and how sure (0..1)."""
-
-    speaker: str | None
-    reason: str
-    confidence: float
-    addressees: tuple[str, ...] = ()
-    tagged: bool = False  # an explicit tag or continued speech decided it
 
 
 _ENDS_IN_VERB = re.compile(
@@ -134,7 +127,13 @@ def _tag(narration: str, after: bool) -> tuple[str, str] | None:
         return noun.group("who"), noun.group("verb")
     for pattern in _AFTER if after else _BEFORE:
         match = pattern.search(text)
-        if match and match.group("verb").lower() in VERBS:
+        # right after a quote, any verb in the past before a name tells who spoke ("asserted
+        # Freddy"); elsewhere only a speech verb does ("Freddy nodded" may be a new turn)
+        inverted = after and pattern is _AFTER[0]
+        if match and (
+            match.group("verb").lower() in VERBS
+            or (inverted and match.group("verb").endswith("ed") and match.group("who") != "I")
+        ):
             return match.group("who"), match.group("verb")
     if not after:
         possessive = _POSSESSIVE_BEFORE.search(text)
@@ -185,13 +184,23 @@ class _Conversation:
             return None, "'the other', but no two people are talking", 0.0
         gender = self.people.described.get(description)
         if description.split()[-1][:1].isupper():  # the Hatter: a name, not a description
-            return description, f"{description}, so called", 0.95
+            return description, f"{description}, so called", 0.9
+        titled = self.people.titled(description.split()[-1].capitalize())
+        if titled:  # "the general" is General Tilney
+            return titled, f"{description} is {titled}, the one so titled", 0.85
         if gender:
-            same = [p for p in pair if p != description and self.people.gender(p) == gender]
+            recent = [s for s in reversed(self.speakers[-8:]) if s] + self.mentioned[:-7:-1]
+            same = [
+                p
+                for p in dict.fromkeys(recent)
+                if p not in (description, *pair[:1])
+                and p not in self.people.described
+                and self.people.gender(p) == gender
+            ]
         else:
-            same = [p for p in pair if p != description and p in self.people.described]
-        if len(same) == 1 and description not in pair and same[0] != pair[0]:
-            return same[0], f"{description} is {same[0]}, the one like that talking", 0.8
+            same = [p for p in pair[1:] if p != description and p in self.people.described]
+        if len(same) == 1 and description not in pair:
+            return same[0], f"{description} is {same[0]}, the one like that in the scene", 0.8
         uses = self.people.uses[description]
         return description, f"{description}, described, not named", 0.9 if uses > 1 else 0.6
 
@@ -199,7 +208,7 @@ class _Conversation:
         gender = _PRONOUNS[pronoun]
         here = [n for n in before if self.people.gender(n) == gender]
         if here:
-            return here[0], f"'{pronoun}' with a speech verb: {here[0]}, named just before", 0.85
+            return here[0], f"'{pronoun}' with a speech verb: {here[0]}, named just before", 0.75
         if self.narration_before is not None:  # a paragraph of narration just before
             there = [n for n in self.narration_before if self.people.gender(n) == gender]
             if there:
@@ -211,20 +220,32 @@ class _Conversation:
         pair = self.pair()
         matching = [s for s in pair if self.people.gender(s) == gender]
         if len(matching) == 1:
-            return matching[0], f"'{pronoun}' with a speech verb: the one {gender} talking", 0.85
+            return matching[0], f"'{pronoun}' with a speech verb: the one {gender} talking", 0.75
         if len(pair) == 2 and not matching:
             unknown = [s for s in pair if self.people.gender(s) is None and s != NARRATOR]
             if len(unknown) == 1:
                 return unknown[0], f"'{pronoun}' with a speech verb: the other one talking", 0.6
         for name in reversed(self.mentioned[-15:]):
             if self.people.gender(name) == gender:
-                return name, f"'{pronoun}' with a speech verb: the last {gender} named", 0.7
+                return name, f"'{pronoun}' with a speech verb: the last {gender} named", 0.65
         return None, f"'{pronoun}' with a speech verb, but no {gender} character is in sight", 0.0
+
+
+def _named(text: str, people: Characters, keep: bool = False) -> list[str]:
+    """The characters ``text`` names, in order (``keep``: also names no character owns yet)."""
+    described = frozenset(d for d in people.described if d.split()[-1][:1].isupper())
+    found = []
+    for name in mentions(text, people.names, described):
+        if name in described:
+            found.append(name)
+        elif name in people.canonical or keep:
+            found.append(people.canonical.get(name, name))
+    return found
 
 
 def _explicit(
     text: str, quotes: ParagraphQuotes, talk: _Conversation
-) -> tuple[str | None, str, float] | None:
+) -> tuple[str | None, str, float, str | None] | None:
     spans = quotes.spans
     people = talk.people
     unresolved = None
@@ -232,28 +253,29 @@ def _explicit(
         if span.dialogue:
             continue
         narration = text[span.start : span.end]
+        # the narration of the paragraph before the tag: where a pronoun's antecedent is
+        earlier = " ".join(text[s.start : s.end] for s in spans[:index] if not s.dialogue)
         found = []
         if index > 0 and spans[index - 1].dialogue:
-            found.append((_tag(narration, True), narration[:0]))
+            found.append((_tag(narration, True), earlier))
         if index + 1 < len(spans) and spans[index + 1].dialogue:
-            found.append((_tag(narration, False), narration))
+            found.append((_tag(narration, False), f"{earlier} {narration}"))
         for tag, before in found:
             if tag is None:
                 continue
             who, verb = tag
             if who in _PRONOUNS:
-                named = [people.canonical[n] for n in mentions(before, people.names)
-                         if n in people.canonical]  # fmt: skip
+                named = _named(before, people)
                 speaker, reason, confidence = talk.pronoun(who, named)
-                if speaker:
-                    return speaker, reason, confidence
-                unresolved = unresolved or (None, reason, 0.0)
+                if speaker:  # named in the paragraph: as sure as a name; else a turn may tell
+                    return speaker, reason, confidence, None if speaker in named else _PRONOUNS[who]
+                unresolved = unresolved or (None, reason, 0.0, _PRONOUNS[who])
                 continue
             speaker = people.resolve(who)
             if speaker in people.described or who.lower() in ("the other", "the latter"):
                 speaker, reason, confidence = talk.describe(speaker or who.lower())
                 if speaker:
-                    return speaker, f"'{who} {verb}' tags the quote: {reason}", confidence
+                    return speaker, f"'{who} {verb}' tags the quote: {reason}", confidence, None
                 continue
             if speaker:
                 reason = (
@@ -261,7 +283,7 @@ def _explicit(
                     if speaker != NARRATOR
                     else (f"'{verb} I' / 'I {verb}': the narrator speaks")
                 )
-                return speaker, reason, 0.95
+                return speaker, reason, 0.95, None
     return unresolved
 
 
@@ -295,6 +317,7 @@ def attribute(
     the book's characters."""
     texts = [text for chapter in chapters for text, _ in chapter]
     names = proper_names(texts)
+    names -= place_names(texts, names)
     genders = character_genders(chapters, names)
     narrations = [
         " ".join(text[s.start : s.end] for s in q.spans if not s.dialogue)
@@ -313,47 +336,58 @@ def _chapter(
     chapter: Sequence[tuple[str, ParagraphQuotes]], people: Characters
 ) -> list[Guess | None]:
     talk = _Conversation(people)
-    guesses: list[Guess | None] = []
-    runs: list[int] = []  # per paragraph: which unbroken run of dialogue it is in
-    run, since_tag = 0, 0
-    introduced: tuple[str, str] | None = None  # "... he could not help saying:" before a quote
+    lines: list[Line] = []
+    # "... he could not help saying:" before a quote: (speaker, reason, a pronoun's gender)
+    introduced: tuple[str, str, str | None] | None = None
     for text, quotes in chapter:
         narration = " ".join(text[s.start : s.end] for s in quotes.spans if not s.dialogue)
-        named = [people.canonical.get(n, n) for n in mentions(narration, people.names)]
+        named = _named(narration, people, keep=True)
         if not quotes.has_dialogue:
-            guesses.append(None)
-            runs.append(-1)
+            lines.append(Line(None, len(narration), tuple(named)))
             talk.mentioned.extend(named)
             introduced = _introduction(narration, talk) if _opens_speech(narration) else None
             talk.narration_before = named
             if len(narration) > 400 or len(set(named)) != 1:  # the scene moves on
                 talk.speakers.append(None)
                 talk.speakers.append(None)
-                run += 1
             continue
         said = " ".join(text[s.start : s.end] for s in quotes.spans if s.dialogue)
         addressees = _addressees(said, people)
-        guess = _guess(text, quotes, talk, addressees, since_tag)
+        guess = _guess(text, quotes, talk, addressees)
         if introduced and not guess.tagged and quotes.spans[0].dialogue:
-            guess = Guess(introduced[0], introduced[1], 0.85, addressees, True)
+            guess = Guess(introduced[0], introduced[1], 0.75, addressees, True, introduced[2])
         introduced = None
         talk.narration_before = None
-        since_tag = 0 if guess.tagged else since_tag + 1
-        guesses.append(guess)
-        runs.append(run)
+        continues = quotes.spans[0].dialogue and quotes.spans[0].continues
+        lines.append(Line(guess, len(narration), tuple(named), continues))
         talk.mentioned.extend(named)
         talk.speakers.append(guess.speaker)
         talk.last_addressees = guess.addressees
         if guess.speaker:
             talk.mentioned.append(guess.speaker)
-    return _fill_turns(_back_fill(guesses, runs), runs)
+    return _continued(fill_turns(lines, people.gender), chapter)
+
+
+def _continued(
+    guesses: list[Guess | None], chapter: Sequence[tuple[str, ParagraphQuotes]]
+) -> list[Guess | None]:
+    """A speech that goes on from the paragraph before keeps that paragraph's speaker, also when
+    turn-taking found it."""
+    result = list(guesses)
+    for index in range(1, len(result)):
+        guess, before = result[index], result[index - 1]
+        spans = chapter[index][1].spans
+        if guess and before and before.speaker and not guess.speaker and spans[0].continues:
+            reason = "the speech goes on from the paragraph before"
+            result[index] = Guess(before.speaker, reason, before.confidence, guess.addressees)
+    return result
 
 
 def _opens_speech(narration: str) -> bool:
     return bool(re.search(r"(?:[:,—-]|\bsay|\bsaying)\s*$", narration.rstrip()))
 
 
-def _introduction(narration: str, talk: _Conversation) -> tuple[str, str] | None:
+def _introduction(narration: str, talk: _Conversation) -> tuple[str, str, str | None] | None:
     """Who a narration paragraph that ends in a speech verb hands the next quote to."""
     tag = _tag(re.sub(r"\s*[-—:,]+\s*$", ":", narration.rstrip()), False)
     if tag is None:
@@ -368,39 +402,12 @@ def _introduction(narration: str, talk: _Conversation) -> tuple[str, str] | None
         tag = subject.group("who"), speech.group(1)
     who, verb = tag
     if who in _PRONOUNS:
-        named = [talk.people.canonical[n] for n in mentions(narration, talk.people.names)
-                 if n in talk.people.canonical]  # fmt: skip
-        speaker, reason, confidence = talk.pronoun(who, named)
-        return (speaker, f"the narration before hands it on: {reason}") if speaker else None
+        named = _named(narration, talk.people)
+        speaker, reason, _ = talk.pronoun(who, named)
+        reason = f"the narration before hands it on: {reason}"
+        return (speaker, reason, _PRONOUNS[who]) if speaker else None
     speaker = talk.people.resolve(who)
-    return (speaker, f"the narration before ends '{who} ... {verb}'") if speaker else None
-
-
-def _back_fill(guesses: list[Guess | None], runs: list[int]) -> list[Guess | None]:
-    """Untagged lines at the start of a run of dialogue, before anyone is known, take turns
-    back from the first two people known to speak in it."""
-    filled = list(guesses)
-    for index, guess in enumerate(guesses):
-        if guess is None or guess.speaker is not None:
-            continue
-        for later in range(index + 1, min(index + 12, len(guesses) - 1)):
-            here, after = guesses[later], guesses[later + 1]
-            if runs[later] != runs[index] or runs[later + 1] != runs[index]:
-                break
-            if here is None or after is None:
-                break
-            if here.speaker and after.speaker and here.speaker != after.speaker:
-                distance = later - index
-                speaker = here.speaker if distance % 2 == 0 else after.speaker
-                if speaker in guess.addressees:
-                    break
-                reason = f"turn-taking, counted back from {here.speaker} and {after.speaker}"
-                confidence = max(0.0, 0.75 - 0.04 * distance)
-                filled[index] = Guess(speaker, reason, confidence, guess.addressees)
-                break
-            if here.speaker is None or after.speaker is None:
-                continue
-    return filled
+    return (speaker, f"the narration before ends '{who} ... {verb}'", None) if speaker else None
 
 
 def _guess(
@@ -408,7 +415,6 @@ def _guess(
     quotes: ParagraphQuotes,
     talk: _Conversation,
     addressees: tuple[str, ...],
-    since_tag: int,
 ) -> Guess:
     spans = quotes.spans
     last = talk.speakers[-1] if talk.speakers else None
@@ -416,75 +422,9 @@ def _guess(
         return Guess(last, "the speech goes on from the paragraph before", 0.95, addressees, True)
     explicit = _explicit(text, quotes, talk)
     if explicit and explicit[0]:
-        return Guess(explicit[0], explicit[1], explicit[2], addressees, True)
+        return Guess(explicit[0], explicit[1], explicit[2], addressees, True, explicit[3])
     subject = _subject(text, quotes, talk.people)
     if subject and subject not in addressees:
-        return Guess(subject, f"{subject} is the subject of the narration", 0.6, addressees)
-    decay = max(0.0, 0.05 * since_tag)
-    previous = talk.speakers[-2] if len(talk.speakers) > 1 else None
-    if last and talk.last_addressees and talk.last_addressees[0] != last:
-        who = talk.last_addressees[0]
-        if who not in addressees:
-            return Guess(
-                who, f"{who} answers, addressed by name in the line before", 0.8 - decay, addressees
-            )
-    if last and previous and last != previous and previous not in addressees:
-        return Guess(previous, f"turn-taking: {previous} answers {last}", 0.8 - decay, addressees)
-    if last and previous is None:
-        pair = talk.pair()
-        if len(pair) == 2 and pair[1] not in addressees:
-            return Guess(
-                pair[1], f"turn-taking: {pair[1]} answers {last}", 0.55 - decay, addressees
-            )
+        return Guess(subject, f"{subject} is the subject of the narration", 0.75, addressees)
     reason = explicit[1] if explicit else "no tag, name or exchange to tell the speaker by"
-    return Guess(None, reason, 0.0, addressees)
-
-
-def _fill_turns(guesses: list[Guess | None], runs: list[int]) -> list[Guess | None]:
-    """Lines still unknown inside a run take what their neighbours say, until nothing changes:
-    the one the line before addressed answers it; the line before one that addresses someone is
-    theirs; a line between two known turns takes the turn of the one two away."""
-    filled = list(guesses)
-
-    def known(index: int) -> Guess | None:
-        if 0 <= index < len(filled) and runs[index] >= 0:
-            guess = filled[index]
-            return guess if guess and guess.speaker else None
-        return None
-
-    for _ in range(3):
-        changed = False
-        for index, guess in enumerate(filled):
-            if guess is None or guess.speaker is not None:
-                continue
-            same = [runs[index] == runs[i] if 0 <= i < len(runs) else False
-                    for i in (index - 2, index - 1, index + 1, index + 2)]  # fmt: skip
-            before2, before, after, after2 = (
-                known(i) if ok else None
-                for i, ok in zip((index - 2, index - 1, index + 1, index + 2), same, strict=True)
-            )
-            found = None
-            if before and before.addressees and before.addressees[0] != before.speaker:
-                who = before.addressees[0]
-                found = (who, f"{who} answers, addressed by name in the line before", 0.7)
-            elif after and after.addressees and after.addressees[0] != after.speaker:
-                who = after.addressees[0]
-                found = (who, f"{who} speaks, and is answered by name", 0.6)
-            elif before and before2 and before.speaker != before2.speaker:
-                found = (
-                    before2.speaker,
-                    f"turn-taking: {before2.speaker} answers {before.speaker}",
-                    min(before.confidence, before2.confidence) - 0.1,
-                )
-            elif after and after2 and after.speaker != after2.speaker:
-                found = (
-                    after2.speaker,
-                    f"turn-taking, counted back from {after.speaker}",
-                    min(after.confidence, after2.confidence) - 0.1,
-                )
-            if found and found[0] not in guess.addressees:
-                filled[index] = Guess(found[0], found[1], max(found[2], 0.0), guess.addressees)
-                changed = True
-        if not changed:
-            break
-    return filled
+    return Guess(None, reason, 0.0, addressees, pronoun=explicit[3] if explicit else None)

@@ -51,5 +51,9 @@ def distinct_order(pool: Sequence[str], narrator: str) -> list[str]:
 
 
 def moved_voices() -> list[str]:
-    """Moved voices (``NAME@pitch+N``) measured as as clear as the default voice."""
-    return [name for name in _table().get("clear", []) if "@pitch" in name]
+    """Moved voices (``NAME@pitch+N``) measured as as clear as the default voice and in the set
+    the speaker verifier told apart pairwise (heart moved 3 semitones up was clear, but too like
+    heart itself to be another voice)."""
+    table = _table()
+    kept = table.get("told_apart", table.get("clear", []))
+    return [name for name in kept if "@pitch" in name and name in table.get("clear", [])]

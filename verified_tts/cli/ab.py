@@ -42,6 +42,14 @@ def ab_command(
             "(Whisper base wheels), a faster-whisper id or a CTranslate2 folder.",
         ),
     ] = None,
+    oracle: Annotated[
+        bool,
+        typer.Option(
+            "--oracle/--no-oracle",
+            help="With --judge-asr, judge every take too, so each arm shows the best take its "
+            "candidates hold (the oracle); --no-oracle judges the winners only.",
+        ),
+    ] = True,
     arm: Annotated[
         list[str] | None,
         typer.Option(
@@ -70,12 +78,14 @@ def ab_command(
             settings,
             ns=ns,
             judge_asr=judge_asr,
+            oracle=oracle,
             **progress.callbacks(),
         )
     from verified_tts.output.ab_report import interval_text
 
     table = Table(title=f"A/B in {result.out_dir}")
-    columns = ("N", "verifier WER", "judge WER", "vs first", "flagged", "candidates", "wall s")
+    columns = ("N", "verifier WER", "judge WER", "vs first", "judge's best take", "flagged",
+               "candidates", "wall s")  # fmt: skip
     for column in columns:
         table.add_column(column, justify="right")
     for arm in result.arms:
@@ -84,6 +94,7 @@ def ab_command(
             f"{arm.wer:.3f}" if arm.wer is not None else "-",
             f"{arm.judge_wer:.3f}" if arm.judge_wer is not None else "-",
             interval_text(arm.judge_wer_vs_first),
+            f"{arm.judge_wer_oracle:.3f}" if arm.judge_wer_oracle is not None else "-",
             str(arm.flagged),
             str(arm.candidates),
             f"{arm.wall_seconds:.1f}" if arm.wall_seconds is not None else "-",

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from jobs.progress import job_progress
 from verified_tts.cli.options import SynthesisArgs, synthesis_options
 from verified_tts.cli.render import RUN_OPTIONS, OutOption
 from verified_tts.cli.report import RunProgress, console, interruptible, warn
@@ -164,7 +165,7 @@ def dub(
         },
     )
     out = out or Path("out") / subtitles.stem
-    progress = RunProgress("dubbing", settings.generator.name)
+    progress = RunProgress("dubbing", settings.generator.name, job_progress(out))
     with interruptible(progress):
         summary = dub_subtitles(
             subtitles,

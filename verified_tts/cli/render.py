@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
+from jobs.progress import job_progress
 from verified_tts.cli.options import SynthesisArgs, synthesis_options
 from verified_tts.cli.report import RunProgress, console, interruptible, warn
 from verified_tts.cli.runs import add_run_rows, print_damaged, ray_synthesizer
+from verified_tts.output.run_manifest import judged_comparison_hint, selection_lines
 
 __all__ = ["OutOption", "RUN_OPTIONS", "app"]
 
@@ -32,19 +35,23 @@ RUN_OPTIONS = (
 )  # fmt: skip
 
 
-def _print_summary(summary) -> None:  # summary: RenderSummary
+def _print_summary(summary, book: str) -> None:  # summary: RenderSummary
     print_damaged(summary)
     table = Table(title=f"rendered into {summary.out_dir}", show_header=False)
     table.add_row("utterances", str(summary.utterances))
     table.add_row("flagged (no candidate passed the gates)", str(summary.flagged))
     table.add_row("passed the gates", f"{summary.passed_share:.0%}")
-    if summary.mean_wer_winners is not None:
-        table.add_row(
-            "mean WER, winners vs candidate 0",
-            f"{summary.mean_wer_winners:.3f} vs {summary.mean_wer_candidate0:.3f}",
-        )
+    stats = {
+        "utterances": summary.utterances,
+        "lines_take_changed": summary.lines_take_changed,
+        "lines_more_takes": summary.lines_more_takes,
+        "more_takes_because": summary.more_takes_because,
+    }
+    for label, value in selection_lines(stats):
+        table.add_row(label, escape(value))
     add_run_rows(table, summary)
     console.print(table)
+    console.print(escape(judged_comparison_hint(book)), soft_wrap=True)
 
 
 @app.command("render")
@@ -157,7 +164,7 @@ def render(
         }
     )
     out = out or Path("out") / book.stem
-    progress = RunProgress("rendering", settings.generator.name)
+    progress = RunProgress("rendering", settings.generator.name, job_progress(out))
     with interruptible(progress):
         summary = render_book(
             book,
@@ -166,7 +173,7 @@ def render(
             synthesizer=ray_synthesizer(settings, synthesis.ray),
             **progress.callbacks(),
         )
-    _print_summary(summary)
+    _print_summary(summary, str(book))
     for warning in summary.warnings:
         warn(warning)
     console.print(f"manifest: {summary.out_dir / 'manifest.json'}")

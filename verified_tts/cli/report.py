@@ -145,9 +145,10 @@ def _old_file(word: str, takes_arguments: bool) -> bool:
 
 
 class RunProgress:
-    """Progress-bar callbacks that render, dub and ab hand to the library."""
+    """Progress-bar callbacks that render, dub and ab hand to the library; ``record`` (a queued
+    job's :class:`jobs.progress.ProgressFile`) is told the same progress."""
 
-    def __init__(self, label: str, generator: str) -> None:
+    def __init__(self, label: str, generator: str, record: Any = None) -> None:
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -162,6 +163,7 @@ class RunProgress:
         self.task = self.progress.add_task(label, total=None, flagged=0)
         self.flagged = 0
         self.generator = generator
+        self.record = record
 
     def callbacks(self) -> dict[str, Callable[..., None]]:
         """The keywords a workflow takes: ``on_loading``, ``on_start``, ``on_result``."""
@@ -177,10 +179,14 @@ class RunProgress:
     def on_start(self, total: int) -> None:
         self.progress.update(self.task, total=total)
         self.progress.start()
+        if self.record is not None:
+            self.record.start(total)
 
     def on_result(self, result: Any) -> None:  # result: UtteranceResult
         self.flagged += result.flagged
         self.progress.update(self.task, advance=1, flagged=self.flagged)
+        if self.record is not None:
+            self.record.advance(bool(result.flagged))
 
 
 @contextmanager

@@ -13,6 +13,7 @@ import contextlib
 import importlib.metadata
 import json
 import os
+import secrets
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -163,18 +164,45 @@ def prefer_loopback(address: str) -> None:
 def use_token_auth() -> None:
     """Make this process and the Ray processes it starts speak Ray's token authentication.
 
-    Since Ray 2.60 ``ray start`` turns token authentication on by default (the token is
-    ``~/.ray/auth_token``, made on first start) while a client process still defaults to no
-    token, so its Jobs API and state API requests would be refused with 401. Ray reads the mode
-    once per process, so it is set before Ray is first used; a user who set ``RAY_AUTH_MODE``
-    keeps their choice. Older Ray versions have no such default and are left as they are.
+    Since Ray 2.60 a head turns token authentication on when a token exists
+    (``~/.ray/auth_token``, which ``ray.init`` makes on its first local start) while a client
+    process still defaults to no token, so its Jobs API and state API requests would be refused
+    with 401. In token mode ``ray start`` refuses to start without a token, so on a machine where
+    Ray never ran one is made here as ``ray.init`` would make it (:func:`_ensure_token`). Ray
+    reads the mode once per process, so it is set before Ray is first used; a user who set
+    ``RAY_AUTH_MODE`` keeps their choice. Older Ray versions have no such default and are left as
+    they are.
     """
     if "RAY_AUTH_MODE" in os.environ or _ray_version() < (2, 60):
         return
+    _ensure_token()
     os.environ["RAY_AUTH_MODE"] = "token"
     if "ray._raylet" in sys.modules:  # already imported: refresh the mode Ray has cached
         with contextlib.suppress(Exception):
             sys.modules["ray._raylet"].Config.initialize("")
+
+
+def _ensure_token() -> None:
+    """Make ``~/.ray/auth_token`` when no token is given anywhere Ray looks for one.
+
+    Linked into place whole, and only if none is there: two processes starting Ray at once on a
+    fresh machine must not each write a token of their own (one's head would refuse the other's
+    clients), nor read a half-written one."""
+    if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"):
+        return
+    path = Path.home() / ".ray" / "auth_token"
+    if path.is_file():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    draft = path.with_name(f".auth_token.{os.getpid()}")
+    descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="ascii") as handle:
+        handle.write(secrets.token_hex(32))  # Ray's own format: 256 random bits in hex
+    try:
+        with contextlib.suppress(FileExistsError):  # the first process's token wins
+            os.link(draft, path)
+    finally:
+        draft.unlink(missing_ok=True)
 
 
 def _ray_version() -> tuple[int, ...]:

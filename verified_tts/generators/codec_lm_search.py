@@ -66,8 +66,15 @@ class PrefixBackend:
         return int(seconds * (1.0 / self.seconds_per_token))
 
     def max_tokens(self, request: SynthesisRequest) -> int:
-        """The most tokens one candidate of this utterance may have (best-of-N's cap too)."""
-        return token_budget(request.text, self.generator.options, self.layout.tokens_per_second)
+        """The most tokens one candidate of this utterance may have: best-of-N's cap, within the
+        engine's context after the prompt, so a beam that reaches it ends there instead of asking
+        the engine for a continuation that has no room."""
+        generator = self.generator
+        budget = token_budget(request.text, generator.options, self.layout.tokens_per_second)
+        room = generator.max_model_len() - len(generator.prompt_ids(request))
+        if room < self.frame_tokens:  # the first continuation says so, in the generator's words
+            return budget
+        return min(budget, self.frame_tokens * (room // self.frame_tokens))
 
     def extend(self, items: Sequence[Extension]) -> list[Extended]:
         """Every continuation as one engine request, all in the generator's bounded window."""

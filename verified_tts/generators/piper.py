@@ -17,6 +17,13 @@ batched candidate is not bit-identical to its single run (``benchmarks/speed/pip
 The graph's 1-D convolutions run as 2-D ones, for onnxruntime's faster blocked kernels
 (:mod:`verified_tts.generators.piper_planar`, ``planar = false`` turns it off; the samples differ
 by float rounding only, and the identity says which graph made them).
+Takes after the first may differ on purpose as well (``length_jitter``, ``duration_jitter``,
+``pause_jitter``: off by default): each is drawn from the take's seed, a length scale for the take,
+a scale for each phoneme id's duration and one for each punctuation mark's pause, fed to the
+graph's duration input (:func:`~verified_tts.generators.piper_graph.scale_durations`), so takes
+differ in pace and in where and how long they pause, not only in noise; take 0 is always the
+voice's own reading, the N=1 render. Each take's expected length for the pace gate is the voice's
+own length under the same scales.
 Piper itself (``piper-tts``) is GPL-3.0-or-later and not used; see the README's licence section.
 """
 
@@ -45,15 +52,21 @@ from verified_tts.options.generation import PiperOptions, pitch_factor
 from verified_tts.output.word_timing import INFO_KEY as WORD_TIMINGS
 
 __all__ = [
+    "PAUSE_MARKS",
     "PhonemizedText",
     "PiperGenerator",
     "PiperOptions",
     "PiperVoice",
+    "TakeProsody",
     "load",
     "load_voice",
 ]
 
 NOISE_SCHEME = "numpy-pcg64-time-major-v1"  # how seeds become noise; part of identity()
+PROSODY_SCHEME = "numpy-pcg64-seed-sentence-stream-v1"  # how seeds become prosody draws
+# numpy streams of the prosody draws, apart from the noise sites' (0, 1, ...)
+_LENGTH_STREAM, _DURATION_STREAM, _PAUSE_STREAM = 1000, 1001, 1002
+PAUSE_MARKS = frozenset(",;:.!?—…")  # phonemes whose duration is a pause
 _FIRST_FRAMES_PER_ID = 8.0  # first guess of the prior's frames per phoneme id; grown on demand
 _KEPT_TEXTS = 512  # phonemized texts and predicted lengths kept for the next round
 # The voice's own length for a text: its duration predictor at noise_w 0 (0 draws), or the mean
@@ -70,6 +83,15 @@ class PhonemizedText:
     id_words: tuple[tuple[int, ...], ...]
     words: tuple[tuple[int, int], ...]
     unmatched: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TakeProsody:
+    """How one take reads a sentence: its length scale and each phoneme id's duration scale
+    (None: every id at the voice's own duration)."""
+
+    length_scale: float
+    duration_scale: np.ndarray | None
 
 
 def draw_noise(
@@ -134,7 +156,54 @@ class PiperGenerator:
             **({"graph": PLANAR_SCHEME} if self.voice.planar else {}),
             "sentence_pause": self.options.sentence_pause,
             **({"pitch": self.options.pitch} if self.options.pitch else {}),
+            **({"prosody": self._prosody_identity()} if self.varies else {}),
         }
+
+    @property
+    def varies(self) -> bool:
+        """Whether takes after the first draw their own prosody."""
+        options = self.options
+        return bool(options.length_jitter or options.duration_jitter or options.pause_jitter)
+
+    def _prosody_identity(self) -> dict[str, Any]:
+        return {
+            "length_jitter": self.options.length_jitter,
+            "duration_jitter": self.options.duration_jitter,
+            "pause_jitter": self.options.pause_jitter,
+            "draws": PROSODY_SCHEME,
+            "take_0": "the voice's own",
+        }
+
+    def prosody(self, index: int, seed: int, sentence: int, ids: Sequence[int]) -> TakeProsody:
+        """Take ``index``'s reading of sentence ``sentence`` (ids ``ids``): drawn from its seed
+        (the same draw for any N), the voice's own for take 0 or without variation."""
+        base = self.scales[1]
+        if index == 0 or not self.varies:
+            return TakeProsody(base, None)
+        options, seed = self.options, int(seed) & 0xFFFFFFFFFFFFFFFF
+        length = base
+        if options.length_jitter:
+            rng = np.random.default_rng([seed, 0, _LENGTH_STREAM])
+            length = base * float(np.exp(options.length_jitter * rng.standard_normal()))
+        logs = np.zeros(len(ids), dtype=np.float64)
+        if options.duration_jitter:
+            rng = np.random.default_rng([seed, sentence, _DURATION_STREAM])
+            logs += options.duration_jitter * rng.standard_normal(len(ids))
+        if options.pause_jitter and self.voice.duration_scale:
+            rng = np.random.default_rng([seed, sentence, _PAUSE_STREAM])
+            draws = options.pause_jitter * rng.standard_normal(len(ids))
+            logs += np.where(np.isin(np.asarray(ids), self._pause_ids), draws, 0.0)
+        scale = None
+        if (options.duration_jitter or options.pause_jitter) and self.voice.duration_scale:
+            scale = np.exp(logs).astype(np.float32)
+        return TakeProsody(float(np.float32(length)), scale)
+
+    @property
+    def _pause_ids(self) -> np.ndarray:
+        id_map = self.voice.mapper.id_map
+        return np.asarray(
+            sorted({i for mark in PAUSE_MARKS for i in id_map.get(mark, ())}), dtype=np.int64
+        )
 
     def speaker_id(self, speaker: str | None) -> int:
         """A speaker name from the config's speaker_id_map, or its number; 0 when not given.
@@ -233,13 +302,29 @@ class PiperGenerator:
         return self.synthesize_timed(ids, seed, sentence, speaker)[0]
 
     def synthesize_timed(
-        self, ids: Sequence[int], seed: int, sentence: int, speaker: int
+        self,
+        ids: Sequence[int],
+        seed: int,
+        sentence: int,
+        speaker: int,
+        prosody: TakeProsody | None = None,
     ) -> tuple[np.ndarray, tuple[int, ...] | None]:
         """:meth:`synthesize`, and the frames each id lasted in this run (None: the voice does
-        not say, or they do not add up to the audio's length)."""
+        not say, or they do not add up to the audio's length); ``prosody``: the take's reading
+        (:meth:`prosody`), the voice's own when None."""
         voice = self.voice
-        feeds = _feeds(voice, ids, self.scales, speaker)
-        frames = math.ceil(len(ids) * _FIRST_FRAMES_PER_ID * max(self.scales[1], 1.0)) + 32
+        scales = self.scales
+        if prosody is not None:
+            scales = (scales[0], prosody.length_scale, scales[2])
+        feeds = _feeds(voice, ids, scales, speaker)
+        if prosody is not None and prosody.duration_scale is not None and voice.duration_scale:
+            feeds[voice.duration_scale] = prosody.duration_scale.reshape(1, 1, -1)
+        stretch = scales[1] * (
+            float(prosody.duration_scale.max())
+            if prosody is not None and prosody.duration_scale is not None
+            else 1.0
+        )
+        frames = math.ceil(len(ids) * _FIRST_FRAMES_PER_ID * max(stretch, 1.0)) + 32
         # Each run with too little noise shows at least one more site's true length (a site's
         # length may depend on the noise of the sites before it): sites + 1 runs at most.
         for _attempt in range(len(voice.sites) + 1):
@@ -269,22 +354,24 @@ class PiperGenerator:
         rate = self.sample_rate * self.pitch
         pause = np.zeros(round(self.options.sentence_pause * rate), dtype=np.float32)
         texts: dict[tuple[str, tuple[tuple[str, str], ...]], PhonemizedText] = {}
-        jobs = []  # (request number, sentence number, ids, seed, speaker)
+        jobs = []  # (request number, sentence number, ids, seed, speaker, prosody)
         for number, request in enumerate(requests):
             source = (request.text, tuple(request.phonemes))
             if source not in texts:
                 texts[source] = self.phonemize(*source)
             speaker = self.speaker_id(request.voice or self.speaker)
             for index, ids in enumerate(texts[source].ids):
-                jobs.append((number, index, ids, request.seed, speaker))
+                prosody = self.prosody(request.index, request.seed, index, ids)
+                jobs.append((number, index, ids, request.seed, speaker, prosody))
         # onnxruntime releases the GIL while it runs: one thread per worker is real parallelism
         runs = self._pool.map(
-            lambda job: self.synthesize_timed(job[2], job[3], job[1], job[4]), jobs
+            lambda job: self.synthesize_timed(job[2], job[3], job[1], job[4], job[5]), jobs
         )
         # a new text's length is predicted on the pool too, after the runs (shorter jobs last
         # even out the workers' ends), not one text after another on this thread
         self._predict([(tuple(job[2]), job[4]) for job in jobs])
         run_of = {(job[0], job[1]): run for job, run in zip(jobs, runs, strict=True)}
+        prosody_of = {(job[0], job[1]): job[5] for job in jobs}
         candidates = []
         for number, request in enumerate(requests):
             text = texts[(request.text, tuple(request.phonemes))]
@@ -303,7 +390,10 @@ class PiperGenerator:
             }
             drawn = [run_of[(number, i)][1] for i in range(len(text.ids))]
             speaker = self.speaker_id(request.voice or self.speaker)
-            timing = self._timing(text, drawn, speaker, pause.size, rate)
+            readings = [prosody_of[(number, i)] for i in range(len(text.ids))]
+            if self.varies and request.index:
+                info["prosody"] = {"length_scale": round(readings[0].length_scale, 6)}
+            timing = self._timing(text, drawn, speaker, pause.size, rate, readings)
             if timing is not None:
                 info["timing"] = timing
                 info[WORD_TIMINGS] = read_along_words(request.text, timing["words"])
@@ -326,8 +416,10 @@ class PiperGenerator:
         speaker: int,
         pause: int,
         rate: float,
+        readings: Sequence[TakeProsody] = (),
     ) -> dict[str, Any] | None:
-        """A candidate's ``info["timing"]`` (see :func:`timing_info`), or None without timings."""
+        """A candidate's ``info["timing"]`` (see :func:`timing_info`), or None without timings;
+        its expected length is the voice's own under the take's prosody (``readings``)."""
         if not self.timed or not text.ids or any(f is None for f in frames):
             return None
         sentences = [
@@ -340,8 +432,22 @@ class PiperGenerator:
             hop=self.voice.hop,
             pause=pause,
             sample_rate=rate,
-            predicted_frames=[self.predicted_frames(ids, speaker) for ids in text.ids],
+            predicted_frames=[
+                self._expected_frames(ids, speaker, reading)
+                for ids, reading in zip(text.ids, readings or [None] * len(text.ids), strict=True)
+            ],
         )
+
+    def _expected_frames(
+        self, ids: Sequence[int], speaker: int, reading: TakeProsody | None
+    ) -> np.ndarray:
+        """The frames per id the voice means ``ids`` to last, under a take's prosody: the
+        duration input and the length scale multiply the durations before they become frames."""
+        frames = self.predicted_frames(ids, speaker)
+        if reading is None:
+            return frames
+        frames = frames * (reading.length_scale / self.scales[1])
+        return frames if reading.duration_scale is None else frames * reading.duration_scale
 
 
 def read_along_words(text: str, rows: Sequence[Sequence[Any]]) -> list[list[Any]]:

@@ -12,6 +12,7 @@ of failing the run, and the shape output shows it, so the caller runs again with
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +20,18 @@ from typing import Any
 
 from verified_tts.errors import UserError
 
-__all__ = ["DURATIONS", "NoiseSite", "check_voice_graph", "expose_durations", "seed_noise"]
+__all__ = [
+    "DURATIONS",
+    "DURATION_SCALE",
+    "NoiseSite",
+    "check_voice_graph",
+    "expose_durations",
+    "scale_durations",
+    "seed_noise",
+]
 
 DURATIONS = "durations"  # the output expose_durations adds
+DURATION_SCALE = "duration_scale"  # the input scale_durations adds
 _GRAPH_INPUTS = {"input", "input_lengths", "scales"}
 
 
@@ -133,18 +143,7 @@ def expose_durations(model: Any) -> str | None:
     from onnx import TensorProto, helper
 
     graph = model.graph
-    readers: dict[str, set[str]] = {}
-    for node in graph.node:
-        for name in node.input:
-            readers.setdefault(name, set()).add(node.op_type)
-    ceil = next(
-        (
-            n
-            for n in graph.node
-            if n.op_type == "Ceil" and "ReduceSum" in readers.get(n.output[0], ())
-        ),
-        None,
-    )
+    ceil = _frames_ceil(model)
     if ceil is None:
         return None
     graph.node.append(
@@ -152,6 +151,52 @@ def expose_durations(model: Any) -> str | None:
     )
     graph.output.append(helper.make_tensor_value_info(DURATIONS, TensorProto.FLOAT, None))
     return DURATIONS
+
+
+def _frames_ceil(model: Any) -> Any:
+    """VITS's ``w_ceil``: the ``Ceil`` whose output a ``ReduceSum`` reads (the frame count)."""
+    readers: dict[str, set[str]] = {}
+    for node in model.graph.node:
+        for name in node.input:
+            readers.setdefault(name, set()).add(node.op_type)
+    return next(
+        (
+            n
+            for n in model.graph.node
+            if n.op_type == "Ceil" and "ReduceSum" in readers.get(n.output[0], ())
+        ),
+        None,
+    )
+
+
+def scale_durations(model: Any) -> str | None:
+    """Multiply each phoneme id's duration (VITS's ``w``, before it is ceiled to frames) by a new
+    graph input :data:`DURATION_SCALE` of shape [1, 1, ids], so a take can lengthen or shorten
+    its own sounds and pauses; with every scale 1 the graph computes what it did (``x * 1`` is
+    exact). Returns the input's name, or None for a graph without ``w_ceil``."""
+    from onnx import TensorProto, helper
+
+    ceil = _frames_ceil(model)
+    if ceil is None:
+        return None
+    scaled, target = "/duration_scale/scaled", ceil.output[0]
+    nodes = []
+    for node in model.graph.node:
+        node = copy.deepcopy(node)
+        if node.op_type == "Ceil" and node.output[0] == target:
+            nodes.append(
+                helper.make_node(
+                    "Mul", [node.input[0], DURATION_SCALE], [scaled], name="/duration_scale/Mul"
+                )
+            )
+            node.input[0] = scaled
+        nodes.append(node)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    model.graph.input.append(
+        helper.make_tensor_value_info(DURATION_SCALE, TensorProto.FLOAT, [1, 1, "ids"])
+    )
+    return DURATION_SCALE
 
 
 def _gather_rows(model: Any, indices: str) -> int | None:

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from verified_tts.generators.piper_graph import DURATION_SCALE
+
 __all__ = ["DurationPredictor", "SentenceTiming", "timing_info", "word_times"]
 
 TIMING_VERSION = 1
@@ -107,6 +109,8 @@ class DurationPredictor:
             "input_lengths": np.asarray([len(ids)], dtype=np.int64),
             "scales": np.asarray(scales, dtype=np.float32),
             "sid": np.asarray([speaker], dtype=np.int64),
+            # the voice's own length: every id at its own duration
+            DURATION_SCALE: np.ones((1, 1, len(ids)), dtype=np.float32),
         }
         encoder_inputs = {i.name for i in self.encoder.get_inputs()}
         encoded = self.encoder.run(
@@ -115,7 +119,9 @@ class DurationPredictor:
         count = noise.shape[0]
         feeds = {name: value for name, value in zip(self.frontier, encoded, strict=True)}
         feeds.update({k: v for k, v in one.items() if k != "scales"})
-        feeds = {k: np.repeat(v, count, axis=0) for k, v in feeds.items()}
+        feeds = {
+            k: v if k == DURATION_SCALE else np.repeat(v, count, axis=0) for k, v in feeds.items()
+        }
         feeds["scales"] = one["scales"]
         feeds[self.noise] = np.asarray(noise, dtype=np.float32)
         (durations,) = self.head.run(None, {k: feeds[k] for k in self.head_inputs})

@@ -26,6 +26,7 @@ from verified_tts.generators.piper_graph import (
     NoiseSite,
     check_voice_graph,
     expose_durations,
+    scale_durations,
     seed_noise,
 )
 from verified_tts.generators.piper_phonemes import PhonemeMapper
@@ -53,6 +54,7 @@ class PiperVoice:
     predictor: DurationPredictor | None = None  # the duration predictor alone
     hop: int = 0  # audio samples per frame (0: unknown, no timings)
     planar: bool = False  # 1-D convolutions run as 2-D ones (piper_planar)
+    duration_scale: str | None = None  # the graph input that scales each id's duration, if any
 
 
 def _bundled() -> tuple[Path, Path]:
@@ -138,6 +140,7 @@ def load_voice(model: str | None = None, threads: int = 0, planar: bool = True) 
     if not sites:
         raise UserError(f"{onnx_path}: not a Piper VITS voice (it draws no noise)")
     durations = expose_durations(graph)
+    duration_scale = scale_durations(graph)
     planar = planar and planar_convolutions(graph) > 0
 
     session_options = onnxruntime.SessionOptions()
@@ -176,6 +179,7 @@ def load_voice(model: str | None = None, threads: int = 0, planar: bool = True) 
         digest=_sha256(onnx_path, config_path),
         durations=durations,
         planar=planar,
+        duration_scale=duration_scale,
     )
     voice = _probe(voice, onnx_path)
     if durations is not None and voice.hop:
@@ -221,4 +225,6 @@ def feeds(
     }
     if voice.num_speakers > 1:
         out["sid"] = np.asarray([speaker], dtype=np.int64)
+    if voice.duration_scale:
+        out[voice.duration_scale] = np.ones((1, 1, len(ids)), dtype=np.float32)
     return out

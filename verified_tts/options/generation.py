@@ -80,6 +80,21 @@ class PiperOptions:
     noise_w: float | None = option(None, "Duration noise (VITS noise_scale_w); None: the voice's")
     length_scale: float | None = option(None, "Speaking rate: above 1 speaks slower")
     sentence_pause: float = option(0.25, "Seconds of silence between sentences of an utterance")
+    length_jitter: float = option(
+        0.0,
+        "Spread (sd of the log) of each take's length scale, drawn from its seed; take 0 keeps "
+        "the voice's own",
+    )
+    duration_jitter: float = option(
+        0.0,
+        "Spread (sd of the log) of each phoneme's duration in a take, drawn from its seed; "
+        "take 0 keeps the voice's own",
+    )
+    pause_jitter: float = option(
+        0.0,
+        "Spread (sd of the log) of each punctuation pause's length in a take, drawn from its "
+        "seed; take 0 keeps the voice's own",
+    )
     threads: int = option(1, "onnxruntime threads of one run; 0: the cores this process may use")
     workers: int = option(0, "Graph runs in parallel (candidates, sentences); 0: the cores")
     planar: bool = option(

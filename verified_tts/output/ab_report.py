@@ -153,7 +153,9 @@ def _delta_cell(value: float | None) -> str:
 _ARM_COLUMNS = [
     ("N", "n", 0), ("verifier WER", "wer", 3), ("median", "wer_median", 3),
     ("share WER=0", "share_wer_zero", 3), ("judge WER", "judge_wer", 3),
-    ("judge median", "judge_wer_median", 3), ("asr logprob", "asr_logprob", 3),
+    ("judge median", "judge_wer_median", 3),
+    ("judge WER, the judge's best take (oracle)", "judge_wer_oracle", 3),
+    ("asr logprob", "asr_logprob", 3),
     ("speaker", "speaker_similarity", 3), ("emotion", "emotion", 3),
     ("flagged", "flagged", 0), ("changed vs cand. 0", "changed_from_n1", 0),
     ("candidates", "candidates", 0), ("audio s generated", "audio_seconds_generated", 1),
@@ -197,7 +199,11 @@ def interval_text(interval: Sequence[float] | None) -> str:
 def _arm_table(arms: Sequence[Mapping[str, Any]]) -> str:
     """One row per arm; the emotion column only when the emotion verifier scored, the paired
     interval against the first arm only when the judge ran."""
-    columns = [c for c in _ARM_COLUMNS if c[1] != "emotion" or any(a.get("emotion") for a in arms)]
+    columns = [
+        c
+        for c in _ARM_COLUMNS
+        if c[1] not in ("emotion", "judge_wer_oracle") or any(a.get(c[1]) for a in arms)
+    ]
     paired = any(a.get("judge_wer_vs_first") for a in arms)
     head = "".join(f'<th class="num">{escape(label)}</th>' for label, _, _ in columns)
     if paired:

@@ -28,6 +28,7 @@ from verified_tts.output.manifest import (
     read_manifest,
 )
 from verified_tts.output.review_report import chosen_failed, review_section
+from verified_tts.output.run_manifest import judged_comparison_hint, selection_lines
 from verified_tts.selection.consensus import take_views
 from verified_tts.selection.reasons import Reason, candidate_reasons, utterance_reasons
 from verified_tts.storage.atomic import write_text_atomic
@@ -222,12 +223,15 @@ def _render_summary(manifest: Manifest, flagged: int) -> str:
         f"<tr><th>utterances</th><td>{len(manifest.utterances)}</td></tr>"
         f"<tr><th>flagged (no candidate passed the gates)</th><td>{flagged}</td></tr>"
         f"<tr><th>N</th><td>{manifest.n} ({mode})</td></tr>"
-        f"<tr><th>mean WER, winners vs candidate 0</th><td>{fmt(stats.get('mean_wer_winners'))}"
-        f" vs {fmt(stats.get('mean_wer_candidate0'))}</td></tr>"
-        f"<tr><th>candidates generated / reused</th><td>{stats.get('candidates_generated')} / "
+        + "".join(
+            f"<tr><th>{escape(label)}</th><td>{escape(value)}</td></tr>"
+            for label, value in selection_lines(stats)
+        )
+        + f"<tr><th>candidates generated / reused</th><td>{stats.get('candidates_generated')} / "
         f"{stats.get('candidates_reused')}</td></tr>"
         f"<tr><th>wall seconds</th><td>{fmt(stats.get('wall_seconds'), 1)}</td></tr>"
-        f"</tbody></table>"
+        f"</tbody></table><p class='muted'>"
+        f"{escape(judged_comparison_hint(Path(manifest.input).name))}</p>"
     )
 
 

@@ -11,7 +11,7 @@ configuration. Render, dub and rerender all call it; reading and writing the fil
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,21 +28,35 @@ if TYPE_CHECKING:
     from verified_tts.storage.results import UtteranceResult
     from verified_tts.text.production import LoadedBook
 
-__all__ = ["build_manifest", "gate_bounds", "production_record", "summarise"]
+__all__ = [
+    "build_manifest",
+    "gate_bounds",
+    "judged_comparison_hint",
+    "production_record",
+    "selection_changes",
+    "selection_lines",
+    "summarise",
+]
 
 
 def _mean(values: Sequence[float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
 
 
-def summarise(results: Sequence[UtteranceResult]) -> dict[str, Any]:
-    """Quality figures of a run: flagged count, gate pass share, winner vs candidate-0 WER."""
+def summarise(
+    results: Sequence[UtteranceResult],
+    policy_of: Callable[[UtteranceResult], SelectionPolicy] | None = None,
+    n: int | None = None,
+) -> dict[str, Any]:
+    """Quality figures of a run: flagged count, gate pass share, the verifier's own WER of the
+    winners and of candidate 0 (data, not evidence: the same verifier chose the winners), and what
+    the selection changed (:func:`selection_changes`, given the policy of each line and N)."""
     flagged = sum(r.flagged for r in results)
     winners = [
         r.winner_candidate.metrics["wer"] for r in results if "wer" in r.winner_candidate.metrics
     ]
     firsts = [r.candidates[0].metrics["wer"] for r in results if "wer" in r.candidates[0].metrics]
-    return {
+    figures = {
         "utterances": len(results),
         "flagged": flagged,
         "passed_share": round(1 - flagged / len(results), 4) if results else 0.0,
@@ -50,6 +64,69 @@ def summarise(results: Sequence[UtteranceResult]) -> dict[str, Any]:
         "mean_wer_candidate0": _mean(firsts),
         "mean_candidates_per_utterance": _mean([len(r.candidates) for r in results]),
     }
+    if policy_of is not None and n is not None:
+        figures.update(selection_changes(results, policy_of, n))
+    return figures
+
+
+MORE_TAKES_NONE_PASSED = "no take of the first round passed the gates"
+MORE_TAKES_EXPECTED_BETTER = "a take passed, but another round was likely to find a better one"
+
+
+def selection_changes(
+    results: Sequence[UtteranceResult],
+    policy_of: Callable[[UtteranceResult], SelectionPolicy],
+    n: int,
+) -> dict[str, Any]:
+    """What best-of-N changed, in a producer's terms: the lines whose kept take is not the first
+    (candidate 0, what N=1 would have kept), and the lines that were given more takes than the
+    first round, with why (the first round's takes judged among themselves, as the render
+    judged them when it decided to go on)."""
+    from verified_tts.selection.consensus import judge_all
+
+    why: dict[str, int] = {}
+    more = 0
+    for result in results:
+        policy = policy_of(result)
+        first = round_targets(n, policy)[0]
+        if len(result.candidates) <= first:
+            continue
+        more += 1
+        taken = [(c.metrics, c.detail) for c in result.candidates[:first]]
+        passed = any(j.passed for j in judge_all(taken, policy))
+        reason = MORE_TAKES_EXPECTED_BETTER if passed else MORE_TAKES_NONE_PASSED
+        why[reason] = why.get(reason, 0) + 1
+    return {
+        "lines_take_changed": sum(1 for r in results if r.winner != 0),
+        "lines_more_takes": more,
+        "more_takes_because": why,
+    }
+
+
+def selection_lines(stats: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) rows that say what the selection changed, for a run's summary and report;
+    the verifier's own WER is not among them (it chose the winners, so it cannot judge them)."""
+    lines = int(stats.get("utterances") or 0)
+    if "lines_take_changed" not in stats or not lines:
+        return []
+    because = stats.get("more_takes_because") or {}
+    why = "; ".join(f"{count}: {reason}" for reason, count in because.items())
+    return [
+        ("lines whose kept take is not the first", f"{stats['lines_take_changed']} of {lines}"),
+        (
+            "lines given more takes than the first round",
+            f"{stats['lines_more_takes']} of {lines}" + (f" ({why})" if why else ""),
+        ),
+    ]
+
+
+def judged_comparison_hint(book: str) -> str:
+    """Where a producer finds out whether N pays: the verifiers chose the takes, so only a
+    second ASR model can say."""
+    return (
+        "Whether more takes are heard as better is for a second ASR model to judge, not the "
+        f"verifiers that chose them: verified-tts ab {book} --n 1 --n 8 --judge-asr bundled:base"
+    )
 
 
 def production_record(config: RenderConfig, loaded: LoadedBook | None) -> dict[str, Any]:
@@ -136,7 +213,11 @@ def build_manifest(
                 else {}
             ),
         },
-        stats={**stats, **summarise(results), "wall_seconds": round(wall_seconds, 3)},
+        stats={
+            **stats,
+            **summarise(results, lambda r: synthesizer.policy_of(r.utterance.voice), n),
+            "wall_seconds": round(wall_seconds, 3),
+        },
         production=production_record(config, loaded),
         delivery=dict(delivery or {}),
         chapters=tuple(

@@ -8,7 +8,8 @@ batching window (:mod:`~verified_tts.service.batcher`) over the
 :class:`~verified_tts.service.engine.SpeechEngine`, so concurrent requests share the generator's
 and the verifiers' batches. Jobs go to the existing queue
 (:mod:`~verified_tts.service.jobs_routes`).
-Every error is JSON naming the field; a structured log line (JSON) records each request.
+Every error is JSON naming the field; structured log lines (JSON, :mod:`~verified_tts.service.logs`)
+record each request, retry and batch in ``DIR/service/log.jsonl``.
 """
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from verified_tts.service.auth import authorized
 from verified_tts.service.errors import ApiError, error_body
 from verified_tts.service.formats import MEDIA_TYPES, encode
+from verified_tts.service.logs import attach, event
 from verified_tts.service.metrics import ApiMetrics, SpeakerMetrics, render
 from verified_tts.service.request import MODEL_ALIASES, MODEL_ID, SpeechRequest, parse_speech
 
 __all__ = ["Api", "Speaker", "build_app"]
 
-log = logging.getLogger("verified_tts.service")
 api = FastAPI(title="verified-tts", docs_url=None, redoc_url=None, openapi_url=None)
 
 
@@ -64,7 +65,8 @@ async def _http_error(request: Request, error: StarletteHTTPException) -> JSONRe
 
 @api.exception_handler(Exception)
 async def _unexpected(request: Request, error: Exception) -> JSONResponse:
-    log.exception("unexpected error on %s", request.url.path)
+    event("error", logging.ERROR, exc_info=True, path=request.url.path,
+          error=type(error).__name__)  # fmt: skip
     return JSONResponse(
         error_body(500, f"internal error ({type(error).__name__}); see the log"), status_code=500
     )
@@ -103,17 +105,8 @@ async def _guard(request: Request, call_next: Any) -> Response:
     seconds = time.perf_counter() - started
     metrics.requests.labels(route, str(response.status_code)).inc()
     metrics.latency.labels(route).observe(seconds)
-    log.info(
-        json.dumps(
-            {
-                "event": "request",
-                "method": request.method,
-                "path": route,
-                "status": response.status_code,
-                "seconds": round(seconds, 4),
-            }
-        )
-    )
+    event("request", method=request.method, path=route, status=response.status_code,
+          seconds=round(seconds, 4))  # fmt: skip
     return response
 
 
@@ -145,6 +138,7 @@ class Speaker:
         from verified_tts.service.batcher import WindowBatcher
         from verified_tts.service.engine import SpeechEngine
 
+        attach(Path(settings["home"]))
         config = build_config(settings["table"], **settings["overrides"])
         self.engine = SpeechEngine(config, Path(settings["home"]))
         self.metrics = SpeakerMetrics()
@@ -159,7 +153,13 @@ class Speaker:
 
     def _speak(self, requests: list[SpeechRequest]) -> list[Any]:
         self.metrics.batch.observe(len(requests))
-        return self.engine.speak(requests)
+        started = time.perf_counter()
+        answers = self.engine.speak(requests)
+        made = [a for a in answers if not isinstance(a, ApiError)]
+        event("batch", requests=len(requests), answered=len(made),
+              candidates=sum(a.candidates for a in made),
+              seconds=round(time.perf_counter() - started, 3))  # fmt: skip
+        return answers
 
     async def speak(self, request: SpeechRequest) -> dict[str, Any]:
         answer = await self.batcher.submit(request)
@@ -227,7 +227,7 @@ class Api:
             max_body=settings["max_body"],
             metrics=ApiMetrics(),
         )
-        logging.basicConfig(level=logging.INFO)
+        attach(Path(settings["home"]))
         self.speaker = speaker
         self.settings = settings
         self.home = Path(settings["home"])
@@ -277,7 +277,7 @@ class Api:
                         headers={"Retry-After": "5"},
                     ) from None
                 metrics.retries.inc()
-                log.warning(json.dumps({"event": "replica_died", "retrying": True}))
+                event("replica_died", logging.WARNING, retrying=True, error=type(error).__name__)
                 await asyncio.sleep(0.5)
         raise AssertionError("unreachable")
 

@@ -5,7 +5,8 @@ subtitle file uploaded as text) or ``{"command", "path"}`` (a file on shared sto
 ``"options"``: the render or dub command line's options
 (checked when the job runs, not yet at submission). A job submitted here is one that
 ``verified-tts jobs list`` shows, and survives what the queue survives. :func:`job_view` is a
-job's state, progress and flags so far; :func:`events` streams its changes as server-sent
+job's state, progress and flags so far (from the progress file a queued job keeps, then its
+manifest); :func:`events` streams its changes as server-sent
 events; :func:`output_file` serves a file of its output folder and answers 404 for any path that
 leaves it.
 """
@@ -68,19 +69,33 @@ def submit_job(queue: Any, body: Mapping[str, Any], home: Path) -> dict[str, Any
 
 
 def _progress(output: Path) -> dict[str, Any]:
+    """Utterances done of all, and flagged so far: from the job's progress file while it runs
+    (:mod:`jobs.progress`), from its manifest once that is written, whichever is newer."""
+    from jobs.progress import PROGRESS_FILE, read_progress
+
     manifest = output / "manifest.json"
-    if not manifest.is_file():
-        return {"progress": None, "utterances": None, "flagged": None}
+    running = read_progress(output)
+    if running is not None and _mtime(output / PROGRESS_FILE) > _mtime(manifest):
+        share = running.done / running.total if running.total else 0.0
+        return {"progress": round(share, 4), "utterances": running.total,
+                "done": running.done, "flagged": running.flagged}  # fmt: skip
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return {"progress": None, "utterances": None, "flagged": None}
-    utterances = data.get("utterances", [])
+        utterances = json.loads(manifest.read_text(encoding="utf-8")).get("utterances", [])
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return {"progress": None, "utterances": None, "done": None, "flagged": None}
     return {
         "progress": 1.0,
         "utterances": len(utterances),
+        "done": len(utterances),
         "flagged": sum(1 for u in utterances if u.get("flagged")),
     }
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def job_view(record: Any) -> dict[str, Any]:

@@ -1,11 +1,13 @@
 """Start the service: Ray (local or ``--ray``), Serve on loopback, the app, then one line.
 
-:func:`serve_forever` starts a local Ray instance in the service's own folder (or joins the given
+:func:`serve_forever` starts a local Ray head in the service's own folder (or joins the given
 cluster), starts Serve's HTTP proxy on ``host:port`` (127.0.0.1 unless asked; port 0 picks a free
 one), deploys :func:`~verified_tts.service.app.build_app`, waits until ``GET /v1/models`` answers
-with the token, and only then says ``http://HOST:PORT/v1`` and the token. Jobs that the last run
-of the cluster lost (the service was stopped mid-job) are resumed from the store first, so no
-accepted job is lost. It runs until interrupted, then shuts Serve and the Ray it started down.
+with the token, and only then says ``http://HOST:PORT/v1`` and the token. No accepted job is lost
+to a restart: a stop (Ctrl-C, SIGTERM) takes the folder's head down and its unfinished jobs are
+marked lost, and the next start resumes them from the store; a start after a kill (the head
+outlived its driver) takes that head over, and its jobs go on where they are. It runs until
+interrupted, then shuts down Serve and the Ray it started, as it does when a start fails half-way.
 """
 
 from __future__ import annotations
@@ -67,16 +69,78 @@ def _resume_lost(queue: Any, say: Callable[[str], None]) -> None:
     for record in queue.list():
         if record.state == "FAILED" and record.message.startswith("lost"):
             queue.resume(record.id)
-            say(f"resumed job {record.id}: the service stopped while it ran")
+            say(f"resumed job {record.id}: the service stopped before it finished")
 
 
-def start(options: ServeOptions, say: Callable[[str], None]) -> tuple[str, str, Any]:
-    """Start everything; returns (base URL, token, the started Ray module)."""
+class _Running:
+    """What one start brought up, so that a stop, or a start that fails half-way, takes down
+    exactly that: Serve and the driver's connection, and the head when it is this folder's."""
+
+    def __init__(self, options: ServeOptions) -> None:
+        self.options = options
+        self.ray: Any = None
+        self.own_head = False
+
+    def stop(self) -> None:
+        try:
+            if self.ray is not None and self.ray.is_initialized():
+                from ray import serve
+
+                try:
+                    serve.shutdown()
+                finally:
+                    self.ray.shutdown()
+        finally:
+            if self.own_head:
+                from verified_tts.cluster import head
+
+                head.down(self.options.home.resolve() / "jobs")
+
+
+def _connect(options: ServeOptions, running: _Running, say: Callable[[str], None]) -> str | None:
+    """Ray up and this driver connected; returns the Jobs API address (None: the head's own)."""
+    from verified_tts.cluster.state import import_ray
+
+    ray = running.ray = import_ray()
+    if options.ray:
+        context = ray.init(address=options.ray, logging_level="WARNING", log_to_driver=False)
+        dashboard = context.dashboard_url
+        return f"http://{dashboard}" if dashboard else None
+    # a head of our own, started as `verified-tts cluster up` starts one (every port free, the
+    # dashboard agent's included: ray.init would take Ray's fixed 52365, which another Ray on the
+    # machine may hold, and then the Jobs API never takes a job), its state in the queue's
+    # folder, so `verified-tts jobs --state-dir DIR/jobs` reaches it too
+    from ray import serve
+
+    from verified_tts.cluster import head
+
+    home = options.home.resolve()
+    running.own_head = True
+    # any free ports, not Ray's usual 6379 and 8265 first: other Ray instances on the machine
+    # start there too, and one that takes the port between our probe and our start fails ours
+    state, fresh = head.up(
+        directory=home / "jobs",
+        num_cpus=options.num_cpus,
+        max_jobs=1,
+        port=_free_port("127.0.0.1"),
+        dashboard_port=_free_port("127.0.0.1"),
+    )
+    ray.init(address=state.gcs_address, logging_level="WARNING", log_to_driver=False)
+    if not fresh:
+        # the last serve of this folder was killed before it could stop: its head still runs the
+        # jobs it accepted, and they go on; its Serve (the old port and token) gives way to ours
+        serve.shutdown()
+        say("took over the Ray head the last start of this folder left running: its jobs go on")
+    return None  # the queue reads the head from its state: job slots included
+
+
+def start(options: ServeOptions, say: Callable[[str], None], running: _Running) -> tuple[str, str]:
+    """Start everything (recorded in ``running``); returns (base URL, token)."""
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     from verified_tts.cluster.state import import_ray
     from verified_tts.service.auth import digest, load_token
 
-    ray = import_ray()
+    import_ray()
     try:
         from ray import serve
     except ImportError as error:
@@ -88,24 +152,11 @@ def start(options: ServeOptions, say: Callable[[str], None]) -> tuple[str, str, 
     # importing Serve set its logger to INFO; the start is one line, ours
     logging.getLogger("ray.serve").setLevel(logging.WARNING)
 
-    token = load_token(options.token_file)
+    token = load_token(options.token_file)  # before Ray: a bad file stops nothing that runs
     home = options.home.resolve()
     (home / "service").mkdir(parents=True, exist_ok=True)
     port = options.port or _free_port(options.host)
-    if options.ray:
-        context = ray.init(address=options.ray, logging_level="WARNING", log_to_driver=False)
-        dashboard = context.dashboard_url
-        jobs_address = f"http://{dashboard}" if dashboard else None
-    else:
-        # a head of our own, started as `verified-tts cluster up` starts one (every port free,
-        # the dashboard agent's included: ray.init would take Ray's fixed 52365, which another
-        # Ray on the machine may hold, and then the Jobs API never takes a job), its state in
-        # the queue's folder, so `verified-tts jobs --dir DIR/jobs` reaches it too
-        from verified_tts.cluster import head
-
-        state, _ = head.up(directory=home / "jobs", num_cpus=options.num_cpus, max_jobs=1)
-        ray.init(address=state.gcs_address, logging_level="WARNING", log_to_driver=False)
-        jobs_address = None  # the queue reads the head from its state: job slots included
+    jobs_address = _connect(options, running, say)
     serve.start(http_options={"host": options.host, "port": port})
     settings = {
         "table": options.table or {},
@@ -136,7 +187,7 @@ def start(options: ServeOptions, say: Callable[[str], None]) -> tuple[str, str, 
         from jobs.queue import JobQueue
 
         _resume_lost(JobQueue(home / "jobs", jobs_address), say)
-    return url, token, ray
+    return url, token
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -146,10 +197,10 @@ def _interrupt(signum: int, frame: Any) -> None:
 def serve_forever(options: ServeOptions, say: Callable[[str], None]) -> None:
     """Start, print the address line, and run until interrupted; then shut down what started."""
     started = time.perf_counter()
-    ray = None
+    running = _Running(options)
     signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop shuts down as Ctrl-C
     try:
-        url, token, ray = start(options, say)
+        url, token = start(options, say, running)
         # a driver joining a cluster gets Ray's own SIGTERM handler (exit at once): ours again,
         # so a stop shuts Serve and our head down
         signal.signal(signal.SIGTERM, _interrupt)
@@ -157,14 +208,4 @@ def serve_forever(options: ServeOptions, say: Callable[[str], None]) -> None:
         while True:
             time.sleep(1)
     finally:
-        if ray is not None:
-            from ray import serve
-
-            try:
-                serve.shutdown()
-            finally:
-                ray.shutdown()
-                if not options.ray:
-                    from verified_tts.cluster import head
-
-                    head.down(options.home.resolve() / "jobs")
+        running.stop()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -337,11 +338,14 @@ def build_spark_like(folder: Path, *, seed: int = 0) -> Path:
     return folder
 
 
-def build_all(out: Path, *, only: tuple[str, ...] = ("orpheus", "llasa", "spark")) -> dict:
-    """``out/{orpheus,llasa,spark}/{lm,codec}``: every generator runnable without weights."""
+def build_all(
+    out: Path, *, only: tuple[str, ...] = ("orpheus", "llasa", "spark"), small_snac: bool = False
+) -> dict:
+    """``out/{orpheus,llasa,spark}/{lm,codec}``: every generator runnable without weights
+    (``small_snac``: Orpheus's codec with the small decoder, for tests that decode often)."""
     built: dict[str, dict[str, Path]] = {}
     makers = {
-        "orpheus": (build_orpheus_like, build_snac_24khz),
+        "orpheus": (build_orpheus_like, partial(build_snac_24khz, small_decoder=small_snac)),
         "llasa": (build_llasa_like, build_xcodec2),
         "spark": (build_spark_like, build_bicodec),
     }

@@ -88,6 +88,9 @@ class Arm:
     judge_share_wer_zero: float | None = None
     # judge WER minus the first arm's, per utterance: (mean, 95 % paired interval low, high)
     judge_wer_vs_first: tuple[float, float, float] | None = None
+    # the judge WER of the take the judge itself hears best among each utterance's first k: the
+    # ceiling of this arm's candidates, whatever the verifiers pick (with every take judged)
+    judge_wer_oracle: float | None = None
 
 
 @dataclass(frozen=True)
@@ -168,10 +171,26 @@ def build_arms(
     if judged is not None:
         judge_wers = [_judge_wers(per_arm[k], judged) for k in ns]
         arms = [
-            replace(arm, judge_wer_vs_first=interval)
+            replace(
+                arm,
+                judge_wer_vs_first=interval,
+                judge_wer_oracle=_oracle(per_arm[arm.n], arm.n, judged),
+            )
             for arm, interval in zip(arms, versus_first(judge_wers), strict=True)
         ]
     return arms, rows
+
+
+def _oracle(picks: Sequence[_Pick], k: int, judged: _Judged) -> float | None:
+    """Mean over utterances of the lowest judge WER among the first ``k`` takes; None unless
+    every one of them was judged."""
+    best = []
+    for utterance, _, _ in picks:
+        wers = [judged.get((utterance.key, i)) for i in range(min(k, len(utterance.candidates)))]
+        if any(w is None for w in wers):
+            return None
+        best.append(min(w[0] for w in wers if w is not None))
+    return mean(best)
 
 
 def _judge_wers(picks: Sequence[_Pick], judged: _Judged) -> list[float]:
@@ -201,6 +220,9 @@ def _utterance_row(
         if judged is not None and (utterance.key, winner) in judged:
             entry["judge_wer"], entry["judge_transcript"] = judged[(utterance.key, winner)]
         row["arms"][str(k)] = entry
+    takes = [(judged or {}).get((utterance.key, i)) for i in range(len(utterance.candidates))]
+    if judged is not None and all(t is not None for t in takes):
+        row["judge_wer_of_takes"] = [t[0] for t in takes if t is not None]
     low, high = row["arms"][str(min(picks))], row["arms"][str(max(picks))]
     # gain = how much lower the largest arm's WER is than the smallest arm's (positive = better)
     row["gain_wer"] = _difference(low["scores"].get("wer"), high["scores"].get("wer"))
@@ -255,14 +277,17 @@ def _difference(before: float | None, after: float | None) -> float | None:
 
 
 def _winners_to_judge(
-    manifest: Manifest, ns: Sequence[int], policy: SelectionPolicy
+    manifest: Manifest, ns: Sequence[int], policy: SelectionPolicy, every: bool = False
 ) -> dict[tuple[str, int], tuple[str, str]]:
-    """Every distinct winner of every arm once (an unchanged winner is not judged twice):
-    (utterance key, candidate index) -> (audio path, text)."""
+    """Every distinct winner of every arm once (an unchanged winner is not judged twice), and
+    with ``every`` every take, for the oracle: (utterance key, candidate index) -> (audio path,
+    text)."""
     wanted: dict[tuple[str, int], tuple[str, str]] = {}
     for utterance in manifest.utterances:
-        for k in ns:
-            winner, _ = arm_winners(utterance.candidates, policy, k)
+        picks = [arm_winners(utterance.candidates, policy, k)[0] for k in ns]
+        if every:
+            picks += list(range(len(utterance.candidates)))
+        for winner in picks:
             audio = utterance.candidates[winner].audio
             if audio is None:
                 raise UserError(
@@ -284,11 +309,13 @@ def ab(
     judge_asr: str | JudgeOptions | Judge | None = None,
     synthesizer: Synthesizer | None = None,
     *,
+    oracle: bool = True,
     on_loading: Callable[[], None] | None = None,
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[UtteranceResult], None] | None = None,
 ) -> ABResult:
-    """Render ``book`` once at N=max(ns) with fixed N, then score every arm; see the module doc."""
+    """Render ``book`` once at N=max(ns) with fixed N, then score every arm; see the module doc.
+    With a judge and ``oracle``, every take is judged, so each arm also has its oracle."""
     ns = sorted({int(n) for n in ns})
     if not ns or ns[0] < 1:
         raise UserError("--n values must be at least 1, e.g. --n 1 --n 8")
@@ -315,7 +342,7 @@ def ab(
     judged = None
     judge_info = None
     if judge_model is not None:
-        wanted = _winners_to_judge(manifest, ns, config.selection)
+        wanted = _winners_to_judge(manifest, ns, config.selection, every=oracle)
         judged, judge_info = judge_winners(judge_model, wanted, out)
     arms, rows = build_arms(manifest, ns, config.selection, rates=rates, judged=judged)
     data = _ab_document(
@@ -387,6 +414,8 @@ def _ab_document(
             f"N={n_max} run (identical to an N=k render when a --voice-ref is given)",
             "judge_wer_vs_first: mean per-utterance judge WER of this arm minus the first "
             "arm's, with a 95 % paired bootstrap interval (negative = this arm better)",
+            "judge_wer_oracle: mean per-utterance judge WER of the take the judge hears best "
+            "among the first k: what this arm's candidates hold, whoever picks",
         ],
         "arms": [asdict(arm) for arm in arms],
         "utterances": rows,

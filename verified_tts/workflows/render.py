@@ -13,8 +13,8 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from verified_tts.output.lock import output_lock
 from verified_tts.output.manifest import output_folders, write_manifest
 from verified_tts.output.readalong import ReadAlongInput
 from verified_tts.output.report import write_render_report
-from verified_tts.output.run_manifest import build_manifest, summarise
+from verified_tts.output.run_manifest import build_manifest
 from verified_tts.output.word_timing import ALIGNER_VERSION, DEFAULT_LAG_S, load_aligner
 from verified_tts.pipeline import Synthesizer
 from verified_tts.review.hook import ReviewHook
@@ -57,7 +57,7 @@ class RenderSummary:
     utterances: int
     flagged: int
     passed_share: float
-    mean_wer_winners: float | None
+    mean_wer_winners: float | None  # the verifier's own WER: it chose the winners, so no evidence
     mean_wer_candidate0: float | None
     candidates_generated: int
     candidates_reused: int
@@ -65,6 +65,9 @@ class RenderSummary:
     unavailable: dict[str, str]  # verifier -> why it did not score
     damaged: tuple[str, ...] = ()  # store entries found damaged, dropped and generated again
     warnings: tuple[str, ...] = ()  # what the book got wrong and was read without (its PLS)
+    lines_take_changed: int = 0  # lines whose kept take is not candidate 0 (N=1's)
+    lines_more_takes: int = 0  # lines given more takes than the first round
+    more_takes_because: Mapping[str, int] = field(default_factory=dict)
 
 
 def prepare_output(out_dir: str | os.PathLike) -> Path:
@@ -238,7 +241,7 @@ def render(
         write_index(out, manifest)  # the review opens a long book from it
         write_render_report(out, manifest)  # report.html: flagged utterances first
         remove_interrupted_writes(output_folders(out), older_than=run_began)
-    quality = summarise(results)
+    quality = manifest.stats
     return RenderSummary(
         out_dir=out,
         utterances=quality["utterances"],
@@ -252,4 +255,7 @@ def render(
         unavailable=synthesizer.verifiers.unavailable(),
         damaged=damaged,
         warnings=loaded.warnings,
+        lines_take_changed=quality.get("lines_take_changed", 0),
+        lines_more_takes=quality.get("lines_more_takes", 0),
+        more_takes_because=quality.get("more_takes_because", {}),
     )

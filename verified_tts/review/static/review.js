@@ -350,7 +350,9 @@ function ask(text) {
     const done = (answer) => { box.onclose = null; if (box.open) box.close(); resolve(answer); };
     $("ask-yes").onclick = () => done(true);
     $("ask-no").onclick = () => done(false);
-    box.onclose = () => done(false);
+    // a close event is queued after close(): the one of the question before may arrive only
+    // now, after input the browser handled first, while this question is open; it is not ours
+    box.onclose = () => { if (!box.open) done(false); };
     box.answer = done;
     box.showModal();
     $("ask-yes").focus();

@@ -1,0 +1,134 @@
+"""Generated blocks of the judged real-prose figures: how different takes are, and what selection
+buys to the judge's ear against what the candidates hold (the oracle).
+
+Each function renders one block of docs/*.md from its result files (see doc_blocks.py); the
+``BLOCKS`` mapping names them. Labels (what a row is) are written here; every figure is read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.tables.doc_blocks import Generated, ci, md_table, num, result
+
+__all__ = ["BLOCKS"]
+
+# (result stem, column label) of the judged real-prose renders, in the order shown
+JUDGED = (
+    ("judged_prose_dev_today", "development, today"),
+    ("judged_prose_dev_prosody", "development, takes with their own prosody"),
+    ("judged_prose_held_out_k_before", "tenth held-out sample, today"),
+)
+STEMS = tuple(stem for stem, _ in JUDGED)
+
+
+def take_diversity() -> str:
+    rows = []
+    for s in result("take_diversity_dev")["settings"]:
+        rows.append(
+            (
+                s["setting"],
+                num(s["length_cv"], 4),
+                num(s["median_f0_sd"], 3),
+                num(s["f0_range_sd"], 3),
+                num(s["pause_count_sd"], 3),
+                num(s["pause_seconds_sd"], 4),
+                num(s["pause_place_distance"], 4),
+            )
+        )
+    header = ("length / duration / pause jitter", "length, coefficient of variation",
+              "median F0, sd (semitones)", "F0 range, sd (semitones)", "pauses a take, sd",
+              "pause seconds, sd",
+              "two takes pausing at different places (Jaccard distance)")  # fmt: skip
+    return md_table(header, rows)
+
+
+def _paired(figures: dict[str, Any] | None) -> str:
+    if not figures:
+        return "-"
+    return f"{num(figures['gain'], 4)} ({ci(figures['ci95'], 4)})"
+
+
+def _relative(figures: dict[str, Any] | None) -> str:
+    if not figures or figures.get("relative_reduction") is None:
+        return "-"
+    low, high = figures["relative_ci95"]
+    return f"{num(figures['relative_reduction'], 4)} ({num(low, 4)}..{num(high, 4)})"
+
+
+def judged_prose() -> str:
+    columns = [(stem, label) for stem, label in JUDGED]
+    data = {stem: result(stem) for stem, _ in columns}
+    pool = {stem: next((k for k in d["judge_wer"] if k.startswith("oracle_of_")), None)
+            for stem, d in data.items()}  # fmt: skip
+
+    def row(label: str, cell: Any) -> tuple[str, ...]:
+        return (label, *(cell(data[stem], stem) for stem, _ in columns))
+
+    rows = [
+        row("lines judged", lambda d, _: str(d["judged"])),
+        row("chunks rendered", lambda d, _: f"{d['chunks']['finished']} of {d['chunks']['of']}"),
+        row("takes a line", lambda d, _: num(d["takes_per_line"], 2)),
+        row("judge WER, candidate 0", lambda d, _: num(d["judge_wer"]["candidate0"], 4)),
+        row("judge WER, the verifier's winner", lambda d, _: num(d["judge_wer"]["winner"], 4)),
+        row("judge WER, the judge's best of the render's takes",
+            lambda d, _: num(d["judge_wer"]["oracle"], 4)),
+        row("judge WER, the judge's best of 8 takes",
+            lambda d, s: num(d["judge_wer"][pool[s]], 4) if pool[s] else "-"),
+        row("winner's gain over candidate 0 (95% interval)",
+            lambda d, _: _paired(d["winner_vs_candidate0"])),
+        row("winner's reduction of candidate 0's judge WER (95% interval)",
+            lambda d, _: _relative(d["winner_vs_candidate0"])),
+        row("reduction by the judge's best of the render's takes",
+            lambda d, _: _relative(d["oracle_vs_candidate0"])),
+        row("reduction by the judge's best of 8 takes",
+            lambda d, s: _relative(d.get(f"{pool[s]}_vs_candidate0")) if pool[s] else "-"),
+        row("lines whose take changed", lambda d, _: str(d["lines_whose_take_changed"])),
+        row("flagged", lambda d, _: str(d["flagged"])),
+        row("flagged winners' judge WER against the rest's",
+            lambda d, _: (f"{num(d['judge_wer_ratio_flagged_to_rest'], 2)}x"
+                          if d["judge_wer_ratio_flagged_to_rest"] is not None else "-")),
+        row("DNSMOS overall, winner minus candidate 0 (95% interval)",
+            lambda d, _: (f"{num(d['dnsmos_overall']['winner_minus_candidate0']['difference'], 4)}"
+                          f" ({ci(d['dnsmos_overall']['winner_minus_candidate0']['ci95'], 4)})")),
+        row("real-time factor (load average at the end)",
+            lambda d, _: (f"{num(d['timing']['real_time_factor'], 3)} "
+                          f"({num(max(d['timing']['load_average_at_ends']), 2)})")),
+    ]  # fmt: skip
+    return md_table(("", *(label for _, label in columns)), rows)
+
+
+def doubt_replay() -> str:
+    rows = []
+    for rule in result("doubt_replay_dev")["rules"]:
+        if rule["rule"].startswith("doubt") and "shared_stop=False" in rule["rule"]:
+            continue  # the shared-doubt stop changes nothing here; its rows are in the file
+        paired = rule["gain_over_candidate0"]
+        rows.append(
+            (rule["rule"], num(rule["takes_per_line"], 2), num(rule["judge_wer_winner"], 4),
+             f"{num(paired['gain'], 4)} ({ci(paired['ci95'], 4)})", rule["flagged"])
+        )  # fmt: skip
+    header = ("stop rule", "takes a line", "judge WER, winner",
+              "gain over candidate 0 (95% interval)", "flagged")  # fmt: skip
+    return md_table(header, rows)
+
+
+def doubt_signals() -> str:
+    rows = []
+    for signal, split in result("doubt_replay_dev")["gain_of_8_over_2_by_signal_after_2"].items():
+        high, low = split["above_median"], split["at_or_below"]
+        rows.append(
+            (signal, high["lines"], num(high["gain"], 4) if high["gain"] is not None else "-",
+             low["lines"], num(low["gain"], 4) if low["gain"] is not None else "-")
+        )  # fmt: skip
+    header = ("signal after 2 takes", "lines with more of it", "judge's gain of 8 takes over 2",
+              "lines with less", "judge's gain of 8 takes over 2")  # fmt: skip
+    return md_table(header, rows)
+
+
+BLOCKS = {
+    "doubt-replay": Generated(("doubt_replay_dev",), doubt_replay, labels=1),
+    "doubt-signals": Generated(("doubt_replay_dev",), doubt_signals, labels=1),
+    "take-diversity": Generated(("take_diversity_dev",), take_diversity, labels=1),
+    "judged-prose": Generated(STEMS, judged_prose, labels=1),
+}
