@@ -32,6 +32,7 @@ from verified_tts.options import (
     OrpheusOptions,
     PiperOptions,
     ProductionOptions,
+    PronunciationOptions,
     RayOptions,
     RenderConfig,
     SearchOptions,
@@ -108,6 +109,9 @@ EXAMPLES = {
     RayOptions: RayOptions(chunk=2),
     CalibrateOptions: CalibrateOptions(sentences=10, kinds=("skip", "repeat")),
     JudgeOptions: JudgeOptions(model="bundled:base", beam_size=1),
+    PronunciationOptions: PronunciationOptions(
+        candidates=True, sources=("cmudict",), dialects=("en-gb-x-rp",), margin=0.3
+    ),
 }
 
 
