@@ -92,8 +92,10 @@ class Reviewer:
 
     def _undo(self, seq: int | None) -> Entry:
         review = self.session.review
-        target = review.undoable() if seq is None else next(
-            (e for e in review.entries if e.seq == seq), None
+        target = (
+            review.undoable()
+            if seq is None
+            else next((e for e in review.entries if e.seq == seq), None)
         )
         undone = {e.of for e in review.entries if e.kind == "undo"}
         if target is None or target.kind not in ("choose", "approve", "more", "edit", "lexicon"):
@@ -319,4 +321,3 @@ def _item(line: Any, before: UtteranceRecord, after: UtteranceRecord) -> dict[st
     # JSON round trip: the log keeps plain JSON, exactly as the manifest would
     return json.loads(json.dumps({"line": line, "before": before.to_json(),
                                   "after": after.to_json()}))  # fmt: skip
-

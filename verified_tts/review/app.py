@@ -163,8 +163,10 @@ def create_app(reviewer: Reviewer, token: str, *, cookie: str = "vtts_review") -
         return Response(heard.wav(), media_type="audio/wav")
 
     async def page(request: Request) -> Response:
-        html = _static("index.html").replace("{{TOKEN}}", escape(token)).replace(
-            "{{TITLE}}", escape(session.summary()["title"])
+        html = (
+            _static("index.html")
+            .replace("{{TOKEN}}", escape(token))
+            .replace("{{TITLE}}", escape(session.summary()["title"]))
         )
         return _headers(Response(html, media_type="text/html; charset=utf-8"))
 

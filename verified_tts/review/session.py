@@ -58,9 +58,7 @@ def _inside(root: Path, relative: str | None) -> Path | None:
 class ReviewSession:
     """The state of one review of ``out_dir`` (see the module docstring)."""
 
-    def __init__(
-        self, out_dir: str | Path, *, on_index: Callable[[], None] | None = None
-    ) -> None:
+    def __init__(self, out_dir: str | Path, *, on_index: Callable[[], None] | None = None) -> None:
         self.out = Path(out_dir).resolve()
         self._on_index = on_index  # called before the index is built (not when it is there)
         self.log = DecisionLog(self.out)
@@ -325,4 +323,3 @@ def _cue_window(cue: Mapping[str, Any]) -> dict[str, Any]:
              "placed_start", "placed_end", "overlap_seconds", "cut_seconds", "flag_reasons",
              "speaker", "voice")  # fmt: skip
     return {name: cue.get(name) for name in names if name in cue}
-

@@ -123,8 +123,10 @@ class BestOfN:
                 policy, target = policies[utterance.key], targets[utterance.key]
                 judgements = judge_all([(c.metrics, c.detail) for c in have[utterance.key]], policy)
                 last = position + 1 == len(schedules[utterance.key])
-                if not last and target < limit[utterance.key] and not should_stop(
-                    judgements, limit[utterance.key], policy
+                if (
+                    not last
+                    and target < limit[utterance.key]
+                    and not should_stop(judgements, limit[utterance.key], policy)
                 ):
                     still_active.append(utterance)
                     continue
