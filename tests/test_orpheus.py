@@ -176,9 +176,9 @@ def orpheus():
     generator = load_generator(_config())
     yield generator
     generator.close()
-    from verified_tts.generators.orpheus import shutdown_engine
-
-    shutdown_engine()  # free the engine's memory before the next module's tests
+    # The engine stays up: test_search (the same xdist group, after this module) loads the same
+    # settings and gets this engine back, and shuts it down when it is done; a process's next
+    # engine of other settings replaces it (codec_lm_engine.get_engine).
 
 
 def _requests(text: str, key: str, seeds: list[int], voice: str | None = None):

@@ -57,9 +57,13 @@ def _config(**search):
 
 @pytest.fixture(scope="module")
 def loaded():
+    from verified_tts.generators.orpheus import shutdown_engine
     from verified_tts.pipeline import Synthesizer
 
-    return Synthesizer.load(_config())
+    # test_orpheus's engine when it ran before in this process (the same settings)
+    synthesizer = Synthesizer.load(_config())
+    yield synthesizer
+    shutdown_engine()  # free the engine's memory before the next module's tests
 
 
 def _synth(loaded, reference=..., **search):
