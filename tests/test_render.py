@@ -128,13 +128,6 @@ def test_adaptive_samples_no_more_than_n_and_winners_only_drops_audio(
 
 
 def test_cli_render_killed_midway_resumes_without_regenerating(small_book, tmp_path):
-    # more lines than the small book's: the interrupt lands after two decisions, and on a busy
-    # machine the small book's last windows could finish before it arrived
-    more = (
-        "\n## Three\n\nRice is often served in round bowls. The juice of lemons makes fine punch.\n"
-    )
-    more += "The box was thrown beside the parked truck. The hogs were fed chopped corn.\n"
-    small_book.write_text(small_book.read_text(encoding="utf-8") + more, encoding="utf-8")
     out = tmp_path / "out"
     config = tmp_path / "small-window.toml"
     config.write_text("window = 1\n")  # decisions land one by one, so there is a middle to hit
