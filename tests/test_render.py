@@ -143,7 +143,12 @@ def test_cli_render_killed_midway_resumes_without_regenerating(small_book, tmp_p
         "--config",
         str(config),
     ]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # Ctrl-C as a terminal delivers it: a suite started in the background (`make test &`) hands
+    # its children SIGINT ignored, and a process that starts with it ignored never sees it
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
     index = out / "store" / "index.sqlite"
     deadline = time.monotonic() + 120
     decided = 0
