@@ -36,7 +36,7 @@ from benchmarks.real_prose.real_prose import (
     _spread,
     book_chapters,
     chapters_of,
-    sample_text,
+    write_checked,
 )
 from verified_tts.text.book import Book, Chapter, Segment
 
@@ -110,23 +110,7 @@ def held_out_k_segments() -> Sample:
 
 def write_held_out_k(path: Path) -> Sample:
     """Write the sample as a ``.txt`` book and check it reads back as the same utterances."""
-    from verified_tts.text.plaintext import load_plaintext
-
-    samples = held_out_k_segments()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(sample_text(samples), encoding="utf-8")
-    back = [(s.text, s.spoken) for s in load_plaintext(path).book.segments]
-    wanted = [(s.text, s.spoken) for _, _, segments in samples for s in segments]
-    if back != wanted:
-        first = next(
-            (i for i, (a, b) in enumerate(zip(back, wanted, strict=False)) if a != b),
-            min(len(back), len(wanted)),
-        )
-        raise SystemExit(
-            f"{path} does not read back as the sampled utterances (first difference at "
-            f"utterance {first}: {back[first : first + 1]} vs {wanted[first : first + 1]})"
-        )
-    return samples
+    return write_checked(path, held_out_k_segments())
 
 
 def chapters_listed(samples: Sequence[tuple[str, Chapter, list[Segment]]]) -> list[list[object]]:

@@ -186,9 +186,17 @@ def write_sample(
 ) -> list[tuple[str, Chapter, list[Segment]]]:
     """Write the sample of ``part`` as a ``.txt`` book and check that it reads back as the same
     utterances (text and spoken form); returns the samples."""
+    samples = sample_segments(part, per_chapter=per_chapter, chapters=chapters, start=start)
+    return write_checked(path, samples)
+
+
+def write_checked(
+    path: Path, samples: list[tuple[str, Chapter, list[Segment]]]
+) -> list[tuple[str, Chapter, list[Segment]]]:
+    """Write ``samples`` as a ``.txt`` book and stop unless it reads back as the same utterances
+    (text and spoken form); returns the samples."""
     from verified_tts.text.plaintext import load_plaintext
 
-    samples = sample_segments(part, per_chapter=per_chapter, chapters=chapters, start=start)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(sample_text(samples), encoding="utf-8")
     back = [(s.text, s.spoken) for s in load_plaintext(path).book.segments]
