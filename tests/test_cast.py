@@ -146,6 +146,20 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd, env=wide)
 
 
+def _cast_then_render(book: Path, folder: Path, *cast_options: str) -> tuple[Path, dict]:
+    """``cast BOOK`` then ``render BOOK --cast cast.toml -n 1``, as a user runs them in
+    ``folder``; the output folder and each line's voice (None: the render's own)."""
+    done = _run("cast", str(book), *cast_options, cwd=folder)
+    assert done.returncode == 0, done.stderr
+    out = folder / "out"
+    done = _run(
+        "render", str(book), "--cast", "cast.toml", "-n", "1", "--out", str(out), cwd=folder
+    )
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    return out, {u["text"]: u["voice"] for u in manifest["utterances"]}
+
+
 def test_cast_then_render_with_the_cast(tmp_path):
     book = tmp_path / "book.md"
     book.write_text(BOOK, encoding="utf-8")
@@ -186,15 +200,7 @@ def test_an_epub_renders_with_the_suggested_cast_in_two_generators(tmp_path):
         html = f"<h1>{title.strip()}</h1>" + "".join(f"<p>{p.strip()}</p>" for p in paragraphs)
         chapters.append((f"c{number}.xhtml", xhtml(html)))
     book = build_epub(tmp_path / "book.epub", chapters, [("One", "c1.xhtml"), ("Two", "c2.xhtml")])
-    done = _run("cast", str(book), cwd=tmp_path)  # the default narrator, Piper's joe
-    assert done.returncode == 0, done.stderr
-    out = tmp_path / "out"
-    done = _run(
-        "render", str(book), "--cast", "cast.toml", "-n", "1", "--out", str(out), cwd=tmp_path
-    )
-    assert done.returncode == 0, done.stderr
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    voices = {u["text"]: u["voice"] for u in manifest["utterances"]}
+    out, voices = _cast_then_render(book, tmp_path)  # the default narrator, Piper's joe
     # Anne in a hibari voice in both chapters, Tom in a moved joe, the narration in the
     # render's own voice
     assert voices['"It is late,"'] == voices['"Where are you?"'] == _first_voice("female")
@@ -248,15 +254,8 @@ def test_a_first_person_chapter_speaks_the_unnamed_boatman_in_another_voice(tmp_
     "the sculler", "he"): cast, then render with the cast, as a user would."""
     book = tmp_path / "book.txt"
     book.write_bytes((Path(__file__).parent / "data" / "first_person_boatman.txt").read_bytes())
-    done = _run("cast", str(book), "--narrator-voice", NARRATOR, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    out = tmp_path / "out"
-    done = _run(
-        "render", str(book), "--cast", "cast.toml", "-n", "1", "--out", str(out), cwd=tmp_path
-    )
-    assert done.returncode == 0, done.stderr
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    voices = {u["text"]: u["voice"] or NARRATOR for u in manifest["utterances"]}
+    _, voices = _cast_then_render(book, tmp_path, "--narrator-voice", NARRATOR)
+    voices = {text: voice or NARRATOR for text, voice in voices.items()}
     narrators = ['"Can you take me up to Richmond before dark?"', '"And what does the tide say?"',
                  '"You have been on the river long?"', '"Then you know every reach of it."',
                  '"Is it far now?"']  # fmt: skip

@@ -164,13 +164,7 @@ def test_http_job_is_the_queue_job_and_file_urls_stay_inside(server: Server) -> 
     assert by_path.status_code == 201, by_path.text
     assert by_path.json()["input"] == "other.md"
     assert _request(server, "DELETE", f"/jobs/{by_path.json()['id']}").status_code == 200
-    listed = subprocess.run(
-        [sys.executable, "-m", "verified_tts", "jobs", "list",
-         "--state-dir", str(server.home / "jobs"), "--json"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert listed.returncode == 0, listed.stderr
-    assert job["id"] in {j["id"] for j in json.loads(listed.stdout)}
+    assert job["id"] in _jobs_listed(server)
     assert job["id"] in {j["id"] for j in _request(server, "GET", "/jobs").json()["data"]}
 
     # file URLs: a real file of the output folder is served; nothing outside it is

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from verified_tts.text.dialogue import SPEECH_VERBS, ParagraphQuotes
-from verified_tts.text.names import NOT_NAMES, TITLE, clean_name, is_name
+from verified_tts.text.names import NOT_NAMES, TITLE, clean_name, is_name, sole_mentions
 
 __all__ = ["NAME", "character_genders", "mentions", "place_names"]
 
@@ -106,21 +106,13 @@ def character_genders(
     heroine has "she" everywhere ("George looked at her; she..."), so a name's share of "she"
     is weighed against the other names': well above it female, well below it male."""
     votes: dict[str, Counter[str]] = {}
-    for chapter in chapters:
-        for text, quotes in chapter:
-            narration = " ".join(text[s.start : s.end] for s in quotes.spans if not s.dialogue)
-            for sentence in re.split(r"(?<=[.!?])\s+", narration):
-                named = set(mentions(sentence, names))
-                if len(named) != 1:
-                    continue
-                name = named.pop()
-                at = sentence.find(name) + len(name)
-                if re.match(r"(?:'|’| )s\b", sentence[at:]):  # "Emma's persuasion, he"
-                    continue
-                word = re.search(r"\b(he|his|him|himself|she|her|herself)\b", sentence[at:].lower())
-                if word:
-                    female = word.group(1) in ("she", "her", "herself")
-                    votes.setdefault(name, Counter())["female" if female else "male"] += 1
+    for name, after in sole_mentions(chapters, names, mentions):
+        if re.match(r"(?:'|’| )s\b", after):  # "Emma's persuasion, he"
+            continue
+        word = re.search(r"\b(he|his|him|himself|she|her|herself)\b", after.lower())
+        if word:
+            female = word.group(1) in ("she", "her", "herself")
+            votes.setdefault(name, Counter())["female" if female else "male"] += 1
     total = sum(sum(tally.values()) for tally in votes.values())
     female = sum(tally["female"] for tally in votes.values())
     genders = {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from verified_tts.text.dialogue import ParagraphQuotes
 
@@ -24,6 +24,7 @@ __all__ = [
     "PRONOUNS",
     "TITLE",
     "character_genders",
+    "sole_mentions",
     "clean_name",
     "full_names",
     "gender_of",
@@ -145,6 +146,23 @@ def mentions(text: str, names: frozenset[str]) -> list[str]:
     return found
 
 
+def sole_mentions(
+    chapters: Sequence[Sequence[tuple[str, ParagraphQuotes]]],
+    names: frozenset[str],
+    find: Callable[[str, frozenset[str]], list[str]] = mentions,
+) -> Iterator[tuple[str, str]]:
+    """(name, the rest of the sentence after it) for every narration sentence in which ``find``
+    sees that one character and no other: where a pronoun that follows is most likely theirs."""
+    for chapter in chapters:
+        for text, quotes in chapter:
+            narration = " ".join(text[s.start : s.end] for s in quotes.spans if not s.dialogue)
+            for sentence in re.split(r"(?<=[.!?])\s+", narration):
+                named = set(find(sentence, names))
+                if len(named) == 1:
+                    name = named.pop()
+                    yield name, sentence[sentence.find(name) + len(name) :]
+
+
 def character_genders(
     chapters: Sequence[Sequence[tuple[str, ParagraphQuotes]]], names: frozenset[str]
 ) -> dict[str, str]:
@@ -152,21 +170,13 @@ def character_genders(
     narration sentences that name that character alone ("Anne turned; she smiled"), kept where one
     gender outvotes the other two to one."""
     votes: dict[str, Counter[str]] = {}
-    for chapter in chapters:
-        for text, quotes in chapter:
-            narration = " ".join(text[s.start : s.end] for s in quotes.spans if not s.dialogue)
-            for sentence in re.split(r"(?<=[.!?])\s+", narration):
-                named = set(mentions(sentence, names))
-                if len(named) != 1:
-                    continue
-                name = named.pop()
-                after = sentence[sentence.find(name) + len(name) :].lower()
-                # the first he, his or she after the name is most often the name's own ("him"
-                # and "her" are more often someone else: "Frank kissed her")
-                word = re.search(r"\b(he|his|she)\b", after)
-                if word:
-                    male = word.group(1) != "she"
-                    votes.setdefault(name, Counter())["male" if male else "female"] += 1
+    for name, after in sole_mentions(chapters, names):
+        # the first he, his or she after the name is most often the name's own ("him"
+        # and "her" are more often someone else: "Frank kissed her")
+        word = re.search(r"\b(he|his|she)\b", after.lower())
+        if word:
+            male = word.group(1) != "she"
+            votes.setdefault(name, Counter())["male" if male else "female"] += 1
     genders = {}
     for name, tally in votes.items():
         if tally:
