@@ -167,11 +167,10 @@ class TestEngine:
         assert len({c.info["token_digest"] for c in candidates}) == 3
 
     def test_engine_in_this_process_leaves_torch_threads_settable(self, llasa):
-        """On CPU the engine runs in-process; the speaker verifier must still get one thread."""
+        """On CPU the engine runs in-process where it can; the speaker verifier must still get
+        one thread."""
         import torch
 
-        if not torch.cuda.is_available():
-            assert os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING") == "0"
         before = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
@@ -260,3 +259,21 @@ def test_root_cause_prefers_the_inner_error():
     assert root_cause([lines[1], worker]) == "ValueError: Available memory x"
     assert root_cause(lines[2:]) == "RuntimeError: Worker failed with error 'x'"
     assert root_cause(["nothing here"]) is None
+
+
+def test_engine_gets_its_own_processes_where_the_in_process_start_would_fail(monkeypatch):
+    """vLLM's in-process start reads ``vars()`` of every loaded module's objects; llvmlite's FFI
+    wrapper (loaded with numba, by librosa) breaks that read, so the engine starts apart."""
+    import llvmlite.binding.ffi  # noqa: F401
+
+    from verified_tts.generators import codec_lm_engine as engine
+
+    monkeypatch.setattr(engine, "_user_multiprocessing", None)
+    monkeypatch.setattr(engine, "_on_gpu", lambda: False)
+    monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING", raising=False)
+    assert not engine._modules_scannable()
+    assert not engine._engine_in_process()
+    assert os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] == "1"
+    # a user's own choice is kept
+    monkeypatch.setattr(engine, "_user_multiprocessing", "0")
+    assert engine._engine_in_process()

