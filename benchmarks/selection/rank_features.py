@@ -59,7 +59,7 @@ def load_lines(work: Path, folders: str = "pool8-*", at_least: int = 8) -> list[
 
     cache = json.loads((work / "judged.json").read_text(encoding="utf-8"))["clips"]
     lines = []
-    for folder in sorted(work.glob(folders)):
+    for folder in sorted(f for f in work.glob(folders) if (f / "manifest.json").is_file()):
         for u in read_manifest(folder).utterances:
             keys = [take_key(u, i) for i in range(len(u.candidates))]
             if len(keys) < at_least or any(k not in cache for k in keys):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import statistics
 import sys
 from collections.abc import Sequence
@@ -246,7 +247,7 @@ def main() -> None:
     dev = sample(args.dev)
     dev_result = evaluate(dev, policy)
     data: dict[str, Any] = {
-        "command": " ".join(["python -m benchmarks.selection.rank_replay", *sys.argv[1:]]),
+        "command": shlex.join(["python", "-m", "benchmarks.selection.rank_replay", *sys.argv[1:]]),
         "judge": "bundled:base (Whisper base; no rule reads it)",
         "rules": [asdict(rule) for rule in RULES],
         "development": {
