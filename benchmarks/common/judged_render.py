@@ -33,6 +33,7 @@ from verified_tts.paired import bootstrap_draws, paired_gain, percentile_interva
 __all__ = [
     "chapter_chunks",
     "add_timings",
+    "dnsmos_scorer",
     "dnsmos_takes",
     "fill_pool",
     "judge_takes",
@@ -170,7 +171,7 @@ def dnsmos_takes(out: Path, takes: Iterable[tuple[Any, int]], cache: Path) -> di
         (u, i) for u, i in _distinct(takes) if take_key(u, i) not in known and u.candidates[i].audio
     ]
     if missing:
-        score = _dnsmos()
+        score = dnsmos_scorer()
         for start in range(0, len(missing), CHUNK):
             for u, i in missing[start : start + CHUNK]:
                 known[take_key(u, i)] = score(out / u.candidates[i].audio)
@@ -183,7 +184,8 @@ def _distinct(takes: Iterable[tuple[Any, int]]) -> list[tuple[Any, int]]:
     return list({(u.key, i): (u, i) for u, i in takes}.values())
 
 
-def _dnsmos() -> Any:
+def dnsmos_scorer() -> Any:
+    """DNSMOS P.835 overall score of an audio file (path -> float), the `speechmos` wheel."""
     try:
         import librosa
         import soundfile as sf

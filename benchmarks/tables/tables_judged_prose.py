@@ -126,7 +126,33 @@ def doubt_signals() -> str:
     return md_table(header, rows)
 
 
+def rank_replay() -> str:
+    data = result("rank_replay")
+    columns = [(part, setting) for part in ("development", "held_out")
+               for setting in ("render", "N=8")]  # fmt: skip
+    found = [data[part]["settings"][setting] for part, setting in columns]
+    rows = [
+        ("candidate 0", *(num(f["judge_wer_candidate0"], 4) for f in found)),
+        ("the judge's best take (oracle)", *(num(f["judge_wer_oracle"], 4) for f in found)),
+    ]
+    for name in found[0]["rules"]:
+        cells = []
+        for f in found:
+            rule = f["rules"][name]
+            gain = rule["gain_over_candidate0"]
+            cells.append(f"{num(rule['judge_wer'], 4)} ({num(gain['gain'], 4)}, "
+                         f"{ci(gain['ci95'], 4)})")  # fmt: skip
+        rows.append((name + (" (chosen)" if name == data.get("rule") else ""), *cells))
+    label = {"development": "development", "held_out": "held out", "render": "the render's takes",
+             "N=8": "8 takes"}  # fmt: skip
+    header = ("ranking of the takes that pass", *(
+        f"{label[part]}, {label[setting]} ({f['lines']} lines, {num(f['takes_per_line'], 2)} "
+        "takes)" for (part, setting), f in zip(columns, found, strict=True)))  # fmt: skip
+    return md_table(header, rows)
+
+
 BLOCKS = {
+    "rank-replay": Generated(("rank_replay",), rank_replay, labels=1),
     "doubt-replay": Generated(("doubt_replay_dev",), doubt_replay, labels=1),
     "doubt-signals": Generated(("doubt_replay_dev",), doubt_signals, labels=1),
     "take-diversity": Generated(("take_diversity_dev",), take_diversity, labels=1),

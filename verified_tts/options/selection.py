@@ -40,6 +40,7 @@ from verified_tts.storage.keys import stable_hash
 __all__ = [
     "BASE_PROFILE",
     "DEFAULT_PROFILE",
+    "RANK_RULES",
     "STOP_RULES",
     "Gate",
     "Profile",
@@ -58,10 +59,17 @@ BASE_PROFILE = "per_clip"  # the profile SelectionPolicy()'s defaults come from
 # (verified_tts.selection.policy.expected_gain); on a good voice most candidates pass with margin,
 # and the gain is many small improvements, which "margin" throws away.
 STOP_RULES = ("margin", "expected_gain")
+# How the takes that pass are ranked. "score": by the weighted score. "heard_alone": where two or
+# more pass, each is heard again by the WER verifier in a Whisper window of its own (beam search)
+# and the one with the fewest word errors wins, ties to the lower index
+# (verified_tts.selection.rehear): packed scores compare takes heard beside different sentences.
+RANK_RULES = ("score", "heard_alone")
 _BOUNDS = ("min", "max", "margin")
 _KINDS = {"gates": "table of { min, max, margin }", "weights": "table of float",
-          "rounds": "list of int", "stop": "str", "first_round": "int", "step": "int"}  # fmt: skip
-_SCHEDULE = ("first_round", "step", "rounds", "stop", "stop_gain", "prior_spread", "prior_weight")
+          "rounds": "list of int", "stop": "str", "first_round": "int", "step": "int",
+          "rank": "str"}  # fmt: skip
+_SCHEDULE = ("first_round", "step", "rounds", "stop", "stop_gain", "prior_spread", "prior_weight",
+             "rank")  # fmt: skip
 
 
 # A metric computed from a sentence's takes together (verified_tts.selection.consensus) is, for a
@@ -129,6 +137,10 @@ class SelectionPolicy:
         doc="expected_gain: how many candidates' worth the prior counts",
         convert=float,
     )
+    rank: str = option(
+        factory=_base("rank"),
+        doc="How passing takes are ranked: score, or heard_alone (each heard again alone)",
+    )
 
     def __post_init__(self) -> None:
         if self.first_round < 1:
@@ -140,6 +152,10 @@ class SelectionPolicy:
         if self.stop not in STOP_RULES:
             raise UserError(
                 f"[selection] stop = {self.stop!r} is not a rule: use {' or '.join(STOP_RULES)}"
+            )
+        if self.rank not in RANK_RULES:
+            raise UserError(
+                f"[selection] rank = {self.rank!r} is not a ranking: use {' or '.join(RANK_RULES)}"
             )
         for name in ("stop_gain", "prior_spread", "prior_weight"):
             if not getattr(self, name) >= 0:
@@ -158,6 +174,8 @@ class SelectionPolicy:
                 "stop_gain": self.stop_gain,
                 "prior_spread": self.prior_spread,
                 "prior_weight": self.prior_weight,
+                # named only when not the weighted score, so stored decisions keep their keys
+                **({} if self.rank == "score" else {"rank": self.rank}),
             }
         )
 

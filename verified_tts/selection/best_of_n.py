@@ -6,7 +6,9 @@ the whole window in one batch and scored in one call per verifier; an utterance 
 stop is decided, the others go on to the next round. With a budget (``--budget``, seconds of audio
 generated per utterance) an utterance gets only as many candidates as fit if each ran its whole
 token allowance, so the budget is never passed (a budget that holds not one is an error). The first
-round of the next window is what :meth:`BestOfN.prefetch` samples ahead.
+round of the next window is what :meth:`BestOfN.prefetch` samples ahead. Under ``[selection] rank =
+"heard_alone"`` the lines decided in a round first have their passing takes heard alone, in one
+call (:mod:`verified_tts.selection.rehear`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 from verified_tts.errors import UserError
 from verified_tts.selection.consensus import judge_all
 from verified_tts.selection.policy import round_targets, should_stop
+from verified_tts.selection.rehear import hear_alone
 from verified_tts.selection.strategy import RenderContext
 from verified_tts.storage.results import CandidateResult, Utterance, UtteranceResult
 
@@ -118,7 +121,7 @@ class BestOfN:
             for (utterance, _), (result, embedding) in zip(wanted, scored, strict=True):
                 have[utterance.key].append(result)
                 embeddings[utterance.key].append(embedding)
-            still_active = []
+            still_active, deciding = [], []
             for utterance in active:
                 policy, target = policies[utterance.key], targets[utterance.key]
                 judgements = judge_all([(c.metrics, c.detail) for c in have[utterance.key]], policy)
@@ -130,6 +133,17 @@ class BestOfN:
                 ):
                     still_active.append(utterance)
                     continue
+                deciding.append((utterance, judgements))
+            # the lines whose policy ranks by hearing alone are heard together, one call a round
+            alone = [
+                (u, have[u.key], j) for u, j in deciding if policies[u.key].rank == "heard_alone"
+            ]
+            for (utterance, _, _), takes in zip(alone, hear_alone(context, alone), strict=True):
+                have[utterance.key] = takes
+            for utterance, judgements in deciding:
+                if policies[utterance.key].rank == "heard_alone":
+                    takes = [(c.metrics, c.detail) for c in have[utterance.key]]
+                    judgements = judge_all(takes, policies[utterance.key])
                 yield context.decide(
                     utterance, have[utterance.key], embeddings[utterance.key], judgements
                 )

@@ -1,7 +1,9 @@
 """The selection policy applied: hard gates first, then a weighted score, in adaptive rounds.
 
 Verifiers only measure; this module decides. A candidate must pass every gate (a bound on one
-metric, e.g. ``wer <= 0.5`` or ``0.5 <= duration_ratio <= 2``) before the weighted score ranks it.
+metric, e.g. ``wer <= 0.5`` or ``0.5 <= duration_ratio <= 2``) before the weighted score ranks it,
+or, under ``rank = "heard_alone"`` (the packed profile's), the word errors of the passing takes
+heard alone (:mod:`verified_tts.selection.rehear`).
 A gate whose metric a verifier did not report (no speaker reference yet, no target emotion) does
 not apply. The ranking leans on the less noisy signals (the reference text's likelihood under the
 ASR model, speaker similarity) rather than on plain WER, which mostly rewards the ASR model's own
@@ -28,6 +30,7 @@ from typing import Any
 from verified_tts.options.selection import (
     BASE_PROFILE,
     DEFAULT_PROFILE,
+    RANK_RULES,
     STOP_RULES,
     Gate,
     SelectionPolicy,
@@ -42,6 +45,8 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "PACKED_STOP",
     "Gate",
+    "HEARD_ALONE",
+    "RANK_RULES",
     "STOP_RULES",
     "Judgement",
     "SelectionPolicy",
@@ -55,6 +60,8 @@ __all__ = [
     "should_stop",
 ]
 
+# the metric a take heard alone gets (verified_tts.selection.rehear): its WER in its own window
+HEARD_ALONE = "wer_alone"
 _PER_CLIP = load_profile(BASE_PROFILE).policy
 _PACKED = load_profile(DEFAULT_PROFILE).policy
 
@@ -67,7 +74,7 @@ DEFAULT_WEIGHTS: Mapping[str, float] = dict(_PER_CLIP.weights)
 PACKED_STOP: Mapping[str, Any] = {
     name: getattr(_PACKED, name)
     for name in ("first_round", "step", "rounds", "stop", "stop_gain", "prior_spread",
-                 "prior_weight")
+                 "prior_weight", "rank")
     if getattr(_PACKED, name) != getattr(_PER_CLIP, name)
 }  # fmt: skip
 
@@ -86,6 +93,8 @@ class Judgement:
     failed: tuple[str, ...]  # metrics whose gate failed
     score: float
     logprob: float | None = None  # asr_logprob: how far this candidate is from a perfect reading
+    # word errors when heard alone (verified_tts.selection.rehear), under rank = "heard_alone"
+    heard_alone: float | None = None
 
 
 def default_policy(packed_wer: bool = True, **changes: Any) -> SelectionPolicy:
@@ -117,24 +126,26 @@ def judge(metrics: Mapping[str, float], policy: SelectionPolicy) -> Judgement:
         for name, weight in policy.weights.items()
         if name in metrics and not math.isnan(float(metrics[name]))
     )
-    logprob = metrics.get("asr_logprob")
-    if logprob is not None and math.isnan(float(logprob)):
-        logprob = None
-    return Judgement(
-        not failed,
-        not failed and margin_ok,
-        tuple(failed),
-        score,
-        None if logprob is None else float(logprob),
-    )
+    logprob = _finite(metrics.get("asr_logprob"))
+    alone = _finite(metrics.get(HEARD_ALONE)) if policy.rank == "heard_alone" else None
+    return Judgement(not failed, not failed and margin_ok, tuple(failed), score, logprob, alone)
+
+
+def _finite(value: Any) -> float | None:
+    return None if value is None or math.isnan(float(value)) else float(value)
 
 
 def choose(judgements: Sequence[Judgement]) -> tuple[int, bool]:
-    """(winner index, flagged). Passing candidates rank by score; if none passed, the one that
-    failed the fewest gates (then the best score) is kept and the utterance is flagged."""
+    """(winner index, flagged). Passing candidates rank by score, or, where two or more passed
+    and every one of them was heard alone (``rank = "heard_alone"``), by the word errors heard
+    alone, ties to the lower index; if none passed, the one that failed the fewest gates (then
+    the best score) is kept and the utterance is flagged."""
     if not judgements:
         raise ValueError("choose() needs at least one candidate")
     passing = [i for i, j in enumerate(judgements) if j.passed]
+    alone = [judgements[i].heard_alone for i in passing]
+    if len(passing) > 1 and all(a is not None for a in alone):
+        return min(passing, key=lambda i: (judgements[i].heard_alone, i)), False
     if passing:
         # ties go to the lower index, so the choice never depends on how many came after
         return max(passing, key=lambda i: (judgements[i].score, -i)), False
