@@ -16,9 +16,22 @@ from verified_tts.casting.quotes import quote_bounds, scan_text
 from verified_tts.casting.sieve import attribute
 from verified_tts.text.attribution import Attribution
 
-__all__ = ["THRESHOLD", "attribute_paragraphs", "cast_report"]
+__all__ = ["THRESHOLD", "attribute_paragraphs", "cast_report", "check_threshold"]
 
 THRESHOLD = 0.5  # a guess below this goes to the dialogue voice
+
+
+def check_threshold(value: object, where: str) -> float:
+    """``value`` as a confidence threshold (a number from 0 to 1), else a one-line error that
+    names ``where`` it was given."""
+    from verified_tts.errors import UserError
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise UserError(
+            f"{where} must be a number from 0 to 1 (a speaker guess less confident than it goes "
+            f"to the dialogue voice), not {value!r}: try {THRESHOLD}"
+        )
+    return float(value)
 
 
 def cast_report(text: str, *, threshold: float = THRESHOLD) -> dict:
