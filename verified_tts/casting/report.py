@@ -93,11 +93,17 @@ def attribute_paragraphs(chapters: list, *, threshold: float = THRESHOLD) -> lis
                 row.append(None)
             elif guess.speaker and guess.confidence >= threshold:
                 reason = f"{guess.reason} (confidence {guess.confidence:.2f})"
-                row.append(Attribution(guess.speaker, reason, people.gender(guess.speaker)))
+                row.append(
+                    Attribution(
+                        guess.speaker, reason, people.gender(guess.speaker), guess.confidence
+                    )
+                )
             else:
                 unsure = (
                     f"; perhaps {guess.speaker}, {guess.confidence:.2f}" if guess.speaker else ""
                 )
-                row.append(Attribution(None, guess.reason + unsure))
+                row.append(
+                    Attribution(None, guess.reason + unsure, None, guess.confidence, guess.speaker)
+                )
         result.append(row)
     return result

@@ -61,6 +61,8 @@ class Segment:
     speaker: str | None = None  # the character a dialogue segment is attributed to, if known
     speaker_reason: str | None = None  # why the attribution chose it (or found nobody)
     speaker_gender: str | None = None  # the speaker's gender, where the book says it
+    speaker_confidence: float | None = None  # how sure the attribution is (0 to 1)
+    speaker_guess: str | None = None  # whom a guess below the threshold named
     # where ``text`` stands in the file it was read from (EPUB XHTML), for the read-along EPUB
     source: SourceMap | None = field(default=None, repr=False)
 
@@ -262,6 +264,8 @@ def book_from_document(
                         speaker=who.speaker if who and kind == "dialogue" else None,
                         speaker_reason=who.reason if who and kind == "dialogue" else None,
                         speaker_gender=who.gender if who and kind == "dialogue" else None,
+                        speaker_confidence=who.confidence if who and kind == "dialogue" else None,
+                        speaker_guess=who.guess if who and kind == "dialogue" else None,
                         source=source,
                     )
                 )
