@@ -318,3 +318,20 @@ def test_a_cast_file_threshold_outside_0_to_1_stops_the_render_in_one_line(tmp_p
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert done.returncode != 0 and len(errors) == 1, done.stderr
     assert "cast.toml: threshold" in errors[0] and "0 to 1" in errors[0]
+
+
+def test_an_espeak_narrator_never_lends_their_voice_to_a_character(tmp_path):
+    """espeak-ng lists only men's voices: Anne, a woman, still gets a voice that is neither the
+    narrator's nor the one Tom was given, as ``cast`` writes it into cast.toml."""
+    import tomllib
+
+    book = tmp_path / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    done = _run("cast", str(book), "--narrator-voice", NARRATOR, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    cast = tomllib.loads((tmp_path / "cast.toml").read_text(encoding="utf-8"))
+    voices = {name: entry["voice"] for name, entry in cast["characters"].items()}
+    assert set(voices) == {"Anne", "Tom"}
+    assert NARRATOR not in voices.values()
+    assert voices["Anne"] != voices["Tom"]
+    assert all(v.startswith("espeak:en") for v in voices.values())

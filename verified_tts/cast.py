@@ -93,8 +93,10 @@ def _suggest(characters: list[Character], narrator: str, voices: list[Any]) -> d
     narrator's language and not the narrator's; the characters who speak most get the voices the
     speaker verifier hears as most distinct from the narrator and from each other
     (:mod:`verified_tts.casting.voice_order`), and a pool shorter than the characters is shared
-    round again in that order. espeak-ng's voices are suggested only when the narrator is one of
-    them: beside a neural narrator they would sound out of place."""
+    round again in that order. A character whose gender has no voice left (espeak-ng lists only
+    men's voices) gets the most distinct voice of either gender that the fewest characters have
+    yet: never the narrator's while another is there. espeak-ng's voices are suggested only when
+    the narrator is one of them: beside a neural narrator they would sound out of place."""
     from verified_tts.casting.voice_order import distinct_order
 
     own = next((v for v in voices if v.name == narrator), None)
@@ -114,14 +116,16 @@ def _suggest(characters: list[Character], narrator: str, voices: list[Any]) -> d
     # a character whose gender the text does not give (the Mouse, the Dodo) still gets a voice of
     # their own, from either pool
     pools[""] = distinct_order(pools["female"] + pools["male"], narrator)
-    given: Counter[str] = Counter()
+    taken: Counter[str] = Counter()  # voice -> characters given it
     suggested = {}
     for character in characters:  # most lines first
-        gender = character.gender if character.gender in pools else ""
-        pool = pools[gender]
-        if pool:
-            suggested[character.name] = pool[given[gender] % len(pool)]
-            given[gender] += 1
+        pool = pools.get(character.gender or "") or pools[""]
+        if not pool:
+            continue
+        # the most distinct voice of the pool that the fewest characters have yet
+        voice = min(pool, key=lambda v: (taken[v], pool.index(v)))
+        suggested[character.name] = voice
+        taken[voice] += 1
     return suggested
 
 
