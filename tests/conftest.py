@@ -90,6 +90,7 @@ _GROUPS = {
     "test_review_deliver.py": "review-render",
     "test_review_index.py": "review-render",
     "test_review_producer.py": "review-render",
+    "test_review_speakers.py": "review-render",
 }
 # modules that render, dub or review a whole book or film: `make test` runs them, `make test-fast`
 # (the inner loop) leaves them out with the engine, Ray and browser tests

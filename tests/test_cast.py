@@ -265,3 +265,73 @@ def test_a_first_person_chapter_speaks_the_unnamed_boatman_in_another_voice(tmp_
     assert {voices[line] for line in narrators} == {NARRATOR}
     boatman = {voices[line] for line in boatmans}
     assert len(boatman) == 1 and NARRATOR not in boatman
+
+
+def test_cast_threshold_is_kept_in_the_cast_file_and_used_by_the_render(tmp_path):
+    """``cast --threshold 0.9``: the turn-taking guess (0.85) and the pronoun's (0.8) go to the
+    dialogue voice in the cast and in the render with that cast, the tagged lines do not."""
+    book = tmp_path / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    loose = _run("cast", str(book), "--json", cwd=tmp_path)
+    assert loose.returncode == 0, loose.stderr
+    speakers = {q["text"]: q["speaker"] for q in json.loads(loose.stdout)["quotes"]}
+    assert speakers["It rang an hour ago."] == "Anne" and speakers["Only a shower,"] == "Tom"
+    strict = json.loads(
+        _run("cast", str(book), "--json", "--threshold", "0.9", cwd=tmp_path).stdout
+    )
+    said = {q["text"]: (q["speaker"], q.get("guess")) for q in strict["quotes"]}
+    assert said["It rang an hour ago."] == (None, "Anne") and strict["threshold"] == 0.9
+    done = _run("cast", str(book), "--narrator-voice", NARRATOR, "--threshold", "0.9", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    written = (tmp_path / "cast.toml").read_text(encoding="utf-8")
+    assert "threshold = 0.9" in written
+    # espeak-ng has no woman's voice to suggest: the producer gives each character a variant
+    edited = re.sub(r'(\[characters."Anne"\]\nvoice = )"[^"]*"', rf'\1"{ANNE}"', written)
+    edited = re.sub(r'(\[characters."Tom"\]\nvoice = )"[^"]*"', rf'\1"{TOM}"', edited)
+    (tmp_path / "cast.toml").write_text(edited, encoding="utf-8")
+    done = _run("render", str(book), "--cast", "cast.toml", "-n", "1", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
+    voices = {u["text"]: u["voice"] for u in manifest["utterances"]}
+    assert voices['"It is late,"'] == ANNE and voices['"Here,"'] == TOM
+    assert voices['"It rang an hour ago."'] is None and voices['"Only a shower,"'] is None
+
+
+@pytest.mark.parametrize("value", ["1.5", "-0.1", "nan"])
+def test_a_threshold_outside_0_to_1_is_one_line(tmp_path, value):
+    book = tmp_path / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    done = _run("cast", str(book), "--threshold", value, cwd=tmp_path)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode != 0 and len(errors) == 1, done.stderr
+    assert "--threshold" in errors[0] and "0 to 1" in errors[0] and "Traceback" not in done.stderr
+    assert not (tmp_path / "cast.toml").exists()
+
+
+def test_a_cast_file_threshold_outside_0_to_1_stops_the_render_in_one_line(tmp_path):
+    book = tmp_path / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    (tmp_path / "cast.toml").write_text(
+        f'narrator = "{NARRATOR}"\nthreshold = 2\n', encoding="utf-8"
+    )
+    done = _run("render", str(book), "--cast", "cast.toml", "-n", "1", "--out", "out", cwd=tmp_path)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode != 0 and len(errors) == 1, done.stderr
+    assert "cast.toml: threshold" in errors[0] and "0 to 1" in errors[0]
+
+
+def test_an_espeak_narrator_never_lends_their_voice_to_a_character(tmp_path):
+    """espeak-ng lists only men's voices: Anne, a woman, still gets a voice that is neither the
+    narrator's nor the one Tom was given, as ``cast`` writes it into cast.toml."""
+    import tomllib
+
+    book = tmp_path / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    done = _run("cast", str(book), "--narrator-voice", NARRATOR, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    cast = tomllib.loads((tmp_path / "cast.toml").read_text(encoding="utf-8"))
+    voices = {name: entry["voice"] for name, entry in cast["characters"].items()}
+    assert set(voices) == {"Anne", "Tom"}
+    assert NARRATOR not in voices.values()
+    assert voices["Anne"] != voices["Tom"]
+    assert all(v.startswith("espeak:en") for v in voices.values())

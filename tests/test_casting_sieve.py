@@ -194,3 +194,13 @@ def test_characters_the_text_gives_no_gender_get_voices_of_their_own():
     assert {c.name: c.gender for c in characters} == {"the Dodo": None, "the Mouse": None}
     given = set(cast.characters.values())
     assert len(given) == 2 and narrator not in given and cast.dialogue not in given
+
+
+def test_a_tag_keeps_the_title_of_a_surname_several_characters_share():
+    text = (
+        "Mrs. Honeychurch sat with her son Freddy Honeychurch and her daughter Lucy Honeychurch. "
+        "Mrs. Honeychurch was tired, and Freddy was late.\n\n"
+        'Then Mrs. Honeychurch opened her door and said: "Lucy, what a noise you are making!"\n'
+    )
+    (quote,) = cast_report(text)["quotes"]
+    assert quote["speaker"] == "Mrs. Honeychurch", quote

@@ -6,7 +6,9 @@ and lists the characters who speak, with their line counts, first line and gende
 says it, and suggests a voice for each from the voice catalogue (:mod:`verified_tts.voices`): a
 voice of the character's gender and the narrator's language that is not the narrator's where
 there is one, the most distinct ones for the characters who speak most, else the default
-dialogue voice. :func:`cast_toml` writes that as ``cast.toml``,
+dialogue voice. :func:`cast_toml` writes that as ``cast.toml``, with the confidence threshold
+the attribution used (a guess below it goes to the dialogue voice, and a render with the cast
+attributes with the same threshold: :func:`cast_threshold`),
 which the producer edits; :func:`read_cast` reads it back, checking every voice name against the
 catalogue and every character against the book, each mistake a one-line error naming the file,
 the table and the fix.
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from verified_tts.casting.characters import NARRATOR
+from verified_tts.casting.report import THRESHOLD, check_threshold
 from verified_tts.errors import UserError
 from verified_tts.text.book import Book, Chapter
 
@@ -33,6 +36,7 @@ __all__ = [
     "Cast",
     "Character",
     "apply_cast",
+    "cast_threshold",
     "cast_toml",
     "find_cast",
     "read_cast",
@@ -57,6 +61,7 @@ class Cast:
     narrator: str
     dialogue: str  # quotes no rule could attribute
     characters: Mapping[str, str] = field(default_factory=dict)  # character -> voice
+    threshold: float = THRESHOLD  # a speaker guess less confident than this has no speaker
 
     def voice_of(self, speaker: str | None) -> str:
         return self.characters.get(speaker, self.dialogue) if speaker else self.dialogue
@@ -88,8 +93,10 @@ def _suggest(characters: list[Character], narrator: str, voices: list[Any]) -> d
     narrator's language and not the narrator's; the characters who speak most get the voices the
     speaker verifier hears as most distinct from the narrator and from each other
     (:mod:`verified_tts.casting.voice_order`), and a pool shorter than the characters is shared
-    round again in that order. espeak-ng's voices are suggested only when the narrator is one of
-    them: beside a neural narrator they would sound out of place."""
+    round again in that order. A character whose gender has no voice left (espeak-ng lists only
+    men's voices) gets the most distinct voice of either gender that the fewest characters have
+    yet: never the narrator's while another is there. espeak-ng's voices are suggested only when
+    the narrator is one of them: beside a neural narrator they would sound out of place."""
     from verified_tts.casting.voice_order import distinct_order
 
     own = next((v for v in voices if v.name == narrator), None)
@@ -109,14 +116,16 @@ def _suggest(characters: list[Character], narrator: str, voices: list[Any]) -> d
     # a character whose gender the text does not give (the Mouse, the Dodo) still gets a voice of
     # their own, from either pool
     pools[""] = distinct_order(pools["female"] + pools["male"], narrator)
-    given: Counter[str] = Counter()
+    taken: Counter[str] = Counter()  # voice -> characters given it
     suggested = {}
     for character in characters:  # most lines first
-        gender = character.gender if character.gender in pools else ""
-        pool = pools[gender]
-        if pool:
-            suggested[character.name] = pool[given[gender] % len(pool)]
-            given[gender] += 1
+        pool = pools.get(character.gender or "") or pools[""]
+        if not pool:
+            continue
+        # the most distinct voice of the pool that the fewest characters have yet
+        voice = min(pool, key=lambda v: (taken[v], pool.index(v)))
+        suggested[character.name] = voice
+        taken[voice] += 1
     return suggested
 
 
@@ -130,13 +139,17 @@ def speaker_genders(book: Book) -> dict[str, str]:
     return {name: tally.most_common(1)[0][0] for name, tally in votes.items()}
 
 
-def find_cast(book: Book, *, narrator: str, voices: list[Any]) -> tuple[Cast, list[Character]]:
-    """The characters of a book read with ``dialogue=True`` and a suggested :class:`Cast`."""
+def find_cast(
+    book: Book, *, narrator: str, voices: list[Any], threshold: float = THRESHOLD
+) -> tuple[Cast, list[Character]]:
+    """The characters of a book read with ``dialogue=True`` (and ``threshold``) and a suggested
+    :class:`Cast`."""
     characters = _characters(book, speaker_genders(book))
     suggested = _suggest([c for c in characters if c.name != NARRATOR], narrator, voices)
     # the first-person narrator's own quotes are in the narrator's voice
     voices_of = {c.name: suggested.get(c.name, narrator) for c in characters}
-    return Cast(narrator=narrator, dialogue=narrator, characters=voices_of), characters
+    cast = Cast(narrator=narrator, dialogue=narrator, characters=voices_of, threshold=threshold)
+    return cast, characters
 
 
 def _quoted(text: str) -> str:
@@ -153,6 +166,8 @@ def cast_toml(book_path: str, cast: Cast, characters: list[Character]) -> str:
         "",
         f"narrator = {_quoted(cast.narrator)}",
         f"dialogue = {_quoted(cast.dialogue)}  # quotes nobody could be found to say",
+        f"threshold = {cast.threshold:g}  # a speaker guess less confident than this takes the "
+        "dialogue voice",
     ]
     for character in characters:
         lines += [
@@ -167,7 +182,7 @@ def cast_toml(book_path: str, cast: Cast, characters: list[Character]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_TOP_KEYS = {"narrator", "dialogue", "characters"}
+_TOP_KEYS = {"narrator", "dialogue", "threshold", "characters"}
 _CHARACTER_KEYS = {"voice", "lines", "first_line", "gender"}
 
 
@@ -193,11 +208,7 @@ def _speakers_and_text(book: Book) -> tuple[set[str], str]:
     return speakers, " ".join(s.text for s in book.segments)
 
 
-def read_cast(
-    path: str | os.PathLike[str], book: Book | None = None, voices_dir: str | Path | None = None
-) -> Cast:
-    """The cast in ``path``; with ``book``, every character must occur in it."""
-    path = Path(path)
+def _table(path: Path) -> dict[str, Any]:
     try:
         table = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -208,14 +219,35 @@ def read_cast(
         raise UserError(f"cannot read cast file {path}: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise UserError(f"{path} is not valid TOML: {error}") from None
+    return table
+
+
+def _threshold(table: Mapping[str, Any], path: Path) -> float:
+    return check_threshold(table.get("threshold", THRESHOLD), f"{path}: threshold")
+
+
+def cast_threshold(path: str | os.PathLike[str]) -> float:
+    """The attribution threshold the cast file at ``path`` was made with (the default for a file
+    from before it was recorded): the book is read with it before the cast applies."""
+    path = Path(path)
+    return _threshold(_table(path), path)
+
+
+def read_cast(
+    path: str | os.PathLike[str], book: Book | None = None, voices_dir: str | Path | None = None
+) -> Cast:
+    """The cast in ``path``; with ``book``, every character must occur in it."""
+    path = Path(path)
+    table = _table(path)
     unknown = sorted(set(table) - _TOP_KEYS)
     if unknown:
         raise UserError(
-            f"{path}: unknown key '{unknown[0]}': a cast file has narrator, dialogue and "
-            "[characters.NAME] tables"
+            f"{path}: unknown key '{unknown[0]}': a cast file has narrator, dialogue, threshold "
+            "and [characters.NAME] tables"
         )
     if "narrator" not in table:
         raise UserError(f'{path}: no narrator: add narrator = "ENGINE:VOICE" at the top')
+    threshold = _threshold(table, path)
     narrator = _voice(table["narrator"], "narrator", path, voices_dir)
     dialogue = _voice(table.get("dialogue", narrator), "dialogue", path, voices_dir)
     characters_table = table.get("characters", {})
@@ -238,7 +270,7 @@ def read_cast(
                 "against the book, or remove the table"
             )
         characters[name] = _voice(entry["voice"], f"{where} voice", path, voices_dir)
-    return Cast(narrator, dialogue, characters)
+    return Cast(narrator, dialogue, characters, threshold)
 
 
 def apply_cast(book: Book, cast: Cast) -> Book:

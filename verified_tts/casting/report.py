@@ -16,9 +16,22 @@ from verified_tts.casting.quotes import quote_bounds, scan_text
 from verified_tts.casting.sieve import attribute
 from verified_tts.text.attribution import Attribution
 
-__all__ = ["THRESHOLD", "attribute_paragraphs", "cast_report"]
+__all__ = ["THRESHOLD", "attribute_paragraphs", "cast_report", "check_threshold"]
 
 THRESHOLD = 0.5  # a guess below this goes to the dialogue voice
+
+
+def check_threshold(value: object, where: str) -> float:
+    """``value`` as a confidence threshold (a number from 0 to 1), else a one-line error that
+    names ``where`` it was given."""
+    from verified_tts.errors import UserError
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise UserError(
+            f"{where} must be a number from 0 to 1 (a speaker guess less confident than it goes "
+            f"to the dialogue voice), not {value!r}: try {THRESHOLD}"
+        )
+    return float(value)
 
 
 def cast_report(text: str, *, threshold: float = THRESHOLD) -> dict:
@@ -80,11 +93,17 @@ def attribute_paragraphs(chapters: list, *, threshold: float = THRESHOLD) -> lis
                 row.append(None)
             elif guess.speaker and guess.confidence >= threshold:
                 reason = f"{guess.reason} (confidence {guess.confidence:.2f})"
-                row.append(Attribution(guess.speaker, reason, people.gender(guess.speaker)))
+                row.append(
+                    Attribution(
+                        guess.speaker, reason, people.gender(guess.speaker), guess.confidence
+                    )
+                )
             else:
                 unsure = (
                     f"; perhaps {guess.speaker}, {guess.confidence:.2f}" if guess.speaker else ""
                 )
-                row.append(Attribution(None, guess.reason + unsure))
+                row.append(
+                    Attribution(None, guess.reason + unsure, None, guess.confidence, guess.speaker)
+                )
         result.append(row)
     return result

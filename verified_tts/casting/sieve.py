@@ -107,10 +107,16 @@ _NOUN_TAG = re.compile(  # "was Mr. Allen's consolation", "was the immediate ans
 )
 
 
+# a sentence ends at . ! ? but not at a title's full stop ("Then Mrs. Honeychurch ... said:")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bRev\.)\s+"
+)
+
+
 def _subject_of_clause(text: str) -> tuple[str, str] | None:
     """The subject of a sentence that ends in a speech verb ("Isabella, embracing Catherine, thus
     began:"): the last name or pronoun that opens a clause before the verb."""
-    sentence = re.split(r"(?<=[.!?])\s+", text)[-1]
+    sentence = _SENTENCE_END.split(text)[-1]
     end = _ENDS_IN_VERB.search(sentence)
     if not end or end.group("verb") not in VERBS:
         return None

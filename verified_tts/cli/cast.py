@@ -3,8 +3,10 @@
 ``verified-tts cast BOOK`` reads the book with its dialogue found and attributed, prints the
 characters with their line counts, gender where the text says it and suggested voice, and writes
 ``cast.toml`` (:mod:`verified_tts.cast`) for the producer to edit (``--explain`` also lists every
-quote with who says it and the rule that decided); ``verified-tts render BOOK
---cast cast.toml`` then speaks each character's lines in their voice. It never overwrites a cast
+quote with who says it and the rule that decided; ``--threshold`` is the confidence below which
+a guess goes to the dialogue voice, recorded in the cast file); ``verified-tts render BOOK
+--cast cast.toml`` then speaks each character's lines in their voice, attributed with the same
+threshold. It never overwrites a cast
 file, which holds the producer's choices, unless ``--force`` says so. It only parses options and
 calls the library.
 """
@@ -59,15 +61,26 @@ def cast_command(
         bool,
         typer.Option("--explain", help="Also list every quote: who says it, and why."),
     ] = False,
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--threshold",
+            help="Confidence (0 to 1) below which a speaker guess goes to the dialogue voice "
+            "(default 0.5); kept in the cast file, so a render with it attributes alike.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """List the characters who speak in BOOK and write cast.toml, a voice for each."""
     from verified_tts.cast import cast_toml, find_cast
+    from verified_tts.casting.report import THRESHOLD, check_threshold
     from verified_tts.errors import UserError
     from verified_tts.options import ProductionOptions
     from verified_tts.storage.atomic import write_text_atomic
     from verified_tts.text.production import load_input
     from verified_tts.voices import EMBEDDED_PIPER, catalogue, find_voice
 
+    sure = THRESHOLD if threshold is None else check_threshold(threshold, "--threshold")
     if as_json:
         import json
 
@@ -82,7 +95,7 @@ def cast_command(
         text = read_text_file(
             book, kind="book", expected="a UTF-8 text file", empty_hint="give a book with text"
         )
-        typer.echo(json.dumps(cast_report(text), indent=1, ensure_ascii=False))
+        typer.echo(json.dumps(cast_report(text, threshold=sure), indent=1, ensure_ascii=False))
         return
     if out.exists() and not force:
         raise UserError(
@@ -92,8 +105,10 @@ def cast_command(
     folder = str(voices_dir) if voices_dir else table.get("voices_dir")
     wanted = narrator or table.get("generator", {}).get("voice") or f"piper:{EMBEDDED_PIPER}"
     narrator_voice = find_voice(wanted, folder).name
-    loaded = load_input(book, ProductionOptions(), dialogue=True)
-    cast, characters = find_cast(loaded.book, narrator=narrator_voice, voices=catalogue(folder))
+    loaded = load_input(book, ProductionOptions(), dialogue=True, threshold=sure)
+    cast, characters = find_cast(
+        loaded.book, narrator=narrator_voice, voices=catalogue(folder), threshold=sure
+    )
     write_text_atomic(out, cast_toml(str(book), cast, characters))
     columns = ("character", "lines", "gender", "voice", "first line")
     shown = copy_table(

@@ -151,6 +151,18 @@ class RerenderMark:
         }
 
 
+def _speaker_block(segment: Any) -> dict[str, Any] | None:
+    """A dialogue segment's attribution as the record keeps it (None for other segments)."""
+    if segment.kind != "dialogue" or segment.speaker_reason is None:
+        return None
+    block = {"name": segment.speaker, "why": segment.speaker_reason}
+    if segment.speaker_confidence is not None:
+        block["confidence"] = round(float(segment.speaker_confidence), 2)
+    if segment.speaker_guess:
+        block["guess"] = segment.speaker_guess
+    return block
+
+
 @dataclass(frozen=True)
 class UtteranceRecord:
     """One utterance of the input: where it came from, its winner and every candidate."""
@@ -178,11 +190,14 @@ class UtteranceRecord:
     # what a listener would notice (verified_tts.selection.reasons: kind, text, word); absent when
     # none
     reasons: tuple[Mapping[str, Any], ...] = ()
+    # who says a quote as the attribution found it (name or None, guess, confidence, why); absent
+    # from narration and from books read without dialogue
+    speaker: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     _KEYS = ("key", "chapter", "paragraph", "line", "kind", "text", "spoken", "voice", "spoken_by",
              "emotion", "lexicon", "phonemes", "audio", "winner", "flagged", "reused", "candidates",
-             "rerendered", "review", "reasons")  # fmt: skip
+             "rerendered", "review", "reasons", "speaker")  # fmt: skip
 
     @property
     def winner_candidate(self) -> CandidateRecord:
@@ -221,6 +236,7 @@ class UtteranceRecord:
             reused=result.reused,
             candidates=tuple(CandidateRecord.from_result(c) for c in result.candidates),
             reasons=tuple(r.as_dict() for r in reasons),
+            speaker=_speaker_block(segment),
         )
 
     @classmethod
@@ -247,6 +263,7 @@ class UtteranceRecord:
             rerendered=RerenderMark.from_json(mark) if mark else None,
             review=data.get("review"),
             reasons=tuple(dict(r) for r in data.get("reasons", ())),
+            speaker=data.get("speaker"),
             extra=_extra(data, cls._KEYS),
         )
 
@@ -272,6 +289,7 @@ class UtteranceRecord:
             **({"rerendered": self.rerendered.to_json()} if self.rerendered else {}),
             **({"review": dict(self.review)} if self.review else {}),
             **({"reasons": [dict(r) for r in self.reasons]} if self.reasons else {}),
+            **({"speaker": dict(self.speaker)} if self.speaker else {}),
             **self.extra,
         }
 

@@ -1,5 +1,6 @@
-"""What a producer can do in a review: choose, approve, more takes, edit, add a lexicon entry, undo,
-deliver. Each is recorded in the decision log before anything else happens.
+"""What a producer can do in a review: choose, approve, more takes, edit, add a lexicon entry, give
+a quote to another speaker, undo, deliver. Each is recorded in the decision log before anything
+else happens.
 
 Choosing a kept take, approving and undoing are decisions only (nothing is generated; the
 chapter files change at the next delivery). More takes, an edit of a line's spoken text and a
@@ -8,7 +9,9 @@ pipeline the render used (the render's generator, verifiers and policy, rebuilt 
 manifest by :func:`~verified_tts.workflows.rerender.original_config`; models are loaded once, on
 the first request): more takes is :func:`~verified_tts.workflows.rerender.more_candidates` at
 N + k with the seeds continuing after the last; an edit renders only that line; a lexicon entry
-renders only the lines whose spoken text it changes. Each request's ``result`` row holds the
+renders only the lines whose spoken text it changes; a speaker chosen for a quote renders that
+quote's lines in the speaker's voice from the render's cast file
+(:mod:`verified_tts.review.speakers`). Each request's ``result`` row holds the
 line's record before and after, so a restart shows it without running it again, and a request
 the app was killed before answering runs again when the review reopens. Delivery is
 :func:`~verified_tts.review.deliver.deliver_review` (for a dub, the dub workflow again, which
@@ -24,7 +27,7 @@ from typing import Any
 
 from verified_tts.errors import UserError
 from verified_tts.output.manifest import RerenderMark, UtteranceRecord
-from verified_tts.review.decisions import Entry
+from verified_tts.review.decisions import DECISIONS, Entry
 from verified_tts.review.hook import edited_segment, live_changes, review_summary
 from verified_tts.review.jobs import Job, Worker
 from verified_tts.review.models import Models
@@ -98,7 +101,7 @@ class Reviewer:
             else next((e for e in review.entries if e.seq == seq), None)
         )
         undone = {e.of for e in review.entries if e.kind == "undo"}
-        if target is None or target.kind not in ("choose", "approve", "more", "edit", "lexicon"):
+        if target is None or target.kind not in DECISIONS:
             raise UserError("there is nothing to undo")
         if target.seq in undone:
             raise UserError(f"decision {target.seq} was already undone")
@@ -138,6 +141,31 @@ class Reviewer:
                     "phonemes": [list(p) for p in phonemes], "lexicon": list(used),
                     "text": record.text, "where": where(record)}  # fmt: skip
             entry = self.session.record("edit", by=self.by, line=state.line, data=data)
+        return self._queue(entry)
+
+    def speakers(self, offset: int = 0, limit: int = 100) -> dict[str, Any]:
+        """The book's quotes with who says them, no speaker first, and whom they can be given to."""
+        from verified_tts.review.speakers import speaker_choices
+
+        found = self.session.quotes(offset=offset, limit=limit)
+        cast = self.models.cast() if found["total"] else None
+        return {**found, "choices": speaker_choices(cast) if cast else [],
+                "threshold": cast.threshold if cast else None}  # fmt: skip
+
+    def speaker(self, position: int, choice: str) -> Entry:
+        """Give the quote at ``position`` to ``choice`` (a character of the cast, the narrator
+        or the dialogue voice): recorded, then its lines rendered again in that voice."""
+        from verified_tts.review.speakers import voice_for
+
+        choice = str(choice).strip()
+        voice = voice_for(self.models.cast(), choice)
+        self._can_render()
+        with self.session.lock:
+            lines = self.session.quote_lines(position)
+            record = self.session.state(position).record
+            data = {"lines": lines, "speaker": choice, "voice": voice, "key": record.key,
+                    "text": record.text, "where": where(record)}  # fmt: skip
+            entry = self.session.record("speaker", by=self.by, line=lines[0], data=data)
         return self._queue(entry)
 
     def lexicon_lines(self, word: str, say: str | None, phonemes: str | None) -> dict[str, Any]:
@@ -224,7 +252,8 @@ class Reviewer:
 
     # the work ---------------------------------------------------------------------------------
     def _queue(self, entry: Entry) -> Entry:
-        runs = {"more": self._run_more, "edit": self._run_edit, "lexicon": self._run_lexicon}
+        runs = {"more": self._run_more, "edit": self._run_edit, "lexicon": self._run_lexicon,
+                "speaker": self._run_speaker}  # fmt: skip
         title = describe(entry)
         self.worker.submit(entry.kind, title, lambda job: runs[entry.kind](entry, job),
                            cancelled=lambda: self._undone(entry))  # fmt: skip
@@ -271,6 +300,9 @@ class Reviewer:
         return self._guarded(entry, lambda: self._render_lines(entry, [str(entry.line)], job))
 
     def _run_lexicon(self, entry: Entry, job: Job) -> dict[str, Any]:
+        return self._guarded(entry, lambda: self._render_lines(entry, entry.data["lines"], job))
+
+    def _run_speaker(self, entry: Entry, job: Job) -> dict[str, Any]:
         return self._guarded(entry, lambda: self._render_lines(entry, entry.data["lines"], job))
 
     def _render_lines(self, entry: Entry, lines: list[str], job: Job) -> dict[str, Any]:

@@ -191,6 +191,11 @@ def create_app(reviewer: Reviewer, token: str, *, cookie: str = "vtts_review") -
         Route("/audio/tried/{job:int}/{index:int}", api(audio)),
         Route("/audio/word/{word:int}/{reading:int}", api(audio)),
         Route("/api/words", api(lambda r, b: session.words())),
+        Route("/api/speakers", api(lambda r, b: reviewer.speakers(
+            _int(r.query_params.get("offset", 0), "offset"),
+            min(500, _int(r.query_params.get("limit", 100), "limit"))))),
+        Route("/api/speaker", api(lambda r, b: entry(reviewer.speaker(
+            body_int(b, "pos"), str(b.get("speaker", ""))))), methods=["POST"]),
         Route("/api/context/{pos:int}", api(context)),
         Route("/audio/{pos:int}/{index:int}", api(audio)),
         Route("/api/choose", api(lambda r, b: entry(reviewer.choose(

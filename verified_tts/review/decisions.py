@@ -1,14 +1,14 @@
 """The review's decision log: every human decision and its time, in ``review/decisions.sqlite``.
 
 A producer's choices (a kept take chosen, a line approved, more takes asked for, a line's spoken
-text edited, a lexicon entry added, an undo, a delivery) are rows of one SQLite table in the
-output folder, in WAL mode with ``synchronous=FULL``: an append returns only once its row is on
-disk, so a decision the page showed as recorded survives a killed app and a power cut, and a
-write cut short is rolled back by SQLite, never read half-done. The table is append-only (two
-triggers refuse UPDATE and DELETE): an undo is a new row naming the row it takes back, so the log
-is also the history. A request that takes work (more takes, an edit, a lexicon entry) is one row
-when it is asked for and a ``result`` (or ``failed``) row naming it when its work is done; a
-request with no answer was cut short and is run again when the review opens.
+text edited, a lexicon entry added, a quote given to another speaker, an undo, a delivery) are rows
+of one SQLite table in the output folder, in WAL mode with ``synchronous=FULL``: an append returns
+only once its row is on disk, so a decision the page showed as recorded survives a killed app and a
+power cut, and a write cut short is rolled back by SQLite, never read half-done. The table is
+append-only (two triggers refuse UPDATE and DELETE): an undo is a new row naming the row it takes
+back, so the log is also the history. A request that takes work (more takes, an edit, a lexicon
+entry) is one row when it is asked for and a ``result`` (or ``failed``) row naming it when its work
+is done; a request with no answer was cut short and is run again when the review opens.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ __all__ = [
 REVIEW_DIR = "review"
 LOG_FILE = f"{REVIEW_DIR}/decisions.sqlite"
 
-REQUESTS = ("more", "edit", "lexicon")  # decisions whose work runs after they are recorded
+REQUESTS = ("more", "edit", "lexicon", "speaker")  # decisions whose work runs after recording
 DECISIONS = ("choose", "approve", *REQUESTS)  # what an undo can take back
 KINDS = (*DECISIONS, "result", "failed", "undo", "deliver")
 
@@ -192,6 +192,7 @@ def lexicon_entry(data: dict[str, Any]) -> LexiconEntry:
 
 
 def live_changes(entries: Sequence[Entry]) -> list[Entry]:
-    """Edits and lexicon entries not undone, in the order they were made."""
+    """Edits, lexicon entries and speakers chosen, not undone, in the order they were made."""
     undone = {e.of for e in entries if e.kind == "undo"}
-    return [e for e in entries if e.kind in ("edit", "lexicon") and e.seq not in undone]
+    changes = ("edit", "lexicon", "speaker")
+    return [e for e in entries if e.kind in changes and e.seq not in undone]

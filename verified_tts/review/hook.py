@@ -7,6 +7,7 @@ decisions are found instead of being rendered again). After best-of-N, the recor
 results made (more takes) replace the run's, and each chosen take becomes its line's winner, before
 anything is assembled; the manifest then carries each line's ``review`` block. A decision whose line
 is gone (its text changed in the book) is not applied, and the line now at its place says so. A
+quote the producer gave to another speaker is planned in that speaker's voice. A
 folder without a log is left exactly as the run made it.
 """
 
@@ -46,7 +47,8 @@ __all__ = [
 
 
 def edited_segment(segment: Segment, line: str, changes: Sequence[Entry]) -> Segment:
-    """``segment`` (the line ``line``) as the review's edits and lexicon entries say it."""
+    """``segment`` (the line ``line``) as the review's edits and lexicon entries say it, in the
+    voice of the speaker the review gave it."""
     # the text front-end loads only when needed
     from verified_tts.text.lexicon import Lexicon, replaced_phonemes
 
@@ -57,6 +59,15 @@ def edited_segment(segment: Segment, line: str, changes: Sequence[Entry]) -> Seg
                 spoken=str(entry.data["spoken"]),
                 phonemes=tuple((w, p) for w, p in entry.data.get("phonemes", ())),
                 lexicon=tuple(entry.data.get("lexicon", ())),
+            )
+        elif entry.kind == "speaker" and line in entry.data.get("lines", ()):
+            segment = replace(
+                segment,
+                voice=entry.data.get("voice"),
+                speaker=str(entry.data["speaker"]),
+                speaker_reason=f"chosen in review by {entry.by}",
+                speaker_confidence=1.0,
+                speaker_guess=None,
             )
         elif entry.kind == "lexicon":
             spoken, phonemes, used = Lexicon((lexicon_entry(entry.data["entry"]),)).apply(
@@ -124,7 +135,7 @@ def review_summary(review: Review, entries: Sequence[Entry]) -> dict[str, Any]:
         "log": LOG_FILE,
         "decided": decided,
         "decisions": sum(
-            e.kind in ("choose", "approve", "more", "edit", "lexicon") for e in entries
+            e.kind in ("choose", "approve", "more", "edit", "lexicon", "speaker") for e in entries
         ),  # fmt: skip
         "last": entries[-1].seq if entries else 0,
         **review.progress(),

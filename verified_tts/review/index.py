@@ -3,19 +3,20 @@ at once.
 
 ``review/index.sqlite`` holds, for each place in the book, what the list shows, filters and sorts
 (:class:`~verified_tts.review.order.Listed` of the verifiers' record: text, chapter, flagged,
-doubt, reason, marked word, winner, number of takes), the line it is and its place in the book,
-and where its whole record (takes and scores) lies in ``manifest.json``, which is read only when
-the line is opened (a manifest laid out otherwise than the project writes it has its records
-kept in the index instead). It also holds the manifest's other fields. The index is a cache of
-``manifest.json`` and nothing else: it records the manifest's size, SHA-256 and file identity
-(device, inode, size, modification and change times), and is used only while the manifest on
-disk has the same identity, or else the same size and SHA-256 (a folder copied elsewhere); a
-manifest changed in any way, by a render, a delivery or a hand, makes it stale, and the review
-builds it again. It is written under a temporary name and renamed into place, so a killed writer
-leaves no half-written index under its name; one that cannot be read as complete (its line count
-short, its tables missing) is built again, never used. ``render``, ``rerender``, ``dub`` and a
-delivery write it when they write the manifest (:func:`write_index`); a folder from before the
-index gets it the first time it is reviewed.
+doubt, reason, marked word, winner, number of takes), the line it is and its place in the book, and
+where its whole record (takes and scores) lies in ``manifest.json``, which is read only when the
+line is opened (a manifest laid out otherwise than the project writes it has its records kept in
+the index instead), and who says each quote as the attribution found it (a record's ``speaker``
+block, for the review's list of uncertain speakers). It also holds the manifest's other fields. The
+index is a cache of ``manifest.json`` and nothing else: it records the manifest's size, SHA-256 and
+file identity (device, inode, size, modification and change times), and is used only while the
+manifest on disk has the same identity, or else the same size and SHA-256 (a folder copied
+elsewhere); a manifest changed in any way, by a render, a delivery or a hand, makes it stale, and
+the review builds it again. It is written under a temporary name and renamed into place, so a
+killed writer leaves no half-written index under its name; one that cannot be read as complete (its
+line count short, its tables missing) is built again, never used. ``render``, ``rerender``, ``dub``
+and a delivery write it when they write the manifest (:func:`write_index`); a folder from before
+the index gets it the first time it is reviewed.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ __all__ = ["INDEX_FILE", "INDEX_FORMAT", "ReviewIndex", "build_index", "open_ind
            "records_of", "write_index"]  # fmt: skip
 
 INDEX_FILE = f"{REVIEW_DIR}/index.sqlite"
-INDEX_FORMAT = 2  # raised whenever what the index holds, or how it is computed, changes
+INDEX_FORMAT = 3  # raised whenever what the index holds, or how it is computed, changes
 _MARKED = tuple(Listed.__dataclass_fields__).index("marked")  # a pair, kept as a JSON list
 
 _SCHEMA = """
@@ -108,6 +109,7 @@ class ReviewIndex:
         keys: list[str],
         places: list[list[Any]],
         listed: list[Listed],
+        speakers: dict[int, dict[str, Any]] | None = None,
     ) -> None:
         self._db = db
         self._manifest = manifest
@@ -118,6 +120,7 @@ class ReviewIndex:
         self.listed = listed
         self.ids = [row.line for row in listed]
         self.flags = [row.flagged for row in listed]
+        self.speakers = speakers or {}  # position -> the record's speaker block (quotes only)
 
     def __len__(self) -> int:
         return len(self.listed)
@@ -171,13 +174,15 @@ def _write(path: Path, manifest: Manifest, data: bytes, stat: os.stat_result) ->
         db = sqlite3.connect(temporary)
         try:
             db.executescript(_SCHEMA)
-            listing, rows = [], []
+            listing, rows, speakers = [], [], []
             first: dict[str, Listed] = {}  # a repeated sentence is listed as its first place
             for position, record in enumerate(manifest.utterances):
                 ident = line_id(record)
                 if ident not in first:
                     first[ident] = _listed(ranking, record)
                 listing.append([record.key, where(record), *astuple(first[ident])])
+                if record.speaker:
+                    speakers.append([position, dict(record.speaker)])
                 if spans is not None:
                     rows.append((position, *spans[position], None))
                 else:  # a manifest laid out by other hands: its records are kept here
@@ -187,7 +192,7 @@ def _write(path: Path, manifest: Manifest, data: bytes, stat: os.stat_result) ->
             # one JSON array for the whole list: read back in one parse, not one a line
             meta = {"format": INDEX_FORMAT, "size": len(data), "identity": _identity(stat),
                     "sha256": hashlib.sha256(data).hexdigest(), "lines": len(rows),
-                    "head": head, "listing": listing}  # fmt: skip
+                    "head": head, "listing": listing, "speakers": speakers}  # fmt: skip
             db.executemany(
                 "INSERT INTO meta VALUES (?, ?)",
                 [(k, json.dumps(v, ensure_ascii=False)) for k, v in meta.items()],
@@ -253,11 +258,12 @@ def _read(path: Path, manifest_path: Path) -> ReviewIndex | None:
             marked = tuple(fields[_MARKED]) if fields[_MARKED] else None
             listed.append(Listed(*fields[:_MARKED], marked, *fields[_MARKED + 1 :]))
         head = Manifest.from_json({**json.loads(meta["head"]), "utterances": []})
+        speakers = {int(p): dict(block) for p, block in json.loads(meta["speakers"])}
     except (sqlite3.Error, OSError, ValueError, TypeError, KeyError):
         db.close()
         manifest.close()
         return None
-    return ReviewIndex(db, manifest, head, keys, places, listed)
+    return ReviewIndex(db, manifest, head, keys, places, listed, speakers)
 
 
 def open_index(

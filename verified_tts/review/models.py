@@ -24,6 +24,7 @@ from verified_tts.output.manifest import Manifest, UtteranceRecord, read_manifes
 from verified_tts.storage.store import STORE_DIR, Store
 
 if TYPE_CHECKING:
+    from verified_tts.cast import Cast
     from verified_tts.config import RenderConfig
     from verified_tts.pipeline import Synthesizer, Utterance, UtteranceResult
     from verified_tts.review.session import ReviewSession
@@ -65,6 +66,18 @@ class Models:
         path = self.config().production.lexicon
         return load_lexicon(path) if path else None
 
+    def cast(self) -> Cast:
+        """The cast file the render spoke its dialogue with (a one-line error without one)."""
+        from verified_tts.cast import read_cast
+
+        config = self.config()
+        if not config.production.cast:
+            raise UserError(
+                "this render has no cast file: render with --cast cast.toml (`verified-tts cast "
+                "BOOK` writes one) to give quotes to characters"
+            )
+        return read_cast(config.production.cast, voices_dir=config.voices_dir)
+
     def _dub_options(self) -> dict[str, Any]:
         path = self.session.out / str(self.manifest.dub)
         try:
@@ -97,6 +110,7 @@ class Models:
         """The segment a record was rendered from (what its key is made of)."""
         from verified_tts.text.book import Segment
 
+        said = record.speaker or {}
         return Segment(
             chapter=record.chapter,
             paragraph=record.paragraph or 0,
@@ -110,6 +124,10 @@ class Models:
             voice=record.voice,
             phonemes=tuple(record.phonemes),
             lexicon=tuple(record.lexicon),
+            speaker=said.get("name"),
+            speaker_reason=said.get("why"),
+            speaker_confidence=said.get("confidence"),
+            speaker_guess=said.get("guess"),
         )
 
     def _target(self, position: int) -> float | None:

@@ -26,6 +26,7 @@ from verified_tts.review.decisions import DecisionLog, Entry
 from verified_tts.review.explain import candidate_reasons, line_reasons, mark
 from verified_tts.review.index import ReviewIndex, open_index, records_of
 from verified_tts.review.order import Listed, Ranking, order_of, rows_of
+from verified_tts.review.speakers import quote_lines, speaker_rows, uncertain_count
 from verified_tts.review.state import LineState, Review, first_records, fold, plain, version_of
 
 __all__ = ["ReviewSession", "describe"]
@@ -40,6 +41,7 @@ def describe(entry: Entry, text: str | None = None) -> str:
         "more": lambda: f"asked for {data.get('k')} more takes",
         "edit": lambda: f"edited it to say \u201c{data.get('typed', data.get('spoken'))}\u201d",
         "lexicon": lambda: f"added the lexicon entry {data.get('entry', {}).get('match')!r}",
+        "speaker": lambda: f"gave it to {data.get('speaker')}",
         "deliver": lambda: "delivered",
         "undo": lambda: f"undid decision {entry.of}",
     }.get(entry.kind, lambda: entry.kind)()
@@ -90,6 +92,7 @@ class ReviewSession:
             self.dub_cues = self._read_dub_cues(index)
             self.ranking = Ranking(index.head.selection.get("gates", ()))
             self.titles = {c.index: c.title for c in index.head.chapters}
+            self.speakers = index.speakers  # position -> who the attribution found to say it
             places: dict[int, int] = {}
             self.places = []
             for chapter, *_ in index.places:
@@ -253,6 +256,7 @@ class ReviewSession:
             or [{"index": 0, "title": "track"}],
             "undo": {"seq": undo.seq, "text": undo_text} if undo else None,
             "words": len((manifest.extra.get("pronunciations") or {}).get("decisions") or ()),
+            "speakers": uncertain_count(self.speakers, self.places_of),
             "delivered": {"at": delivered.at, "by": delivered.by, **dict(delivered.data)}
             if delivered
             else None,
@@ -262,6 +266,27 @@ class ReviewSession:
                 if delivered is None or e.seq > delivered.seq
             ),
         }
+
+    @property
+    def places_of(self) -> list[list[Any]]:
+        """Each position's place in the book: chapter, paragraph, source line."""
+        assert self._index is not None
+        return self._index.places
+
+    def quotes(self, *, offset: int = 0, limit: int = 100) -> dict[str, Any]:
+        """The quotes with who says them, no speaker first (:mod:`verified_tts.review.speakers`)."""
+        with self._lock:
+            listed, entries = self.listed, list(self._entries)
+        texts = [row.text for row in listed]
+        ids = [row.line for row in listed]
+        return speaker_rows(self.speakers, self.places_of, texts, ids, entries,
+                            offset=offset, limit=limit)  # fmt: skip
+
+    def quote_lines(self, position: int) -> list[str]:
+        """The lines (ids, in book order) of the quote ``position`` is in."""
+        with self._lock:
+            positions = quote_lines(self.speakers, self.places_of, position)
+            return list(dict.fromkeys(self.listed[p].line for p in positions))
 
     def words(self) -> dict[str, Any]:
         """The words the render decided once for the book (:mod:`verified_tts.review.words`)."""

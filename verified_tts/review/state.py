@@ -5,15 +5,16 @@ line starts from the record the verifiers made (the first ``before`` record a re
 holds for it, else the manifest's record with the verifiers' own winner put back), then every
 decision that was not undone is applied in the order it was made: a result of more takes replaces
 the line's record (and so clears an earlier choice or approval, which were about other takes); a
-result of an edit or a lexicon entry makes a new version of the line: its new takes come first,
-the earlier takes stay beside them (each take says its ``version``), and a line the producer had
-chosen or approved keeps that take in the book and that decision (the review's progress does not
-fall; choosing a take of the new version puts the new reading in), while a line nobody had decided
-gets the new version's winner; a choice sets the winner to a kept take of the record it was made
-on; an approval marks the line heard. A decision about a take the line no longer has is superseded
-and ignored, one about a line this render does not have is an orphan, and where an orphan was made
-on the same place in the book as a line whose text is now different, that line says so. The same
-fold serves the review app and the render hook, so both agree on what a decision means.
+result of an edit, a lexicon entry or a speaker chosen makes a new version of the line: its new
+takes come first, the earlier takes stay beside them (each take says its ``version``), and a line
+the producer had chosen or approved keeps that take in the book and that decision (the review's
+progress does not fall; choosing a take of the new version puts the new reading in), while a line
+nobody had decided gets the new version's winner; a choice sets the winner to a kept take of the
+record it was made on; an approval marks the line heard. A decision about a take the line no longer
+has is superseded and ignored, one about a line this render does not have is an orphan, and where
+an orphan was made on the same place in the book as a line whose text is now different, that line
+says so. The same fold serves the review app and the render hook, so both agree on what a decision
+means.
 """
 
 from __future__ import annotations
@@ -25,8 +26,17 @@ from typing import Any
 from verified_tts.output.manifest import UtteranceRecord
 from verified_tts.review.decisions import DECISIONS, REQUESTS, Entry
 
-__all__ = ["LineState", "Lines", "Review", "first_records", "fold", "line_id", "plain",
-           "version_of", "where"]
+__all__ = [
+    "LineState",
+    "Lines",
+    "Review",
+    "first_records",
+    "fold",
+    "line_id",
+    "plain",
+    "version_of",
+    "where",
+]
 
 
 def line_id(record: UtteranceRecord) -> str:
@@ -123,6 +133,7 @@ def _change(entry: Entry) -> dict[str, Any]:
         "more": lambda d: {"n": d.get("n")},
         "edit": lambda d: {"spoken": d.get("spoken")},
         "lexicon": lambda d: {"entry": d.get("entry")},
+        "speaker": lambda d: {"speaker": d.get("speaker"), "voice": d.get("voice")},
     }[entry.kind](entry.data)
     return {"decision": entry.kind, "by": entry.by, "at": entry.at, **detail}
 
@@ -153,14 +164,17 @@ class _Line:
         kept = self.choice is not None or self.approval is not None
         in_book = self.chosen if self.chosen is not None else before.winner
         new = [replace(c, extra={**c.extra, "version": old + 1}) for c in after.candidates]
-        earlier = [replace(c, index=len(new) + c.index,
-                           extra={**c.extra, "version": version_of(c)}) for c in before.candidates]
+        earlier = [
+            replace(c, index=len(new) + c.index, extra={**c.extra, "version": version_of(c)})
+            for c in before.candidates
+        ]
         self.record = replace(after, candidates=tuple(new + earlier))
         self.chosen = len(new) + in_book if kept else None
         self.versions.append({
             "version": old + 1, "kind": entry.kind, "by": entry.by, "at": entry.at,
             "spoken_before": before.spoken or before.text, "spoken": after.spoken or after.text,
             "takes": len(new), "entry": entry.data.get("entry"), "kept": kept,
+            "speaker": entry.data.get("speaker"),
             "kept_take": len(new) + in_book if kept else None,
         })  # fmt: skip
         self.changes.append(entry)
@@ -263,8 +277,10 @@ def first_records(entries: Sequence[Entry]) -> dict[str, Mapping[str, Any]]:
 
 
 def _valid_take(record: UtteranceRecord, index: Any) -> bool:
-    return isinstance(index, int) and 0 <= index < len(record.candidates) and bool(
-        record.candidates[index].audio
+    return (
+        isinstance(index, int)
+        and 0 <= index < len(record.candidates)
+        and bool(record.candidates[index].audio)
     )
 
 
@@ -341,7 +357,7 @@ def fold(
                         orphans.append(entry)
                         continue
                     after = UtteranceRecord.from_json(item["after"])
-                    if entry.kind in ("edit", "lexicon"):
+                    if entry.kind in ("edit", "lexicon", "speaker"):
                         state.new_version(entry, after)
                         continue
                     state.record = after

@@ -63,6 +63,8 @@ class Attribution:
     speaker: str | None
     reason: str
     gender: str | None = None  # the speaker's, where the book says it (a title, pronouns)
+    confidence: float | None = None  # how sure the guess is, where the rules that made it say
+    guess: str | None = None  # whom a guess too unsure to keep named (``speaker`` is then None)
 
 
 def _tag(narration: str, after: bool, names: frozenset[str]) -> str | None:

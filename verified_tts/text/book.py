@@ -61,6 +61,8 @@ class Segment:
     speaker: str | None = None  # the character a dialogue segment is attributed to, if known
     speaker_reason: str | None = None  # why the attribution chose it (or found nobody)
     speaker_gender: str | None = None  # the speaker's gender, where the book says it
+    speaker_confidence: float | None = None  # how sure the attribution is (0 to 1)
+    speaker_guess: str | None = None  # whom a guess below the threshold named
     # where ``text`` stands in the file it was read from (EPUB XHTML), for the read-along EPUB
     source: SourceMap | None = field(default=None, repr=False)
 
@@ -142,15 +144,19 @@ def _quotes(document: Document) -> list[list[ParagraphQuotes | None]]:
     return sections
 
 
-def _speakers(document: Document, quotes: list[list[ParagraphQuotes | None]]) -> list[list]:
-    """Each block's :class:`Attribution` (None for blocks without dialogue), per section."""
+def _speakers(
+    document: Document, quotes: list[list[ParagraphQuotes | None]], threshold: float | None
+) -> list[list]:
+    """Each block's :class:`Attribution` (None for blocks without dialogue), per section; a
+    guess below ``threshold`` (None: the casting default) has no speaker."""
     chapters = [
         [(b.text, q) for b, q in zip(section.blocks, found, strict=True) if q is not None]
         for section, found in zip(document.sections, quotes, strict=True)
     ]
-    from verified_tts.casting.report import attribute_paragraphs
+    from verified_tts.casting.report import THRESHOLD, attribute_paragraphs
 
-    attributed = iter(attribute_paragraphs(chapters))
+    sure = THRESHOLD if threshold is None else threshold
+    attributed = iter(attribute_paragraphs(chapters, threshold=sure))
     result = []
     for found in quotes:
         guesses = iter(next(attributed))
@@ -188,7 +194,9 @@ def _pause(is_last_in_block: bool, is_last_in_chapter: bool) -> PauseKind:
     return "paragraph" if is_last_in_block else "sentence"
 
 
-def parse_book(source: str, *, max_chars: int = 250, dialogue: bool = False) -> Book:
+def parse_book(
+    source: str, *, max_chars: int = 250, dialogue: bool = False, threshold: float | None = None
+) -> Book:
     """Parse Markdown ``source`` into a :class:`Book` of spoken segments.
 
     Chunks are cut so that each spoken text is at most ``max_chars`` characters (a single word
@@ -200,10 +208,16 @@ def parse_book(source: str, *, max_chars: int = 250, dialogue: bool = False) -> 
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, got {max_chars}")
     document = parse_markdown(source, split_quotes=not dialogue)
-    return book_from_document(document, max_chars=max_chars, dialogue=dialogue)
+    return book_from_document(document, max_chars=max_chars, dialogue=dialogue, threshold=threshold)
 
 
-def book_from_document(document: Document, *, max_chars: int = 250, dialogue: bool = False) -> Book:
+def book_from_document(
+    document: Document,
+    *,
+    max_chars: int = 250,
+    dialogue: bool = False,
+    threshold: float | None = None,
+) -> Book:
     """Sentences, spoken forms and pauses for a parsed document (Markdown, EPUB, plain text).
 
     With ``dialogue``, each quote of a paragraph (:mod:`verified_tts.text.dialogue`) is its own
@@ -211,10 +225,12 @@ def book_from_document(document: Document, *, max_chars: int = 250, dialogue: bo
     a paragraph without quotes is cut exactly as without ``dialogue``, so its keys do not change.
     A quote left open at a paragraph's end and reopened at the next one's start is one speech.
     Each dialogue segment carries the character the rules attribute it to (None: the book's
-    default dialogue voice) and the reason (:mod:`verified_tts.text.attribution`).
+    default dialogue voice) and the reason (:mod:`verified_tts.text.attribution`); a guess whose
+    confidence is below ``threshold`` (None: :data:`verified_tts.casting.report.THRESHOLD`) is
+    left to the dialogue voice.
     """
     quotes = _quotes(document) if dialogue else [[None] * len(s.blocks) for s in document.sections]
-    speakers = _speakers(document, quotes) if dialogue else quotes
+    speakers = _speakers(document, quotes, threshold) if dialogue else quotes
     chapters: list[Chapter] = []
     for section, found, said in zip(document.sections, quotes, speakers, strict=True):
         blocks = [
@@ -248,6 +264,8 @@ def book_from_document(document: Document, *, max_chars: int = 250, dialogue: bo
                         speaker=who.speaker if who and kind == "dialogue" else None,
                         speaker_reason=who.reason if who and kind == "dialogue" else None,
                         speaker_gender=who.gender if who and kind == "dialogue" else None,
+                        speaker_confidence=who.confidence if who and kind == "dialogue" else None,
+                        speaker_guess=who.guess if who and kind == "dialogue" else None,
                         source=source,
                     )
                 )
@@ -260,7 +278,11 @@ def book_from_document(document: Document, *, max_chars: int = 250, dialogue: bo
 
 
 def load_book(
-    path: str | os.PathLike[str], *, max_chars: int = 250, dialogue: bool = False
+    path: str | os.PathLike[str],
+    *,
+    max_chars: int = 250,
+    dialogue: bool = False,
+    threshold: float | None = None,
 ) -> Book:
     """Read and parse the Markdown book at ``path``; user mistakes raise one-line UserErrors."""
     path = Path(path)
@@ -271,7 +293,7 @@ def load_book(
         empty_hint="write the book's text in it as Markdown",
     )
     try:
-        book = parse_book(source, max_chars=max_chars, dialogue=dialogue)
+        book = parse_book(source, max_chars=max_chars, dialogue=dialogue, threshold=threshold)
     except UserError as error:
         raise UserError(f"{path}: {error}") from None
     if not book.chapters:

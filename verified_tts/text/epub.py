@@ -287,12 +287,14 @@ def load_epub(
     keep_extras: bool = False,
     toc_depth: int | None = None,
     dialogue: bool = False,
+    threshold: float | None = None,
 ) -> EpubBook:
     """Read an EPUB 2 or 3 into chapters of spoken segments; see the module docstring.
 
     ``toc_depth`` cuts chapters at that depth of the table of contents (1 = its top level);
     None chooses the level that splits the book into chapter-sized parts. ``dialogue`` reads
-    quoted speech apart from the narration (:func:`~verified_tts.text.book.book_from_document`)."""
+    quoted speech apart from the narration (:func:`~verified_tts.text.book.book_from_document`),
+    leaving a speaker guess below ``threshold`` to the dialogue voice."""
     path = Path(path)
     with _open(path) as archive:
         _check_drm(archive, path)
@@ -354,7 +356,10 @@ def load_epub(
         sections, used = _by_document(stream, documents)
         depth, depths = None, ()
     book = book_from_document(
-        Document(package.title, tuple(sections)), max_chars=max_chars, dialogue=dialogue
+        Document(package.title, tuple(sections)),
+        max_chars=max_chars,
+        dialogue=dialogue,
+        threshold=threshold,
     )
     if not book.chapters:
         raise UserError(

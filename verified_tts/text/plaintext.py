@@ -272,9 +272,11 @@ def load_plaintext(
     max_chars: int = 250,
     keep_extras: bool = False,
     dialogue: bool = False,
+    threshold: float | None = None,
 ) -> PlainTextBook:
     """Read and parse the plain-text book at ``path``; user mistakes raise one-line UserErrors.
-    ``dialogue`` reads quoted speech apart from the narration (:func:`book_from_document`)."""
+    ``dialogue`` reads quoted speech apart from the narration (:func:`book_from_document`), a
+    speaker guess below ``threshold`` left to the dialogue voice."""
     path = Path(path)
     source = read_text_file(
         path,
@@ -283,7 +285,9 @@ def load_plaintext(
         empty_hint="write the book's text in it, paragraphs separated by blank lines",
     )
     parsed = parse_plaintext(source, keep_extras=keep_extras)
-    book = book_from_document(parsed.document, max_chars=max_chars, dialogue=dialogue)
+    book = book_from_document(
+        parsed.document, max_chars=max_chars, dialogue=dialogue, threshold=threshold
+    )
     if not book.chapters:
         raise UserError(
             f"{path} has nothing to read aloud (front matter, contents lists and editorial "

@@ -211,12 +211,18 @@ def load_input(
     max_chars: int = 250,
     dialogue: bool = False,
     voices_dir: str | os.PathLike | None = None,
+    threshold: float | None = None,
 ) -> LoadedBook:
     """Read, select, credit and respell the book at ``path``; see the module docstring. With
     ``dialogue`` (implied by a cast file in ``options``), quoted speech is read apart from the
-    narration and attributed; the cast gives each character's lines their voice."""
+    narration and attributed, a speaker guess below ``threshold`` (else the cast file's, else the
+    default) left to the dialogue voice; the cast gives each character's lines their voice."""
     path = Path(path)
     dialogue = dialogue or options.cast is not None
+    if options.cast and threshold is None:
+        from verified_tts.cast import cast_threshold
+
+        threshold = cast_threshold(options.cast)
     skipped: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     book_entries: tuple[LexiconEntry, ...] = ()
@@ -230,6 +236,7 @@ def load_input(
             keep_extras=options.keep_extras,
             toc_depth=options.toc_depth,
             dialogue=dialogue,
+            threshold=threshold,
         )
         book, skipped, warnings = loaded.book, loaded.skipped, loaded.warnings
         book_entries, depth, depths = loaded.lexicon, loaded.toc_depth, loaded.toc_depths
@@ -237,11 +244,15 @@ def load_input(
         from verified_tts.text.plaintext import load_plaintext
 
         plain = load_plaintext(
-            path, max_chars=max_chars, keep_extras=options.keep_extras, dialogue=dialogue
+            path,
+            max_chars=max_chars,
+            keep_extras=options.keep_extras,
+            dialogue=dialogue,
+            threshold=threshold,
         )
         book, skipped = plain.book, plain.skipped
     else:
-        book = load_book(path, max_chars=max_chars, dialogue=dialogue)
+        book = load_book(path, max_chars=max_chars, dialogue=dialogue, threshold=threshold)
     if options.cast:
         from verified_tts.cast import apply_cast, read_cast
 

@@ -73,6 +73,8 @@ function showSummary(summary) {
   );
   $("words-button").hidden = !summary.words;
   $("words-button").firstChild.textContent = `Words (${summary.words}) `;
+  $("speakers-button").hidden = !summary.speakers;
+  $("speakers-button").firstChild.textContent = `Speakers (${summary.speakers}) `;
   $("undo").disabled = !summary.undo;
   $("undo").title = summary.undo ? `Undo: ${summary.undo.text} (u)` : "nothing to undo";
   const chapter = $("chapter");
@@ -110,9 +112,11 @@ async function pollJobs() {
     state.lastJobs = signature;
     if (finished) {
       const words = state.wordsOpen;
+      const speakers = state.speakersOpen;
       showSummary(await api("/api/summary"));
       await reloadList(true);
       if (words) await showWords();
+      if (speakers) await showSpeakers();
     }
   }
   clearTimeout(state.polling);
@@ -236,6 +240,7 @@ function drawLine(d) {
   const kept = state.detail && state.detail.pos === d.pos ? $("forms") : null;
   state.detail = d;
   state.wordsOpen = false;
+  state.speakersOpen = false;
   const takes = d.candidates;
   const inBook = takes[d.winner];
   const where = `chapter ${d.chapter + 1}${d.chapter_title ? " · " + d.chapter_title : ""} · line ${d.place} of ${d.chapter_lines}`;
@@ -264,7 +269,8 @@ function drawLine(d) {
   if (d.stale) notes.push(el("div", { class: "note", id: "stale" }, d.stale));
   if (versioned) {
     notes.push(el("div", { class: "note", id: "versions" }, d.versions.map((v) => el("div", {},
-      `version ${v.version}: ` + (v.kind === "lexicon" && v.entry ? `the lexicon entry \u201c${v.entry.match}\u201d (${v.entry.say || v.entry.phonemes})` : "an edit") +
+      `version ${v.version}: ` + (v.kind === "lexicon" && v.entry ? `the lexicon entry \u201c${v.entry.match}\u201d (${v.entry.say || v.entry.phonemes})`
+        : v.kind === "speaker" ? `the quote given to ${v.speaker}` : "an edit") +
       ` rendered this line again, \u201c${v.spoken_before}\u201d now spoken \u201c${v.spoken}\u201d: ${v.takes} new take${v.takes === 1 ? "" : "s"} (v${v.version}) beside the earlier ones` +
       (v.kept ? `; the take you had decided on, take ${v.kept_take + 1} (version ${v.version - 1}), stays in the book until you choose a new one` : "")))));
   }
@@ -305,6 +311,7 @@ async function showWords() {
   try { data = await api("/api/words"); } catch (error) { toast(error.message, true); return; }
   state.detail = null;
   state.wordsOpen = true;
+  state.speakersOpen = false;
   const previous = $("list").querySelector("li.current");
   if (previous) previous.classList.remove("current");
   state.current = -1;
@@ -338,6 +345,46 @@ async function useReading(w, r) {
   const done = await act("/api/lexicon", { word: w.word, phonemes: r.phonemes },
     `“${w.word}” queued: its lines are rendered again`);
   if (done) await showWords();
+}
+
+// ---- who says each quote --------------------------------------------------------------------
+// The quotes the attribution gave no speaker come first, least sure first, then the rest; one
+// click gives a quote to a character of the cast (or the narrator, or the dialogue voice), and its
+// lines are rendered again in that voice.
+async function showSpeakers() {
+  let data;
+  try { data = await api("/api/speakers?limit=200"); } catch (error) { toast(error.message, true); return; }
+  state.detail = null;
+  state.wordsOpen = false;
+  state.speakersOpen = true;
+  const previous = $("list").querySelector("li.current");
+  if (previous) previous.classList.remove("current");
+  state.current = -1;
+  $("detail").replaceChildren(el("div", { id: "speakers" },
+    el("h2", {}, "Who says each quote"),
+    el("p", { class: "muted" }, `${data.uncertain} of ${data.total} quotes have no speaker: their guess is below ` +
+      `the cast's threshold (${data.threshold}), so the dialogue voice reads them. They come first, least sure first. ` +
+      "A click gives a quote to a speaker, and its lines are rendered again in that voice."),
+    data.quotes.map((q) => quoteCard(q, data.choices))));
+}
+
+function quoteCard(q, choices) {
+  const now = q.chosen || q.speaker;
+  const guess = q.guess ? `guess: ${q.guess}` : "no guess";
+  const sure = q.confidence != null ? ` · confidence ${q.confidence.toFixed(2)}` : "";
+  return el("div", { class: "card quote" + (q.uncertain ? " uncertain" : ""), "data-pos": q.pos },
+    el("div", {}, el("q", { class: "quote-text" }, q.text)),
+    el("div", { class: "muted why" }, `${guess}${sure} · ${q.why || ""}`),
+    el("div", { class: "now" }, q.chosen ? `given to ${q.chosen} in review` + (q.working ? " (rendering)" : "")
+      : now ? `spoken by ${now}` : "spoken in the dialogue voice"),
+    el("div", { class: "speaker-choices" }, choices.map((c) => el("button", {
+      class: "speaker-choice" + (c === now ? " primary" : ""), "data-speaker": c,
+      disabled: c === q.chosen, onclick: () => giveTo(q, c) }, c))));
+}
+
+async function giveTo(q, speaker) {
+  const done = await act("/api/speaker", { pos: q.pos, speaker }, `given to ${speaker}: rendering it in that voice`);
+  if (done) await showSpeakers();
 }
 
 // ---- asking first ----------------------------------------------------------------------------
@@ -515,7 +562,7 @@ window.addEventListener("keydown", (event) => {
     k: () => select(state.current - 1), ArrowUp: () => select(state.current - 1),
     " ": () => playTake(null), p: () => playTake(null), c: playContext,
     a: approve, m: more, e: openEdit, l: () => openLexicon(state.detail && state.detail.word),
-    u: undo, D: deliver, w: showWords, "/": () => $("search").focus(), "?": () => { $("help").hidden = !$("help").hidden; },
+    u: undo, D: deliver, w: showWords, s: showSpeakers, "/": () => $("search").focus(), "?": () => { $("help").hidden = !$("help").hidden; },
   };
   const run = digit ? () => { const index = Number(digit[1]) - 1; if (event.shiftKey) playTake(index); else choose(index); }
     : keys[event.key];
@@ -530,6 +577,7 @@ window.addEventListener("keydown", (event) => {
 // ---- start -----------------------------------------------------------------------------------
 $("undo").addEventListener("click", undo);
 $("words-button").addEventListener("click", showWords);
+$("speakers-button").addEventListener("click", showSpeakers);
 $("deliver").addEventListener("click", deliver);
 $("more-rows").addEventListener("click", moreRows);
 $("help-button").addEventListener("click", () => { $("help").hidden = !$("help").hidden; });
