@@ -241,6 +241,7 @@ def test_verifier_pool_scores_like_the_local_verifier(ray_cluster):
             verifier.close()
 
 
+@ray_test
 def test_emotion_labels_are_checked_on_ray_before_any_work(ray_cluster, tmp_path):
     """A target emotion the model has no label for is one line before anything is sampled, on
     Ray as locally: the proxy offers the label check, so the pipeline does not skip it."""
