@@ -303,18 +303,23 @@ function drawLine(d) {
   $("detail").replaceChildren(...parts.flat().filter((part) => part !== null && part !== false));
 }
 
+// A book-wide panel (the words, the speakers) takes the detail pane: no line is current.
+function openPanel(name) {
+  state.detail = null;
+  state.wordsOpen = name === "words";
+  state.speakersOpen = name === "speakers";
+  const previous = $("list").querySelector("li.current");
+  if (previous) previous.classList.remove("current");
+  state.current = -1;
+}
+
 // ---- the words decided once for the book -----------------------------------------------------
 // Each word the render decided with every reading: who proposed it, how often the ASR model heard
 // the word in its takes, a player for its best take, and one click to put it in the book.
 async function showWords() {
   let data;
   try { data = await api("/api/words"); } catch (error) { toast(error.message, true); return; }
-  state.detail = null;
-  state.wordsOpen = true;
-  state.speakersOpen = false;
-  const previous = $("list").querySelector("li.current");
-  if (previous) previous.classList.remove("current");
-  state.current = -1;
+  openPanel("words");
   $("detail").replaceChildren(el("div", { id: "words" },
     el("h2", {}, "Words decided once for the book"),
     el("p", { class: "muted" }, "Every line says each word the way marked “in the book”. " +
@@ -354,12 +359,7 @@ async function useReading(w, r) {
 async function showSpeakers() {
   let data;
   try { data = await api("/api/speakers?limit=200"); } catch (error) { toast(error.message, true); return; }
-  state.detail = null;
-  state.wordsOpen = false;
-  state.speakersOpen = true;
-  const previous = $("list").querySelector("li.current");
-  if (previous) previous.classList.remove("current");
-  state.current = -1;
+  openPanel("speakers");
   $("detail").replaceChildren(el("div", { id: "speakers" },
     el("h2", {}, "Who says each quote"),
     el("p", { class: "muted" }, `${data.uncertain} of ${data.total} quotes have no speaker: their guess is below ` +
