@@ -204,3 +204,62 @@ def test_a_tag_keeps_the_title_of_a_surname_several_characters_share():
     )
     (quote,) = cast_report(text)["quotes"]
     assert quote["speaker"] == "Mrs. Honeychurch", quote
+
+
+def test_a_possessive_kin_tag_is_a_turn_of_its_gender_not_a_character_of_its_own():
+    text = (
+        "Mrs. Honeychurch sat with Lucy and Mr. Beebe. Mrs. Honeychurch was tired, and she "
+        "yawned. Mr. Beebe was kind, and he smiled. Lucy was glad, and she laughed.\n\n"
+        '"Tea?" said Mr. Beebe.\n\n'
+        '"Yes, please," said Lucy.\n\n'
+        '"Not for me," said her mother.\n'
+    )
+    report = cast_report(text, threshold=0.0)
+    last = report["quotes"][-1]
+    # "her mother" is a woman: not Mr. Beebe, whose turn the line would be without the tag,
+    # and not a character called "her mother"
+    assert last["speaker"] not in ("Mr. Beebe", "her mother"), last
+    assert "her mother" in last["why"]
+    assert all(c["name"] != "her mother" for c in report["characters"])
+
+
+def test_a_description_is_the_character_the_narration_calls_by_its_adjective():
+    text = (
+        "Old Mr. Emerson came in with Lucy. Lucy was glad, and she smiled. Mr. Emerson sat "
+        "down, and he looked at her; old Mr. Emerson was tired.\n\n"
+        '"You are tired," said Lucy.\n\n'
+        '"I am old," said the old man.\n\n'
+        "The rain came on, and it fell on the roof of the pension for an hour. "
+        "Then old Mr. Emerson stood up.\n\n"
+        '"Good night," said the old man.\n'
+    )
+    report = cast_report(text, threshold=0.0)
+    said = [q["speaker"] for q in report["quotes"]]
+    assert said == ["Lucy", "Mr. Emerson", "Mr. Emerson"], report["quotes"]
+    assert "old Mr. Emerson" in report["quotes"][1]["why"]
+    emerson = next(c for c in report["characters"] if c["name"] == "Mr. Emerson")
+    assert "the old man" in emerson["aliases"]
+
+
+def _scene(number: int) -> str:
+    return (
+        f"Chapter {number}\n\nMr. Winterbourne walked in the garden with Daisy Miller. Daisy "
+        "was gay, and she laughed; Mr. Winterbourne was grave, and he bowed.\n\n"
+        '"What a garden!" said Daisy.\n\n'
+        '"It is very fine," said the young man.\n\n'
+    )
+
+
+def test_a_description_is_the_one_person_of_its_gender_in_the_scene_at_its_tags():
+    text = "".join(_scene(n) for n in range(1, 4))
+    report = cast_report(text, threshold=0.0)
+    said = [q["speaker"] for q in report["quotes"]]
+    assert said == ["Daisy Miller", "Mr. Winterbourne"] * 3, report["quotes"]
+    winterbourne = next(c for c in report["characters"] if c["name"] == "Mr. Winterbourne")
+    assert "the young man" in winterbourne["aliases"]
+    assert "at 3 of its 3 tags" in report["quotes"][1]["why"]
+    # twice is not enough to link: each tag is read on its own
+    twice = cast_report("".join(_scene(n) for n in range(1, 3)), threshold=0.0)
+    winterbourne = next(c for c in twice["characters"] if c["name"] == "Mr. Winterbourne")
+    assert "the young man" not in winterbourne["aliases"]
+    assert "of its" not in twice["quotes"][1]["why"]

@@ -9,8 +9,9 @@ contains it and agrees with its gender, and the reason is kept (:attr:`Character
 description in a speech tag ("the boatman", "my waterman", "the old woman", "the Hatter") is a
 character of its own, its gender from its noun (-man, woman, girl...); unnamed speakers a chapter
 describes in different words are one person when they take the same side of one conversation,
-which :mod:`verified_tts.casting.sieve` decides. "I" in a tag ("said I", "I replied") is the
-narrator, a character called ``the narrator``.
+which :mod:`verified_tts.casting.sieve` decides; the sieve also links a description to the named
+character it is (:meth:`Characters.link`) where the text says so. "I" in a tag ("said I", "I
+replied") is the narrator, a character called ``the narrator``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 
 from verified_tts.text.names import TITLE, clean_name, is_name, title_gender
 
-__all__ = ["NARRATOR", "Character", "Characters", "descriptor_gender"]
+__all__ = ["KIN", "NARRATOR", "Character", "Characters", "descriptor_gender"]
 
 NARRATOR = "the narrator"
 
@@ -95,6 +96,30 @@ _FEMALE_NOUNS = frozenset(
 )
 
 
+# a possessive description of a relation ("her mother", "his sister") names a person in a tag
+KIN = frozenset(
+    [
+        "mother",
+        "father",
+        "sister",
+        "brother",
+        "aunt",
+        "uncle",
+        "husband",
+        "wife",
+        "son",
+        "daughter",
+        "cousin",
+        "niece",
+        "nephew",
+        "companion",
+        "friend",
+        "hostess",
+        "guardian",
+    ]
+)
+
+
 def descriptor_gender(description: str) -> str | None:
     """The gender a description's noun says: "the boatman" male, "the old woman" female."""
     noun = description.lower().split()[-1]
@@ -134,6 +159,7 @@ class Characters:
     reasons: dict[str, str] = field(default_factory=dict)  # alias -> why it is that character
     described: dict[str, str | None] = field(default_factory=dict)  # description -> gender
     uses: Counter[str] = field(default_factory=Counter)  # description -> tags that use it
+    linked: dict[str, str] = field(default_factory=dict)  # description -> the character it is
 
     @classmethod
     def from_mentions(
@@ -220,6 +246,11 @@ class Characters:
         if who == "I":
             return NARRATOR
         lowered = who.lower()
+        if _kin(lowered):  # "her mother": her own, not "the mother" of the book
+            description = lowered
+            self.described.setdefault(description, descriptor_gender(description))
+            self.uses[description] += 1
+            return self.linked.get(description, description)
         if lowered.startswith(("the ", "my ", "our ")) and not re.match(rf"the {TITLE}", who):
             if not is_name("the " + who.split(" ", 1)[1], self.names):
                 return None
@@ -233,7 +264,7 @@ class Characters:
                 return None
             self.described.setdefault(description, gender)
             self.uses[description] += 1
-            return description
+            return self.linked.get(description, description)
         if lowered.startswith("the "):
             who = who[4:]
         if who in self.canonical:
@@ -243,6 +274,23 @@ class Characters:
             self.counts[who] += 1
             return who
         return None
+
+    def linked_from(self, who: str) -> str | None:
+        """The description a tag's words ("the old man", "My Waterman") give when it is linked
+        to a named character, else None."""
+        lowered = clean_name(who).lower()
+        if _kin(lowered):
+            return lowered if lowered in self.linked else None
+        if lowered.startswith(("the ", "my ", "our ")):
+            description = "the " + clean_name(who).split(" ", 1)[1]
+            return description if description in self.linked else None
+        return None
+
+    def link(self, description: str, character: str, why: str) -> None:
+        """``description`` ("the old man") is ``character`` from now on, for ``why``."""
+        self.linked[description] = character
+        self.canonical[description] = character
+        self.reasons[description] = why
 
     def gender(self, character: str) -> str | None:
         if character == NARRATOR:
@@ -276,6 +324,11 @@ class Characters:
         elif kind == "described":
             why = f"described as '{name}' in a speech tag, not named"
         return Character(name, aliases, self.gender(name), kind, why)
+
+
+def _kin(lowered: str) -> bool:
+    words = lowered.split()
+    return len(words) == 2 and words[0] in ("his", "her", "their") and words[1] in KIN
 
 
 _NOT_PEOPLE = frozenset(

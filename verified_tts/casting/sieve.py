@@ -11,20 +11,25 @@ conversation, else the last of that gender named nearby; a character who is the 
 paragraph's narration ("Emma laughed. "Yes.""). The lines these stages tell are anchors, from
 which :mod:`verified_tts.casting.turns` fills the untagged lines of each scene by turn-taking
 (and settles a pronoun tag by whose turn it is); a quote that names someone is addressed to them
-and is not theirs. Names, descriptions and the narrator are
-:mod:`verified_tts.casting.characters`' business.
+and is not theirs. A possessive description of a relation ("said her mother") is a tag of that
+gender whose speaker the turns settle, as a pronoun's. A description the text links to a named
+character is that character: the narration calls them by its adjective ("old Mr. Emerson" for
+"the old man"), or they were the one person of its gender in the scene at most of its tags (a
+first pass over the book finds these, a second reads the tags with them). Names, descriptions and
+the narrator are :mod:`verified_tts.casting.characters`' business.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
-from verified_tts.casting.characters import NARRATOR, Characters
+from verified_tts.casting.characters import KIN, NARRATOR, Characters
 from verified_tts.casting.mentions import NAME, character_genders, mentions, place_names
 from verified_tts.casting.turns import Guess, Line, fill_turns
 from verified_tts.text.dialogue import SPEECH_VERBS, ParagraphQuotes
-from verified_tts.text.names import NOT_NAMES, proper_names
+from verified_tts.text.names import NOT_NAMES, TITLE, clean_name, proper_names
 
 __all__ = ["Guess", "attribute"]
 
@@ -67,10 +72,15 @@ _MORE_VERBS = frozenset(
     ]
 )
 VERBS = SPEECH_VERBS | _MORE_VERBS
+_LINKED = 0.85  # a tag whose description the text links to a named character
+_LINK_USES = 3  # tags a description needs before the scenes around them can link it
+_LINK_SHARE = 0.6  # ... and the share of them with the same one person of its gender in sight
+_AGE_WORDS = frozenset(["old", "elder"])  # "young Mr. Emerson" is the son, not "Mr. Emerson"
 _PRONOUNS = {"he": "male", "she": "female", "He": "male", "She": "female"}
-_DESCRIPTION = (  # the boatman, my waterman, the March Hare, the station-master
-    r"(?:the|my|our)\s+"
+_DESCRIPTION = (  # the boatman, my waterman, the March Hare, the station-master, her mother
+    r"(?:(?:the|my|our)\s+"
     r"(?:[A-Z][a-z]+\s+[A-Z][a-z]+|[A-Z][a-z]+|(?:[a-z]+\s+){0,2}[a-z]+(?:-[a-z]+)?)"
+    rf"|(?:[Hh]is|[Hh]er|[Tt]heir)\s+(?:{'|'.join(sorted(KIN))})\b)"
 )
 _WHO = rf"(?P<who>{NAME}|{_DESCRIPTION}|he|she|He|She|I)"
 _NOT_SPEECH = (
@@ -168,8 +178,9 @@ def _addressees(quote: str, people: Characters) -> tuple[str, ...]:
 class _Conversation:
     """Who has spoken lately in a chapter, and who was named, for pronouns and turns."""
 
-    def __init__(self, people: Characters) -> None:
+    def __init__(self, people: Characters, heard: dict[str, list[set[str]]] | None = None) -> None:
         self.people = people
+        self.heard = heard  # description -> for each tag, who of its gender was in the scene
         self.speakers: list[str | None] = []  # per dialogue paragraph since the last break
         self.mentioned: list[str] = []
         self.last_addressees: tuple[str, ...] = ()
@@ -194,6 +205,7 @@ class _Conversation:
         titled = self.people.titled(description.split()[-1].capitalize())
         if titled:  # "the general" is General Tilney
             return titled, f"{description} is {titled}, the one so titled", 0.85
+        self.hear(description)
         if gender:
             recent = [s for s in reversed(self.speakers[-8:]) if s] + self.mentioned[:-7:-1]
             same = [
@@ -209,6 +221,21 @@ class _Conversation:
             return same[0], f"{description} is {same[0]}, the one like that in the scene", 0.8
         uses = self.people.uses[description]
         return description, f"{description}, described, not named", 0.9 if uses > 1 else 0.6
+
+    def hear(self, description: str) -> None:
+        """Note who of the description's gender is in the scene at a tag that uses it, for
+        :func:`_link_descriptions` (all named people of that gender but the last speaker)."""
+        gender = self.people.described.get(description)
+        if not gender or self.heard is None:
+            return
+        last = self.pair()[:1]
+        recent = [s for s in self.speakers[-8:] if s] + self.mentioned[-12:]
+        self.heard.setdefault(description, []).append({
+            p for p in recent
+            if p not in (description, *last, NARRATOR)
+            and p not in self.people.described
+            and self.people.gender(p) == gender
+        })  # fmt: skip
 
     def pronoun(self, pronoun: str, before: list[str]) -> tuple[str | None, str, float]:
         gender = _PRONOUNS[pronoun]
@@ -278,6 +305,16 @@ def _explicit(
                 unresolved = unresolved or (None, reason, 0.0, _PRONOUNS[who])
                 continue
             speaker = people.resolve(who)
+            linked = people.linked_from(who)
+            if linked:
+                why = people.reasons[linked]
+                return speaker, f"'{who} {verb}' tags the quote: {why}", _LINKED, None
+            if speaker in people.described and speaker.split()[0] in ("his", "her", "their"):
+                # "her mother" whom the text never links: a turn of that gender, like "she"
+                reason = f"'{who} {verb}': {speaker}, not named"
+                talk.hear(speaker)
+                unresolved = unresolved or (None, reason, 0.0, people.described[speaker])
+                continue
             if speaker in people.described or who.lower() in ("the other", "the latter"):
                 speaker, reason, confidence = talk.describe(speaker or who.lower())
                 if speaker:
@@ -332,16 +369,61 @@ def attribute(
     ]
     every = [m for n in narrations if not _title_case(n) for m in mentions(n, names)]
     people = Characters.from_mentions(every, names, genders)
-    result = []
-    for chapter in chapters:
-        result.append(_chapter(chapter, people))
+    heard: dict[str, list[set[str]]] = {}
+    result = [_chapter(chapter, people, heard) for chapter in chapters]
+    if _link_descriptions(people, heard, narrations):
+        people.uses.clear()
+        result = [_chapter(chapter, people) for chapter in chapters]
     return result, people
 
 
+def _link_descriptions(
+    people: Characters, heard: dict[str, list[set[str]]], narrations: Sequence[str]
+) -> bool:
+    """Link descriptions used in tags to the named character they are, where the text says so:
+    the narration calls a character by the description's adjective ("old Mr. Emerson" is "the
+    old man"), or the one named character of the description's gender was in the scene at
+    nearly every tag that uses it ("the young girl" beside Winterbourne is Daisy Miller)."""
+    found = False
+    for description, gender in list(people.described.items()):
+        if not gender or description in people.linked:
+            continue
+        words = description.split()
+        if len(words) == 3 and words[1] in _AGE_WORDS:
+            called: Counter[str] = Counter()
+            adjective = f"[{words[1][0].upper()}{words[1][0]}]{words[1][1:]}"  # old, Old
+            pattern = re.compile(rf"\b{adjective}\s+({TITLE}\s+{NAME})")
+            for narration in narrations:
+                for match in pattern.finditer(narration):
+                    who = people.canonical.get(clean_name(match.group(1)))
+                    if who and people.gender(who) == gender:
+                        called[who] += 1
+            ranked = called.most_common(2) + [("", 0)]
+            if ranked[0][1] >= 2 and ranked[0][1] > 2 * ranked[1][1]:
+                who = ranked[0][0]
+                people.link(description, who, f"{description} is {who}, called '{words[1]} {who}'")
+                found = True
+                continue
+        if words[0] in ("his", "her", "their"):  # whose mother? the scene does not say
+            continue
+        uses = heard.get(description, [])
+        votes = Counter(who for scene in uses for who in scene).most_common(2)
+        if len(uses) < _LINK_USES or not votes:
+            continue
+        (who, count), runner_up = votes[0], (votes[1][1] if len(votes) > 1 else 0)
+        if count >= _LINK_SHARE * len(uses) and count >= 2 * runner_up:
+            why = f"{description} is {who}, in the scene at {count} of its {len(uses)} tags"
+            people.link(description, who, why)
+            found = True
+    return found
+
+
 def _chapter(
-    chapter: Sequence[tuple[str, ParagraphQuotes]], people: Characters
+    chapter: Sequence[tuple[str, ParagraphQuotes]],
+    people: Characters,
+    heard: dict[str, list[set[str]]] | None = None,
 ) -> list[Guess | None]:
-    talk = _Conversation(people)
+    talk = _Conversation(people, heard)
     lines: list[Line] = []
     # "... he could not help saying:" before a quote: (speaker, reason, a pronoun's gender)
     introduced: tuple[str, str, str | None] | None = None
