@@ -34,7 +34,7 @@ demo: $(STAMP)
 # The whole suite over two workers; each engine's and the Ray cluster's tests stay on one worker
 # (tests/conftest.py), and the 20 slowest tests are printed so the next slow one is seen.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=20
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=20
 
 # The inner loop: no codec-LM engine, no Ray cluster, no browser, no whole-book or film runs
 # (the e2e modules named in tests/conftest.py).

@@ -104,13 +104,29 @@ _END_TO_END = {
 }  # fmt: skip
 # modules of independent long tests with no shared fixture: each test goes where a worker is free
 _SPREAD = {"test_user_path.py"}
+# The longest work units, longest first (a full run's per-group times, `make test`'s junit or
+# --durations): xdist hands units out in collection order (`--no-loadscope-reorder` in the
+# Makefile), so these start while every worker is free and the run does not end on one worker
+# finishing a 60-second render while the other idles. A unit not named here keeps its place.
+_LONGEST_FIRST = (
+    "ray", "orpheus-engine", "review-render", "test_user_path.py", "llasa-engine",
+    "spark-engine", "test_cast.py", "test_readalong_render.py", "test_crash.py",
+    "test_render.py", "test_damage.py", "test_dub_films.py", "test_calibrate_cli.py",
+)  # fmt: skip
+
+
+def _work_unit(name: str) -> str:
+    return _GROUPS.get(name, name)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups off the markers
 def pytest_collection_modifyitems(config, items):
     for item in items:
         name = item.path.name
-        group = item.nodeid if name in _SPREAD else _GROUPS.get(name, name)
+        group = item.nodeid if name in _SPREAD else _work_unit(name)
         item.add_marker(pytest.mark.xdist_group(group))
         if name in _END_TO_END:
             item.add_marker(pytest.mark.e2e)
+    rank = {unit: place for place, unit in enumerate(_LONGEST_FIRST)}
+    # a stable sort: each module's tests keep their order (a walk-through goes on in sequence)
+    items.sort(key=lambda item: rank.get(_work_unit(item.path.name), len(rank)))
