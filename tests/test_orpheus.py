@@ -40,6 +40,11 @@ def tokenizer(tmp_path_factory):
     return AutoTokenizer.from_pretrained(str(folder))
 
 
+def _named(model: str) -> GeneratorConfig:
+    """A config naming a model that is not there (no tiny model is built for it)."""
+    return GeneratorConfig(name="orpheus", model=model, options=engine_test_options())
+
+
 def _config(**overrides) -> GeneratorConfig:
     models = tiny_models()
     options = engine_test_options(**overrides.pop("options", {}))
@@ -110,10 +115,34 @@ def test_uncached_hub_model_is_one_clear_error(monkeypatch):
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(UserError) as err:
-        load(_config(model="nobody-here/orpheus-not-cached"))
+        load(_named("nobody-here/orpheus-not-cached"))
     message = str(err.value)
     assert "nobody-here/orpheus-not-cached" in message and "--model" in message
     assert "\n" not in message
+
+
+def test_a_mistyped_model_is_said_before_the_engine_is_imported(monkeypatch, tmp_path):
+    # importing vLLM takes seconds; a wrong --model must not wait for it
+    from verified_tts.generators import codec_lm_load
+    from verified_tts.generators.orpheus import load
+
+    def too_early(generator: str) -> None:
+        raise AssertionError("vLLM imported before the model's files were found")
+
+    monkeypatch.setattr(codec_lm_load, "import_vllm", too_early)
+    with pytest.raises(UserError, match="does not exist"):
+        load(_named(str(tmp_path / "no-such-folder")))
+
+
+def test_without_vllm_the_extra_is_named_before_any_file_is_looked_for(monkeypatch, tmp_path):
+    import sys
+
+    from verified_tts.errors import MissingExtra
+    from verified_tts.generators.orpheus import load
+
+    monkeypatch.setitem(sys.modules, "vllm", None)  # as if it were not installed
+    with pytest.raises(MissingExtra, match=r"verified-tts\[orpheus-cpu\]"):
+        load(_named(str(tmp_path / "no-such-folder")))
 
 
 # --- the logits processor, driven the way vLLM drives it ----------------------------------------

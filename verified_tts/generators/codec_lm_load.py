@@ -28,6 +28,7 @@ from verified_tts.generators.codec_lm_engine import (
     engine_kwargs,
     get_engine,
     import_vllm,
+    require_vllm,
 )
 from verified_tts.models import hub_snapshot, locate_model
 from verified_tts.options.generation import CodecLMOptions, GeneratorConfig
@@ -124,8 +125,10 @@ def resolve_files(config: GeneratorConfig, family: CodecLMFamily) -> ResolvedFil
 def load_parts(config: GeneratorConfig, family: CodecLMFamily) -> CodecLMParts:
     """Resolve every file, then load (or reuse) the engine, the tokenizer and the codec once."""
     options = config.options
-    import_vllm(family.name)  # a missing extra is reported before anything is downloaded
+    require_vllm(family.name)  # a missing extra is reported before anything is downloaded
+    # the files before the engine's import: a mistyped --model or --codec is said at once
     files = resolve_files(config, family)
+    import_vllm(family.name)
     llm = get_engine(
         engine_kwargs(files.lm_dir, options, default_max_len=family.default_max_len),
         label=family.label,
