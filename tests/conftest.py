@@ -127,6 +127,8 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.xdist_group(group))
         if name in _END_TO_END:
             item.add_marker(pytest.mark.e2e)
+        if "ray_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.ray)  # it starts the cluster: not in make test-fast
     rank = {unit: place for place, unit in enumerate(_LONGEST_FIRST)}
     # a stable sort: each module's tests keep their order (a walk-through goes on in sequence)
     items.sort(key=lambda item: rank.get(_work_unit(item.path.name), len(rank)))

@@ -290,6 +290,7 @@ def test_emotion_labels_are_checked_on_ray_before_any_work(ray_cluster, tmp_path
             verifier.close()
 
 
+@ray_test
 def test_short_clips_get_the_same_speaker_verdict_on_ray(ray_cluster, tmp_path):
     """Short lines rendered through the Ray proxies get the speaker score and detail they get
     in-process: the proxy is a ShortClipJudge, so the pipeline keeps the short takes' reference
