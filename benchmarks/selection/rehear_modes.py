@@ -24,23 +24,27 @@ judge hears best among the render's takes) beside them.
 
 Cost (``--cost``, on the development render): the WER verifier the render loads (packed, its
 default threads and workers) scores the takes each way hears alone, and, for scale, packs all the
-render's takes as its own scoring does; each timed ``--repeats`` times with ``time.process_time``
-(CPU seconds of every thread of this process, which other work on the machine barely changes)
-and the wall clock. Reported per second of audio heard and per second of the book's speech (the
-winners' durations): the CPU seconds a render adds for each way, and the wall seconds it would
-add on the machine as it was (the load average is recorded beside them).
+render's takes as its own scoring does (each beam hears the lines heard as different words, then
+the other lines, once each: the full way is the two added up); each timed ``--repeats`` times
+with ``time.process_time`` (CPU seconds of every thread of this process, which other work on the
+machine barely changes) and the wall clock. Reported per second of audio heard and per second of
+the book's speech (the winners' durations): the CPU seconds a render adds for each way, and the
+wall seconds it would add on the machine as it was (the load average is recorded beside them).
 
 The rule is chosen on the development render before the held-out one is read: the way with the
 fewest CPU seconds among those that keep at least ``KEEP`` of the full way's development gain
 over candidate 0 (the full way when none cheaper does). ``--rule`` names it for the held-out run.
 
 ``--in-render`` renders the development book again from a copy of its render's store, ranking by
-score and then each way (the ``--rule`` way only, if named; :func:`in_render`): the replay's
+score and then each way (:func:`in_render`): the replay's
 winners checked against a render's, and the seconds each way adds to a render as it batches its
 hearing (a round's lines at a time).
 
+``--fresh NAME`` renders the development book from an empty store twice, by today's defaults
+and with the way NAME (:func:`fresh_renders`): the real-time factor of a whole render with it.
+
 Usage: python -m benchmarks.selection.rehear_modes --dev WORK [--cost] [--in-render]
-       [--held-out WORK --rule NAME] --output JSON
+       [--fresh NAME] [--held-out WORK --rule NAME] --output JSON
 """
 
 from __future__ import annotations
@@ -213,24 +217,41 @@ def cost(lines: Sequence[Line], speech_seconds: float, repeats: int) -> dict[str
         },
         "ways": {},
     }
+    # each beam times the lines heard as different words, then the other lines with two or more
+    # passing takes: "every line" is the two parts added up, so no take is heard twice a beam
+    parts: dict[tuple[int, str], dict[str, Any]] = {}
+    for beam in sorted({way.beam for way in WAYS}, reverse=True):
+        alone = verifier.with_options(packing=False, beam_size=beam)
+        for part in ("differing", "alike"):
+            wanted = [
+                (n, i)
+                for n, line in enumerate(lines)
+                for i in heard_alone(WAYS[0], line, alone_policy)
+                if (i in heard_alone(Way("", beam, "differing"), line, alone_policy))
+                == (part == "differing")
+            ]
+            clips = _clips(lines, wanted)
+            parts[beam, part] = {
+                **_timed(alone.score, clips, repeats),
+                "takes": len(clips),
+                "seconds_of_audio": sum(c.duration_s for c in clips),
+            }
     for way in WAYS:
-        wanted = [
-            (n, i) for n, line in enumerate(lines) for i in heard_alone(way, line, alone_policy)
-        ]
-        clips = _clips(lines, wanted)
-        timed = _timed(
-            verifier.with_options(packing=False, beam_size=way.beam).score, clips, repeats
-        )
-        heard = sum(c.duration_s for c in clips)
+        shares = [parts[way.beam, "differing"]]
+        if way.lines == "all":
+            shares.append(parts[way.beam, "alike"])
+        cpu = sum(p["cpu_seconds"] for p in shares)
+        wall = sum(p["wall_seconds"] for p in shares)
+        heard = sum(p["seconds_of_audio"] for p in shares)
         out["ways"][way.name] = {
-            **timed,
-            "takes": len(clips),
+            "cpu_seconds": round(cpu, 3),
+            "wall_seconds": round(wall, 3),
+            "cpu_seconds_each_part": [p["cpu_seconds_each"] for p in shares],
+            "takes": sum(p["takes"] for p in shares),
             "seconds_of_audio": round(heard, 2),
-            "cpu_seconds_per_second_heard": round(timed["cpu_seconds"] / heard, 4)
-            if heard
-            else None,
-            "cpu_seconds_per_second_of_speech": round(timed["cpu_seconds"] / speech_seconds, 4),
-            "wall_seconds_per_second_of_speech": round(timed["wall_seconds"] / speech_seconds, 4),
+            "cpu_seconds_per_second_heard": round(cpu / heard, 4) if heard else None,
+            "cpu_seconds_per_second_of_speech": round(cpu / speech_seconds, 4),
+            "wall_seconds_per_second_of_speech": round(wall / speech_seconds, 4),
         }
     # for scale: the cheapest way without the forced decoding of the reference that the per-clip
     # path also does (only the transcript's word errors rank)
@@ -267,14 +288,18 @@ def in_render(
     (the takes and their packed scores are reused, so what a render spends beyond that is the
     hearing alone, the decisions and the assembly), once ranking by score and once each way;
     the CPU and wall seconds of each, the seconds its hearing alone took by the render's own
-    timer, and whether its winners are the replay's. ``names``: only these ways (and the score)."""
+    timer (wall, batched a round's lines at a time as a render does), and whether its winners are
+    the replay's. The render ranked by score finds its decisions stored and reuses them, while a
+    way decides every line again and so also reads or scores its takes again (``verify:wer`` in
+    its manifest): ``cpu_seconds_beyond_rank_score`` is an upper bound on what the hearing adds,
+    the render's own timer the measure of it. ``names``: only these ways (and the score)."""
     import shutil
 
     from benchmarks.common.judged_render import render_sample
     from verified_tts.output.manifest import read_manifest
 
-    (book,) = work.glob("*.txt")
     (source,) = [f for f in sorted(work.glob("render*")) if (f / "manifest.json").is_file()]
+    book = work / Path(json.loads((source / "manifest.json").read_text("utf-8"))["input"]).name
     replayed = {line.key: n for n, line in enumerate(lines)}
     out: dict[str, Any] = {}
     settings = [(SHIPPED, "score", {"rank": "score"})] + [
@@ -344,6 +369,37 @@ def _transcribe_only(alone: Any) -> Any:
     return run
 
 
+def fresh_renders(work: Path, way: Way) -> dict[str, Any]:
+    """The development book rendered from an empty store with today's defaults and with ``way``,
+    one after the other: each render's real-time factor (wall and CPU seconds, the model load
+    left out, per second of speech) on the machine as it was (load averages recorded)."""
+    from benchmarks.common.judged_render import render_sample
+
+    (source,) = [f for f in sorted(work.glob("render*")) if (f / "manifest.json").is_file()]
+    book = work / Path(json.loads((source / "manifest.json").read_text("utf-8"))["input"]).name
+    out: dict[str, Any] = {}
+    settings = [
+        (SHIPPED, "score", {"rank": "score"}),
+        (way.name, f"beam{way.beam}-{way.lines}",
+         {"rank": "heard_alone", "alone_beam": way.beam, "alone_lines": way.lines}),
+    ]  # fmt: skip
+    for name, slug, selection in settings:
+        timing = render_sample(book, work / f"fresh-{slug}", {"selection": selection})
+        attempt = timing["attempts"][-1]
+        out[name] = {
+            "selection": selection,
+            "real_time_factor": timing["real_time_factor"],
+            "cpu_real_time_factor": timing["cpu_real_time_factor"],
+            "speech_seconds": timing["speech_seconds"],
+            "wall_seconds": attempt["wall_seconds"],
+            "load_seconds": attempt["load_seconds"],
+            "cpu_seconds": attempt["cpu_seconds"],
+            "attempts": len(timing["attempts"]),
+            "load_average_at_end": attempt["load_average_at_end"],
+        }
+    return out
+
+
 def _threads(verifier: Any) -> tuple[int, int]:
     from verifiers.wer import _workers_and_threads
 
@@ -378,6 +434,9 @@ def main() -> None:
         "--in-render", action="store_true", help="render the dev book again each way"
     )
     parser.add_argument("--rule", default=None, help="the way chosen before the held-out read")
+    parser.add_argument(
+        "--fresh", default=None, help="render the dev book afresh by default and with this way"
+    )
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args()
 
@@ -396,11 +455,14 @@ def main() -> None:
     elif "cost" in previous:
         data["cost"] = previous["cost"]  # measured by an earlier run (--cost), kept
     if args.in_render:
-        data["in_render"] = in_render(
-            args.dev, dev_lines, dev_won, [args.rule] if args.rule else None
-        )
+        data["in_render"] = in_render(args.dev, dev_lines, dev_won)
     elif "in_render" in previous:
         data["in_render"] = previous["in_render"]
+    if args.fresh:
+        (way,) = [way for way in WAYS if way.name == args.fresh]
+        data["fresh_renders"] = fresh_renders(args.dev, way)
+    elif "fresh_renders" in previous:
+        data["fresh_renders"] = previous["fresh_renders"]
     if "cost" in data:
         data["choice"] = choose_rule(dev, data["cost"])
     if args.rule:
