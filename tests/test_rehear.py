@@ -108,7 +108,8 @@ def test_how_a_line_is_heard_alone_keys_the_decision_only_where_it_ranks():
 
 def test_a_render_hears_the_passing_takes_alone(tmp_path, synthesizer_factory):
     base = synthesizer_factory(candidates=3, adaptive=False)
-    config = replace(base.config, selection=replace(base.config.selection, rank="heard_alone"))
+    selection = replace(base.config.selection, rank="heard_alone", alone_lines="all")
+    config = replace(base.config, selection=selection)
     synth = base.variant(config)
     book = "# One\n\nThe birch canoe slid on the smooth planks. Rice is often served in bowls.\n"
     utterances = synth.plan(parse_book(book).segments)
