@@ -18,7 +18,9 @@ read, fixed before they were rendered) or ``dev`` (the development chapters of t
 ``--per-chapter`` utterances of three chapters each; tune on these only).
 
 Usage: python -m benchmarks.selection.judged_prose [--sample held_out_k|dev] [--per-chapter N]
-       [--config TOML] [--pool N] [--no-dnsmos] [--work DIR] --output JSON
+       [--config TOML] [--pool N] [--no-dnsmos] [--chunks C] [--first-chunks K] [--work DIR]
+       --output JSON (``--first-chunks K``: only the first K of the C chunks, e.g. a sample's
+       first lines)
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=None, help="judge every line's first N takes")
     parser.add_argument("--no-dnsmos", action="store_true")
     parser.add_argument("--chunks", type=int, default=13, help="parts rendered one after another")
+    parser.add_argument("--first-chunks", type=int, default=None, help="stop after this many")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args()
@@ -89,7 +92,7 @@ def main() -> None:
     book = work / f"{args.sample}.txt"
     sample = write_book(args.sample, args.per_chapter, book)
     table = read_config_file(args.config) if args.config else {}
-    chunks = chapter_chunks(book, args.chunks)
+    chunks = chapter_chunks(book, args.chunks)[: args.first_chunks]
     finished: list[Any] = []
     for number, chapters in enumerate(chunks):
         finished.append(run_chunk(book, work, number, chapters, table, args))

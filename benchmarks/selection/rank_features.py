@@ -6,16 +6,16 @@ of both judged by Whisper base, the judge that selection never uses). :func:`loa
 them back as :class:`Line` records: the render's own metrics and detail of each take (packed
 tiny.en scoring: reference log-probabilities token by token, greedy transcript, WER; pace; speaker
 similarity) beside the judge's WER and transcript. :func:`add_clip_scores` scores every take once
-more with tiny.en alone in its own window (``packing = false``: beam-5 transcript and forced
-decoding of the reference with nothing before it), kept in ``clip_scores.json`` in the work
-folder, so a ranking can be tried on the per-clip signals as well; the judge is never among the
-features a ranking reads.
+more with tiny.en alone in its own window (``packing = false``: beam-5 transcript, or greedy with
+``beam=1``, and forced decoding of the reference with nothing before it), kept in a cache file
+(``clip_scores.json`` in the work folder for beam 5), so a ranking can be tried on the per-clip
+signals as well; the judge is never among the features a ranking reads.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -79,8 +79,16 @@ def load_lines(work: Path, folders: str = "pool8-*", at_least: int = 8) -> list[
     return lines
 
 
-def add_clip_scores(lines: Sequence[Line], cache: Path, batch: int = 32) -> list[Line]:
-    """``lines`` with every take's per-clip tiny.en scores (scoring what ``cache`` lacks)."""
+def add_clip_scores(
+    lines: Sequence[Line],
+    cache: Path,
+    batch: int = 32,
+    *,
+    beam: int = 5,
+    only: Collection[str] | None = None,
+) -> list[Line]:
+    """``lines`` with every take's per-clip tiny.en scores at ``beam`` (scoring what ``cache``
+    lacks); with ``only``, just the takes of those keys (the others' ``clip`` stays empty)."""
     from verified_tts.audio import read_audio
     from verified_tts.options.verifiers import WerOptions
     from verified_tts.storage.atomic import write_json_atomic
@@ -88,9 +96,14 @@ def add_clip_scores(lines: Sequence[Line], cache: Path, batch: int = 32) -> list
     from verifiers.wer import load_wer_verifier
 
     known: dict[str, Any] = json.loads(cache.read_text(encoding="utf-8")) if cache.is_file() else {}
-    missing = [(line, take) for line in lines for take in line.takes if take.key not in known]
+    missing = [
+        (line, take)
+        for line in lines
+        for take in line.takes
+        if take.key not in known and (only is None or take.key in only)
+    ]
     if missing:
-        verifier = load_wer_verifier(WerOptions(packing=False))
+        verifier = load_wer_verifier(WerOptions(packing=False, beam_size=beam))
         for start in range(0, len(missing), batch):
             part = missing[start : start + batch]
             clips = []
@@ -108,6 +121,6 @@ def add_clip_scores(lines: Sequence[Line], cache: Path, batch: int = 32) -> list
                 }
             write_json_atomic(cache, known)
     return [
-        replace(line, takes=tuple(replace(t, clip=known[t.key]) for t in line.takes))
+        replace(line, takes=tuple(replace(t, clip=known.get(t.key, {})) for t in line.takes))
         for line in lines
     ]

@@ -151,8 +151,62 @@ def rank_replay() -> str:
     return md_table(header, rows)
 
 
+def rehear_modes() -> str:
+    data = result("rehear_modes")
+    parts = [data[part] for part in ("development", "held_out")]
+    shipped = "today's packed ranking (rank = score)"
+
+    def judged(found: dict[str, Any], name: str) -> str:
+        way = found["ways"][name]
+        gain = way["gain_over_candidate0"]
+        return f"{num(way['judge_wer'], 4)} ({num(gain['gain'], 4)}, {ci(gain['ci95'], 4)})"
+
+    rows = [
+        ("candidate 0", *(num(f["judge_wer_candidate0"], 4) for f in parts), "-", "-", "-"),
+        ("the judge's best take (oracle)", *(num(f["judge_wer_oracle"], 4) for f in parts),
+         "-", "-", "-"),
+        (shipped, *(judged(f, shipped) for f in parts), "0 / 0", "-", "-"),
+    ]  # fmt: skip
+    for way in data["ways"]:
+        name = way["name"]
+        cost = data["cost"]["ways"][name]
+        again = data.get("in_render", {}).get(name)
+        rows.append((
+            name
+            + (" (named before the held-out read)" if name == data.get("rule") else "")
+            + (" (the choice rule's)" if name == data.get("choice", {}).get("chosen") else ""),
+            *(judged(f, name) for f in parts),
+            " / ".join(str(f["ways"][name]["takes_heard_alone"]) for f in parts),
+            num(cost["cpu_seconds_per_second_of_speech"], 4),
+            num(again["hearing_alone_seconds_per_second_of_speech"], 4) if again else "-",
+        ))  # fmt: skip
+    header = (
+        "way of hearing alone",
+        f"development ({parts[0]['lines']} lines, {num(parts[0]['takes_per_line'], 2)} takes)",
+        f"held out ({parts[1]['lines']} lines, {num(parts[1]['takes_per_line'], 2)} takes)",
+        "takes heard alone, development / held out",
+        "CPU s per s of speech, timed alone",
+        "s hearing alone per s of speech, in a render",
+    )
+    return md_table(header, rows)
+
+
+def rehear_rtf() -> str:
+    rows = [
+        (name, found["selection"].get("alone_lines", "-"), num(found["speech_seconds"], 2),
+         num(found["wall_seconds"], 2), num(found["load_seconds"], 2),
+         num(found["real_time_factor"], 4), num(found["cpu_real_time_factor"], 4))
+        for name, found in result("rehear_modes")["fresh_renders"].items()
+    ]  # fmt: skip
+    header = ("development book rendered afresh", "alone_lines", "speech (s)", "wall (s)",
+              "model load (s)", "real-time factor", "CPU s per s of speech")  # fmt: skip
+    return md_table(header, rows)
+
+
 BLOCKS = {
     "rank-replay": Generated(("rank_replay",), rank_replay, labels=1),
+    "rehear-rtf": Generated(("rehear_modes",), rehear_rtf, labels=2),
+    "rehear-modes": Generated(("rehear_modes",), rehear_modes, labels=1),
     "doubt-replay": Generated(("doubt_replay_dev",), doubt_replay, labels=1),
     "doubt-signals": Generated(("doubt_replay_dev",), doubt_signals, labels=1),
     "take-diversity": Generated(("take_diversity_dev",), take_diversity, labels=1),

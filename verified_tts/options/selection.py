@@ -38,6 +38,7 @@ from verified_tts.options.schema import (
 from verified_tts.storage.keys import stable_hash
 
 __all__ = [
+    "ALONE_LINES",
     "BASE_PROFILE",
     "DEFAULT_PROFILE",
     "RANK_RULES",
@@ -64,12 +65,16 @@ STOP_RULES = ("margin", "expected_gain")
 # and the one with the fewest word errors wins, ties to the lower index
 # (verified_tts.selection.rehear): packed scores compare takes heard beside different sentences.
 RANK_RULES = ("score", "heard_alone")
+# Which lines heard_alone hears: "all" (every line with two or more passing takes), or
+# "differing" (only those whose passing takes the packed scoring heard as different words; where
+# they were heard alike the weighted score ranks, as without hearing alone).
+ALONE_LINES = ("all", "differing")
 _BOUNDS = ("min", "max", "margin")
 _KINDS = {"gates": "table of { min, max, margin }", "weights": "table of float",
           "rounds": "list of int", "stop": "str", "first_round": "int", "step": "int",
-          "rank": "str"}  # fmt: skip
+          "rank": "str", "alone_beam": "int", "alone_lines": "str"}  # fmt: skip
 _SCHEDULE = ("first_round", "step", "rounds", "stop", "stop_gain", "prior_spread", "prior_weight",
-             "rank")  # fmt: skip
+             "rank", "alone_beam", "alone_lines")  # fmt: skip
 
 
 # A metric computed from a sentence's takes together (verified_tts.selection.consensus) is, for a
@@ -141,6 +146,15 @@ class SelectionPolicy:
         factory=_base("rank"),
         doc="How passing takes are ranked: score, or heard_alone (each heard again alone)",
     )
+    alone_beam: int = option(
+        factory=_base("alone_beam"),
+        doc="heard_alone: the beam size of hearing alone (1: greedy decoding)",
+    )
+    alone_lines: str = option(
+        factory=_base("alone_lines"),
+        doc="heard_alone: which lines are heard alone: all, or differing (only those whose "
+        "passing takes were heard as different words)",
+    )
 
     def __post_init__(self) -> None:
         if self.first_round < 1:
@@ -157,11 +171,27 @@ class SelectionPolicy:
             raise UserError(
                 f"[selection] rank = {self.rank!r} is not a ranking: use {' or '.join(RANK_RULES)}"
             )
+        if isinstance(self.alone_beam, bool) or not isinstance(self.alone_beam, int):
+            raise UserError(
+                f"[selection] alone_beam = {self.alone_beam!r} is not a beam size: use a whole "
+                "number, 1 (greedy) or more"
+            )
+        if self.alone_beam < 1:
+            raise UserError(
+                f"[selection] alone_beam = {self.alone_beam} is not a beam size: use 1 (greedy) "
+                "or more"
+            )
+        if self.alone_lines not in ALONE_LINES:
+            raise UserError(
+                f"[selection] alone_lines = {self.alone_lines!r} is not a choice: use "
+                f"{' or '.join(ALONE_LINES)}"
+            )
         for name in ("stop_gain", "prior_spread", "prior_weight"):
             if not getattr(self, name) >= 0:
                 raise UserError(f"[selection] {name} must be zero or more")
 
     def identity(self) -> str:
+        hearing = (self.alone_beam, self.alone_lines) if self.rank == "heard_alone" else (5, "all")
         return stable_hash(
             {
                 "gates": [asdict(g) for g in self.gates],
@@ -176,6 +206,9 @@ class SelectionPolicy:
                 "prior_weight": self.prior_weight,
                 # named only when not the weighted score, so stored decisions keep their keys
                 **({} if self.rank == "score" else {"rank": self.rank}),
+                # likewise how heard_alone hears, named only where it ranks and hears otherwise
+                # than it first did (beam 5, every line)
+                **({"alone": list(hearing)} if hearing != (5, "all") else {}),
             }
         )
 

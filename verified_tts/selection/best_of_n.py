@@ -136,9 +136,11 @@ class BestOfN:
                 deciding.append((utterance, judgements))
             # the lines whose policy ranks by hearing alone are heard together, one call a round
             alone = [
-                (u, have[u.key], j) for u, j in deciding if policies[u.key].rank == "heard_alone"
+                (u, have[u.key], j, policies[u.key])
+                for u, j in deciding
+                if policies[u.key].rank == "heard_alone"
             ]
-            for (utterance, _, _), takes in zip(alone, hear_alone(context, alone), strict=True):
+            for (utterance, *_), takes in zip(alone, hear_alone(context, alone), strict=True):
                 have[utterance.key] = takes
             for utterance, judgements in deciding:
                 if policies[utterance.key].rank == "heard_alone":

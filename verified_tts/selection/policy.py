@@ -74,7 +74,7 @@ DEFAULT_WEIGHTS: Mapping[str, float] = dict(_PER_CLIP.weights)
 PACKED_STOP: Mapping[str, Any] = {
     name: getattr(_PACKED, name)
     for name in ("first_round", "step", "rounds", "stop", "stop_gain", "prior_spread",
-                 "prior_weight", "rank")
+                 "prior_weight", "rank", "alone_beam", "alone_lines")
     if getattr(_PACKED, name) != getattr(_PER_CLIP, name)
 }  # fmt: skip
 
