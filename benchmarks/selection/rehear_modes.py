@@ -323,16 +323,13 @@ def in_render(
         attempt = timing["attempts"][-1]
         out[name] = {
             "selection": selection,
-            "cpu_seconds": attempt["cpu_seconds"],
-            "wall_seconds": attempt["wall_seconds"],
-            "load_seconds": attempt["load_seconds"],
+            **_attempt_figures(attempt),
             "candidates_generated": attempt["candidates_generated"],
             "hearing_alone_seconds": round(
                 manifest.stats["seconds"].get("verify:wer_alone", 0.0), 2
             ),
             "lines_winner_as_replayed": same,
             "lines": len(manifest.utterances),
-            "load_average_at_end": attempt["load_average_at_end"],
         }
     speech = sum(_seconds(line, w) for line, (w, _) in zip(lines, won[SHIPPED], strict=True))
     for way in (way for way in WAYS if way.name in out):
@@ -385,19 +382,21 @@ def fresh_renders(work: Path, way: Way) -> dict[str, Any]:
     ]  # fmt: skip
     for name, slug, selection in settings:
         timing = render_sample(book, work / f"fresh-{slug}", {"selection": selection})
-        attempt = timing["attempts"][-1]
         out[name] = {
             "selection": selection,
             "real_time_factor": timing["real_time_factor"],
             "cpu_real_time_factor": timing["cpu_real_time_factor"],
             "speech_seconds": timing["speech_seconds"],
-            "wall_seconds": attempt["wall_seconds"],
-            "load_seconds": attempt["load_seconds"],
-            "cpu_seconds": attempt["cpu_seconds"],
+            **_attempt_figures(timing["attempts"][-1]),
             "attempts": len(timing["attempts"]),
-            "load_average_at_end": attempt["load_average_at_end"],
         }
     return out
+
+
+def _attempt_figures(attempt: dict[str, Any]) -> dict[str, Any]:
+    """A render attempt's wall, load and CPU seconds and the machine's load at its end."""
+    names = ("wall_seconds", "load_seconds", "cpu_seconds", "load_average_at_end")
+    return {name: attempt[name] for name in names}
 
 
 def _threads(verifier: Any) -> tuple[int, int]:

@@ -171,15 +171,11 @@ class SelectionPolicy:
             raise UserError(
                 f"[selection] rank = {self.rank!r} is not a ranking: use {' or '.join(RANK_RULES)}"
             )
-        if isinstance(self.alone_beam, bool) or not isinstance(self.alone_beam, int):
+        beam = self.alone_beam
+        if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
             raise UserError(
-                f"[selection] alone_beam = {self.alone_beam!r} is not a beam size: use a whole "
-                "number, 1 (greedy) or more"
-            )
-        if self.alone_beam < 1:
-            raise UserError(
-                f"[selection] alone_beam = {self.alone_beam} is not a beam size: use 1 (greedy) "
-                "or more"
+                f"[selection] alone_beam = {beam!r} is not a beam size: use a whole number, "
+                "1 (greedy) or more"
             )
         if self.alone_lines not in ALONE_LINES:
             raise UserError(
