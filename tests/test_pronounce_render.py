@@ -24,9 +24,13 @@ The salmon was good withal, said Thorneycroft.
 
 Thorneycroft met the schoolmaster at St. Patrick in 1847.
 
+There was sootiness on every wall.
+
 ## Two
 
 It was Thorneycroft who spoke withal.
+
+The sootiness of the lamp was plain.
 """
 TABLE = {"pronunciation": {"candidates": True, "text_forms": True}}
 
