@@ -9,7 +9,9 @@ emotion, the speaker reference to compare against) travels on the :class:`Clip`.
 What some verifiers can do besides scoring is declared by small optional protocols, which the
 Ray backend's proxies implement too: :class:`SpeakerEmbedder` (embeds clips and a reference
 recording), :class:`LabelChecker` (its targets are its model's labels, checked before any work),
-:class:`HasOptions` (keeps the options it was built with) and :class:`MayBeUnavailable` (has
+:class:`HasOptions` (keeps the options it was built with), :class:`Reconfigurable` (the same loaded
+model under other options: the WER verifier's per-clip hearing of a packed render's takes) and
+:class:`MayBeUnavailable` (has
 nothing to run, e.g. no model configured, and says why), :class:`ReferenceComparer` (does its
 heavy work without the clip's speaker references and compares with them after, so a render can
 score a window before its reference is known). :class:`ShortClipJudge` (says how much
@@ -31,6 +33,7 @@ __all__ = [
     "HasOptions",
     "LabelChecker",
     "MayBeUnavailable",
+    "Reconfigurable",
     "ReferenceComparer",
     "Score",
     "ShortClipJudge",
@@ -125,6 +128,16 @@ class HasOptions(Protocol):
     """A verifier that keeps the options dataclass it was built with."""
 
     options: Any
+
+
+@runtime_checkable
+class Reconfigurable(Protocol):
+    """A verifier that can score under other options with the model it has loaded (the WER
+    verifier's decoding options: ``packing``, ``beam_size``), without loading it again."""
+
+    options: Any
+
+    def with_options(self, **changes: Any) -> Verifier: ...
 
 
 @runtime_checkable

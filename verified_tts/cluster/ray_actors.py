@@ -27,7 +27,15 @@ import numpy as np
 from verified_tts.errors import UserError
 from verified_tts.generators import Candidate, GeneratorConfig, SynthesisRequest
 from verified_tts.options import RayOptions
-from verifiers import Clip, HasOptions, LabelChecker, Score, ShortClipJudge, SpeakerEmbedder
+from verifiers import (
+    Clip,
+    HasOptions,
+    LabelChecker,
+    Reconfigurable,
+    Score,
+    ShortClipJudge,
+    SpeakerEmbedder,
+)
 
 __all__ = [
     "Batch",
@@ -119,6 +127,7 @@ class VerifierActor:
             return
         self.verifier = loaded.get(name)
         self.status = dict(loaded.status.get(name, {"available": False, "reason": "unknown"}))
+        self._variants: dict[tuple[tuple[str, Any], ...], Any] = {}  # by options changed
 
     def describe(self) -> dict[str, Any]:
         if self.error is not None:
@@ -131,6 +140,7 @@ class VerifierActor:
             "embeds": isinstance(v, SpeakerEmbedder),
             "judges_short": isinstance(v, ShortClipJudge),
             "checks_labels": isinstance(v, LabelChecker),
+            "reconfigurable": isinstance(v, Reconfigurable),
             "options": v.options if isinstance(v, HasOptions) else None,
             "where": whereabouts(),
         }
@@ -145,6 +155,21 @@ class VerifierActor:
 
     def score(self, refs: Sequence[Any]) -> tuple[tuple[int, str], list[Score]]:
         return whereabouts(), self.verifier.score(self._clips(refs))
+
+    def _variant(self, changes: Mapping[str, Any]) -> Any:
+        key = tuple(sorted(changes.items()))
+        if key not in self._variants:
+            self._variants[key] = self.verifier.with_options(**changes)
+        return self._variants[key]
+
+    def score_as(
+        self, changes: Mapping[str, Any], refs: Sequence[Any]
+    ) -> tuple[tuple[int, str], list[Score]]:
+        """Score under other options (:class:`~verifiers.Reconfigurable`)."""
+        return whereabouts(), self._variant(changes).score(self._clips(refs))
+
+    def identity_as(self, changes: Mapping[str, Any]) -> tuple[tuple[int, str], dict[str, Any]]:
+        return whereabouts(), dict(self._variant(changes).identity())
 
     def embed(self, refs: Sequence[Any]) -> tuple[tuple[int, str], np.ndarray]:
         return whereabouts(), np.asarray(self.verifier.embed(self._clips(refs)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -34,6 +34,7 @@ from verifiers import DEFAULT_VERIFIERS, Clip, Score
 
 __all__ = [
     "RayLabelVerifier",
+    "RayReconfigurable",
     "RayShortClipJudge",
     "RaySpeakerVerifier",
     "RayVerifier",
@@ -111,6 +112,33 @@ class RayVerifier(PoolProxy):
         return self._broker.score(self.name, clips) if clips else []
 
 
+class RayReconfigurable(RayVerifier):
+    """A verifier that scores under other options with the model its actors hold
+    (:class:`~verifiers.Reconfigurable`: the WER verifier hearing a packed render's takes alone),
+    so a Ray render ranks a line's takes as a local one does. The variant uses the same pool; each
+    actor keeps one verifier per set of changed options."""
+
+    _changes: Mapping[str, Any] = {}
+
+    def with_options(self, **changes: Any) -> RayReconfigurable:
+        changes = {**self._changes, **changes}
+        (identity,) = self._pool.run("identity_as", [(changes,)])
+        variant = RayReconfigurable(self.name, self._pool, self._broker, identity,
+                                    replace(self.options, **changes))  # fmt: skip
+        variant._changes = changes
+        return variant
+
+    def score(self, clips: Sequence[Clip]) -> list[Score]:
+        if not self._changes:
+            return super().score(clips)
+        if not clips:
+            return []
+        refs = self._broker.refs(clips)
+        chunks = split_chunks(refs, len(self._pool.actors), self._pool.options.chunk)
+        parts = self._pool.run("score_as", [(self._changes, c) for c in chunks])
+        return [score for part in parts for score in part]
+
+
 class RaySpeakerVerifier(RayVerifier):
     """A speaker verifier also embeds clips (the bootstrap reference) and reference files
     (:class:`~verifiers.SpeakerEmbedder`)."""
@@ -177,6 +205,8 @@ class _RayShortClipLabelVerifier(RayShortClipJudge, RayLabelVerifier):
 def _proxy_class(described: Mapping[str, Any]) -> type[RayVerifier]:
     """The proxy that implements what the actors' verifier declares."""
     embeds, labels = bool(described["embeds"]), bool(described["checks_labels"])
+    if described.get("reconfigurable") and not (embeds or labels):  # the WER verifier
+        return RayReconfigurable
     if embeds and described.get("judges_short"):
         return _RayShortClipLabelVerifier if labels else RayShortClipJudge
     return {

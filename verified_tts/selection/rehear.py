@@ -69,11 +69,12 @@ def hear_alone(context: RenderContext, lines: Sequence[Line]) -> list[list[Candi
     """Each line's takes, its contenders with ``wer_alone`` among their metrics (see the module
     doc); the other takes as they were. Each line is heard as its policy asks (``alone_beam``,
     ``alone_lines``); the lines heard with one beam are heard in one call."""
-    from verifiers.wer import WerVerifier
+    from verifiers import Reconfigurable
 
     out = [list(candidates) for _, candidates, _, _ in lines]
     wer = context.verifiers.get("wer")
-    if not isinstance(wer, WerVerifier):
+    # the local WER verifier or its Ray proxy: both hear a take alone with the model they hold
+    if not isinstance(wer, Reconfigurable) or not hasattr(wer.options, "packing"):
         return out
     values: dict[tuple[int, int], Any] = {}
     if not wer.options.packing:
