@@ -97,6 +97,23 @@ class _Running:
                 head.down(self.options.home.resolve() / "jobs")
 
 
+def _wait_serve_gone(ray: Any, home: Path, timeout_s: float = 30.0) -> None:
+    """Wait until the old Serve's named actors are gone: its controller kills its proxy without
+    waiting, and a new Serve started meanwhile adopts the dying proxy by name and fails with it."""
+    deadline = time.monotonic() + timeout_s
+    while any(
+        actor["namespace"] == "serve" for actor in ray.util.list_named_actors(all_namespaces=True)
+    ):
+        if time.monotonic() > deadline:
+            raise UserError(
+                f"the Ray Serve that the last start of this folder left running did not stop "
+                f"within {timeout_s:.0f} s; stop its head with "
+                f"`verified-tts cluster down --state-dir {home}` and start again (the jobs it "
+                "accepted are resumed from the queue)"
+            )
+        time.sleep(0.2)
+
+
 def _connect(options: ServeOptions, running: _Running, say: Callable[[str], None]) -> str | None:
     """Ray up and this driver connected; returns the Jobs API address (None: the head's own)."""
     from verified_tts.cluster.state import import_ray
@@ -130,6 +147,7 @@ def _connect(options: ServeOptions, running: _Running, say: Callable[[str], None
         # the last serve of this folder was killed before it could stop: its head still runs the
         # jobs it accepted, and they go on; its Serve (the old port and token) gives way to ours
         serve.shutdown()
+        _wait_serve_gone(ray, home / "jobs")
         say("took over the Ray head the last start of this folder left running: its jobs go on")
     return None  # the queue reads the head from its state: job slots included
 
