@@ -10,13 +10,13 @@ What some verifiers can do besides scoring is declared by small optional protoco
 Ray backend's proxies implement too: :class:`SpeakerEmbedder` (embeds clips and a reference
 recording), :class:`LabelChecker` (its targets are its model's labels, checked before any work),
 :class:`HasOptions` (keeps the options it was built with), :class:`Reconfigurable` (the same loaded
-model under other options: the WER verifier's per-clip hearing of a packed render's takes) and
-:class:`MayBeUnavailable` (has
-nothing to run, e.g. no model configured, and says why), :class:`ReferenceComparer` (does its
-heavy work without the clip's speaker references and compares with them after, so a render can
-score a window before its reference is known). :class:`ShortClipJudge` (says how much
-speech a clip holds and whether that is too little for a long reference) only the local speaker
-verifier implements: under Ray a short clip gets the note "too short to judge the voice".
+model under other options: the WER verifier's per-clip hearing of a packed render's takes),
+:class:`MayBeUnavailable` (has nothing to run, e.g. no model configured, and says why) and
+:class:`ReferenceComparer` (does its heavy work without the clip's speaker references and compares
+with them after, so a render can score a window before its reference is known).
+:class:`ShortClipJudge` (says how much speech a clip holds and whether that is too little for a
+long reference) only the local speaker verifier implements: under Ray a short clip gets the note
+"too short to judge the voice".
 """
 
 from __future__ import annotations
