@@ -1,22 +1,23 @@
 """Quotes to speakers, in stages like a deterministic sieve, each guess with a reason and a
 confidence.
 
-:func:`attribute` takes a book's chapters as paragraphs scanned for quotes and gives each
-paragraph with dialogue a :class:`Guess` (a paragraph is one speaker's, as printers set
-dialogue). The stages, strongest first: a speech that goes on from the paragraph before keeps its
-speaker; an explicit tag next to a quote in either order ("said Emma", "Emma said", "cried Mr.
-Weston", "said I", "the boatman answered", "Anne turned to him and said:"); a pronoun tag ("she
-said") resolved to the one person of that gender named before it in the paragraph, else in the
-conversation, else the last of that gender named nearby; a character who is the subject of the
-paragraph's narration ("Emma laughed. "Yes.""). The lines these stages tell are anchors, from
-which :mod:`verified_tts.casting.turns` fills the untagged lines of each scene by turn-taking
-(and settles a pronoun tag by whose turn it is); a quote that names someone is addressed to them
-and is not theirs. A possessive description of a relation ("said her mother") is a tag of that
-gender whose speaker the turns settle, as a pronoun's. A description the text links to a named
-character is that character: the narration calls them by its adjective ("old Mr. Emerson" for
-"the old man"), or they were the one person of its gender in the scene at most of its tags (a
-first pass over the book finds these, a second reads the tags with them). Names, descriptions and
-the narrator are :mod:`verified_tts.casting.characters`' business.
+:func:`attribute` takes a book's chapters as paragraphs scanned for quotes and gives each paragraph
+with dialogue a :class:`Guess` (a paragraph is one speaker's, as printers set dialogue). The stages,
+strongest first: a speech that goes on from the paragraph before keeps its speaker; an explicit tag
+next to a quote in either order ("said Emma", "Emma said", "cried Mr. Weston", "said I", "the
+boatman answered", "Anne turned to him and said:"); a pronoun tag ("she said") resolved to the
+person of that gender named in the latest sentence before it in the paragraph that names one, else
+in the conversation, else the last of that gender named nearby; a character who is the subject of
+the paragraph's narration ("Emma laughed. "Yes.""). The lines these stages tell are anchors, from
+which :mod:`verified_tts.casting.turns` fills the untagged lines of each scene by turn-taking (and
+settles a pronoun tag by whose turn it is); a quote that names someone is addressed to them and is
+not theirs. A possessive description of a relation ("said her mother") is a tag of that gender whose
+speaker the turns settle, as a pronoun's. A description the text links to a named character is that
+character: the narration calls them by its adjective ("old Mr. Emerson" for "the old man"), or they
+were the one person of its gender in the scene at most of its tags (a first pass over the book finds
+these, a second reads the tags with them). Reading a tag's words is
+:mod:`verified_tts.casting.tags`' business; names, descriptions and the narrator are
+:mod:`verified_tts.casting.characters`'.
 """
 
 from __future__ import annotations
@@ -25,137 +26,19 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from verified_tts.casting.characters import KIN, NARRATOR, Characters
+from verified_tts.casting.characters import NARRATOR, Characters
 from verified_tts.casting.mentions import NAME, character_genders, mentions, place_names
+from verified_tts.casting.tags import PRONOUNS, SENTENCE_END, SUBJECT, speech_tag
 from verified_tts.casting.turns import Guess, Line, fill_turns
-from verified_tts.text.dialogue import SPEECH_VERBS, ParagraphQuotes
+from verified_tts.text.dialogue import ParagraphQuotes
 from verified_tts.text.names import NOT_NAMES, TITLE, clean_name, proper_names
 
 __all__ = ["Guess", "attribute"]
 
-_MORE_VERBS = frozenset(
-    [
-        "rejoined",
-        "resumed",
-        "pursued",
-        "cried",
-        "observed",
-        "interposed",
-        "returned",
-        "exclaimed",
-        "whispered",
-        "sneered",
-        "answered",
-        "replied",
-        "said",
-        "added",
-        "continued",
-        "asked",
-        "inquired",
-        "enquired",
-        "began",
-        "repeated",
-        "urged",
-        "remarked",
-        "explained",
-        "admitted",
-        "allowed",
-        "owned",
-        "reasoned",
-        "argued",
-        "persisted",
-        "proceeded",
-        "ended",
-        "concluded",
-        "joined",
-        "put",
-    ]
-)
-VERBS = SPEECH_VERBS | _MORE_VERBS
 _LINKED = 0.85  # a tag whose description the text links to a named character
 _LINK_USES = 3  # tags a description needs before the scenes around them can link it
 _LINK_SHARE = 0.6  # ... and the share of them with the same one person of its gender in sight
 _AGE_WORDS = frozenset(["old", "elder"])  # "young Mr. Emerson" is the son, not "Mr. Emerson"
-_PRONOUNS = {"he": "male", "she": "female", "He": "male", "She": "female"}
-_DESCRIPTION = (  # the boatman, my waterman, the March Hare, the station-master, her mother
-    r"(?:(?:the|my|our)\s+"
-    r"(?:[A-Z][a-z]+\s+[A-Z][a-z]+|[A-Z][a-z]+|(?:[a-z]+\s+){0,2}[a-z]+(?:-[a-z]+)?)"
-    rf"|(?:[Hh]is|[Hh]er|[Tt]heir)\s+(?:{'|'.join(sorted(KIN))})\b)"
-)
-_WHO = rf"(?P<who>{NAME}|{_DESCRIPTION}|he|she|He|She|I)"
-_NOT_SPEECH = (
-    r"(?!\s+(?:nothing|no\b|not\b|little|so\b|it\b|that\b|this\b|to\s+(?:himself|herself|myself)))"
-)
-_ADVERBS = r"(?:(?:\w+ly|then|thus|again|at last|at once|presently|now|still|too|also|only)\s+)?"
-_LEAD = r"^[\W_]*(?:\([^)]*\)\W*)?(?:(?:So|Thus|Here|and|so|thus)\s+)?"
-_AFTER = (  # narration that follows a quote: ", said Emma", ", Emma said", ", said she warmly"
-    re.compile(
-        rf"{_LEAD}{_ADVERBS}(?P<verb>[a-z]+)\s+(?:(?!(?:the|my|our|a|an)\s)[a-z]+\s+(?={NAME}))?{_WHO}(?![\w'])"
-    ),
-    re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}[,]?\s+{_ADVERBS}(?P<verb>[a-z]+)\b{_NOT_SPEECH}"),
-    re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}\s+(?:had|has|then)\s+(?P<verb>[a-z]+)\b"),
-)
-_BEFORE = (  # narration that opens a quote: "Emma replied:", "Then said Emma,", "she said:"
-    re.compile(rf"{_WHO}\s+{_ADVERBS}(?P<verb>[a-z]+)(?:\s+to\s+[\w. ]+?)?[,:;]?\s*[-—]*$"),
-    re.compile(rf"(?P<verb>[a-z]+)\s+{_WHO}(?:\s+[\w ]+?)?[,:;]?\s*[-—]*$"),
-)
-
-
-_ENDS_IN_VERB = re.compile(
-    r"\b(?P<verb>[a-z]+)(?:\s+(?:to|at)\s+(?:him|her|them|me|[\w. ]+?))?(?:,?\s+\w+ly)?"
-    r"(?:\s+(?:thus|again|aloud|out|at once|at last))?[,:;]?\s*[-—]*$"
-)
-_POSSESSIVE_BEFORE = re.compile(  # "Emma's remark was--", "Harriet's was:"
-    rf"{_WHO}(?:'s|’s|\s+s)\s+(?:\w+\s+){{0,2}}?(?P<verb>was|were)[,:;]?\s*[-—]*$"
-)
-_SUBJECT = re.compile(
-    rf"(?:^|(?<=[,;])\s*|\b(?:and|but|then|when|till|until|while|though|as|so|that)\s+)"
-    rf"{_WHO}(?=[\s,])"
-)
-_NOUN_TAG = re.compile(  # "was Mr. Allen's consolation", "was the immediate answer"
-    rf"^[\W_]*(?:was|came)\s+{_WHO}(?:'s|’s|\s+s)\s+(?:\w+\s+)?(?P<verb>[a-z]+)\b"
-)
-
-
-# a sentence ends at . ! ? but not at a title's full stop ("Then Mrs. Honeychurch ... said:")
-_SENTENCE_END = re.compile(
-    r"(?<=[.!?])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bRev\.)\s+"
-)
-
-
-def _subject_of_clause(text: str) -> tuple[str, str] | None:
-    """The subject of a sentence that ends in a speech verb ("Isabella, embracing Catherine, thus
-    began:"): the last name or pronoun that opens a clause before the verb."""
-    sentence = _SENTENCE_END.split(text)[-1]
-    end = _ENDS_IN_VERB.search(sentence)
-    if not end or end.group("verb") not in VERBS:
-        return None
-    found = [m for m in _SUBJECT.finditer(sentence[: end.start()])]
-    return (found[-1].group("who"), end.group("verb")) if found else None
-
-
-def _tag(narration: str, after: bool) -> tuple[str, str] | None:
-    """(words naming the speaker, verb) of a speech tag at the start (``after`` a quote) or end of
-    narration, or None."""
-    text = narration[:120] if after else narration[-200:]
-    noun = _NOUN_TAG.match(text) if after else None
-    if noun:
-        return noun.group("who"), noun.group("verb")
-    for pattern in _AFTER if after else _BEFORE:
-        match = pattern.search(text)
-        # right after a quote, any verb in the past before a name tells who spoke ("asserted
-        # Freddy"); elsewhere only a speech verb does ("Freddy nodded" may be a new turn)
-        inverted = after and pattern is _AFTER[0]
-        if match and (
-            match.group("verb").lower() in VERBS
-            or (inverted and match.group("verb").endswith("ed") and match.group("who") != "I")
-        ):
-            return match.group("who"), match.group("verb")
-    if not after:
-        possessive = _POSSESSIVE_BEFORE.search(text)
-        if possessive:
-            return possessive.group("who"), "'s ... was"
-    return None if after else _subject_of_clause(text)
 
 
 _VOCATIVE = re.compile(
@@ -238,7 +121,7 @@ class _Conversation:
         })  # fmt: skip
 
     def pronoun(self, pronoun: str, before: list[str]) -> tuple[str | None, str, float]:
-        gender = _PRONOUNS[pronoun]
+        gender = PRONOUNS[pronoun]
         here = [n for n in before if self.people.gender(n) == gender]
         if here:
             return here[0], f"'{pronoun}' with a speech verb: {here[0]}, named just before", 0.75
@@ -276,6 +159,13 @@ def _named(text: str, people: Characters, keep: bool = False) -> list[str]:
     return found
 
 
+def _antecedents(text: str, people: Characters) -> list[str]:
+    """The characters ``text`` names, for a pronoun after it: those of its last sentence that
+    names anyone first (in their order there), then those of the sentences before it."""
+    sentences = reversed(SENTENCE_END.split(text))
+    return [name for sentence in sentences for name in _named(sentence, people)]
+
+
 def _explicit(
     text: str, quotes: ParagraphQuotes, talk: _Conversation
 ) -> tuple[str | None, str, float, str | None] | None:
@@ -290,19 +180,19 @@ def _explicit(
         earlier = " ".join(text[s.start : s.end] for s in spans[:index] if not s.dialogue)
         found = []
         if index > 0 and spans[index - 1].dialogue:
-            found.append((_tag(narration, True), earlier))
+            found.append((speech_tag(narration, True), earlier))
         if index + 1 < len(spans) and spans[index + 1].dialogue:
-            found.append((_tag(narration, False), f"{earlier} {narration}"))
+            found.append((speech_tag(narration, False), f"{earlier} {narration}"))
         for tag, before in found:
             if tag is None:
                 continue
             who, verb = tag
-            if who in _PRONOUNS:
-                named = _named(before, people)
+            if who in PRONOUNS:
+                named = _antecedents(before, people)
                 speaker, reason, confidence = talk.pronoun(who, named)
                 if speaker:  # named in the paragraph: as sure as a name; else a turn may tell
-                    return speaker, reason, confidence, None if speaker in named else _PRONOUNS[who]
-                unresolved = unresolved or (None, reason, 0.0, _PRONOUNS[who])
+                    return speaker, reason, confidence, None if speaker in named else PRONOUNS[who]
+                unresolved = unresolved or (None, reason, 0.0, PRONOUNS[who])
                 continue
             speaker = people.resolve(who)
             linked = people.linked_from(who)
@@ -477,23 +367,23 @@ def _opens_speech(narration: str) -> bool:
 
 def _introduction(narration: str, talk: _Conversation) -> tuple[str, str, str | None] | None:
     """Who a narration paragraph that ends in a speech verb hands the next quote to."""
-    tag = _tag(re.sub(r"\s*[-—:,]+\s*$", ":", narration.rstrip()), False)
+    tag = speech_tag(re.sub(r"\s*[-—:,]+\s*$", ":", narration.rstrip()), False)
     if tag is None:
         sentence = re.split(r"(?<=[.!?])\s+", narration.strip())[-1]
         speech = re.search(r"\b(say|said|saying|ask|asked|cry|cried|exclaim|exclaimed|reply)\b",
                            sentence)  # fmt: skip
         if speech is None and re.search(r"(?::|:?-+|\bwith,)\s*$", sentence):
             speech = re.search(r"\b(\w+)[,:;]?\W*$", sentence)  # "thus moralised to herself:--"
-        subject = _SUBJECT.search(sentence[: speech.start()]) if speech else None
+        subject = SUBJECT.search(sentence[: speech.start()]) if speech else None
         if subject is None:
             return None
         tag = subject.group("who"), speech.group(1)
     who, verb = tag
-    if who in _PRONOUNS:
-        named = _named(narration, talk.people)
+    if who in PRONOUNS:
+        named = _antecedents(narration, talk.people)
         speaker, reason, _ = talk.pronoun(who, named)
         reason = f"the narration before hands it on: {reason}"
-        return (speaker, reason, _PRONOUNS[who]) if speaker else None
+        return (speaker, reason, PRONOUNS[who]) if speaker else None
     speaker = talk.people.resolve(who)
     return (speaker, f"the narration before ends '{who} ... {verb}'", None) if speaker else None
 

@@ -1,0 +1,181 @@
+"""Speech tags: the narration beside a quote that says who spoke it, and with what verb.
+
+:func:`speech_tag` reads the narration just after a quote (", said Emma", ", Emma said", ", said
+she warmly", "was Mr. Allen's consolation", "was uttered by Catherine") or just before one ("Emma
+replied:", "Then said Emma,", "she heard Harriet say,", "Isabella, embracing Catherine, thus
+began:", "Mr. Allen, who had heard it all, said,", "She turned to George:") and gives the words
+that name the speaker (a name, a description such as "the boatman" or "her mother", a pronoun or
+"I") with the verb; whom those words stand for is :mod:`verified_tts.casting.sieve`'s business.
+"""
+
+from __future__ import annotations
+
+import re
+
+from verified_tts.casting.characters import KIN
+from verified_tts.casting.mentions import NAME
+from verified_tts.text.dialogue import SPEECH_VERBS
+from verified_tts.text.names import NOT_NAMES, clean_name
+
+__all__ = ["PRONOUNS", "SENTENCE_END", "SUBJECT", "VERBS", "speech_tag"]
+
+_MORE_VERBS = frozenset(
+    [
+        "rejoined",
+        "resumed",
+        "pursued",
+        "cried",
+        "observed",
+        "interposed",
+        "returned",
+        "exclaimed",
+        "whispered",
+        "sneered",
+        "answered",
+        "replied",
+        "said",
+        "added",
+        "continued",
+        "asked",
+        "inquired",
+        "enquired",
+        "began",
+        "repeated",
+        "urged",
+        "remarked",
+        "explained",
+        "admitted",
+        "allowed",
+        "owned",
+        "reasoned",
+        "argued",
+        "persisted",
+        "proceeded",
+        "ended",
+        "concluded",
+        "joined",
+        "put",
+    ]
+)
+VERBS = SPEECH_VERBS | _MORE_VERBS
+PRONOUNS = {"he": "male", "she": "female", "He": "male", "She": "female"}
+_WORD = r"(?!(?:to|and|with|at|in|on|of|for|as|but|or|who|that|which|from|by)\b)[a-z]+"
+_DESCRIPTION = (  # the boatman, my waterman, the March Hare, the station-master, her mother
+    r"(?:(?:the|my|our)\s+"
+    rf"(?:[A-Z][a-z]+\s+[A-Z][a-z]+|[A-Z][a-z]+|(?:{_WORD}\s+){{0,2}}{_WORD}(?:-[a-z]+)?)"
+    rf"|(?:[Hh]is|[Hh]er|[Tt]heir)\s+(?:{'|'.join(sorted(KIN))})\b)"
+)
+_WHO = rf"(?P<who>{NAME}|{_DESCRIPTION}|he|she|He|She|I)"
+_NOT_SPEECH = (
+    r"(?!\s+(?:nothing|no\b|not\b|little|so\b|it\b|that\b|this\b|to\s+(?:himself|herself|myself)))"
+)
+_ADVERBS = (
+    r"(?:(?:\w+ly|then|thus|again|at last|at once|presently|now|still|too|also|only|just)\s+)?"
+)
+_LEAD = r"^[\W_]*(?:\([^)]*\)\W*)?(?:(?:So|Thus|Here|and|so|thus)\s+)?"
+_AFTER = (  # narration that follows a quote: ", said Emma", ", Emma said", ", said she warmly"
+    re.compile(
+        rf"{_LEAD}{_ADVERBS}(?P<verb>[a-z]+)\s+(?:(?!(?:the|my|our|a|an)\s)[a-z]+\s+(?={NAME}))?{_WHO}(?![\w'])"
+    ),
+    re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}[,]?\s+{_ADVERBS}(?P<verb>[a-z]+)\b{_NOT_SPEECH}"),
+    re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}\s+(?:had|has|then)\s+(?P<verb>[a-z]+)\b"),
+)
+_BEFORE = (  # narration that opens a quote: "Emma replied:", "Then said Emma,", "she said:"
+    re.compile(rf"{_WHO}\s+{_ADVERBS}(?P<verb>[a-z]+)(?:\s+to\s+[\w. ]+?)?[,:;]?\s*[-—]*$"),
+    re.compile(rf"(?P<verb>[a-z]+)\s+{_WHO}(?:\s+[\w ]+?)?[,:;]?\s*[-—]*$"),
+)
+
+
+_ENDS_IN_VERB = re.compile(
+    r"\b(?P<verb>[a-z]+)(?:\s+(?:to|at)\s+(?:him|her|them|me|[\w. ]+?))?(?:,?\s+\w+ly)?"
+    r"(?:\s+(?:thus|again|aloud|out|at once|at last))?[,:;]?\s*[-—]*$"
+)
+_POSSESSIVE_BEFORE = re.compile(  # "Emma's remark was--", "Harriet's was:"
+    rf"{_WHO}(?:'s|’s|\s+s)\s+(?:\w+\s+){{0,2}}?(?P<verb>was|were)[,:;]?\s*[-—]*$"
+)
+SUBJECT = re.compile(
+    rf"(?:^|(?<=[,;])\s*|\b(?:and|but|then|when|till|until|while|though|as|so|that)\s+)"
+    rf"{_WHO}(?=[\s,])"
+)
+_PASSIVE = re.compile(  # "was uttered at the same moment by Catherine"
+    rf"^[\W_]*(?:was|were)\s+(?:\w+\s+)?(?P<verb>[a-z]+ed)\s+(?:[^.;:!?\"“”]{{0,60}}?\s)?"
+    rf"by\s+{_WHO}(?![\w'])"
+)
+_SAYING = re.compile(  # "heard Harriet say in a serious tone,", "Thorpe's saying very abruptly,"
+    rf"{_WHO}(?:'s|’s|\s+s)?\s+(?P<verb>say|saying|cry|crying|exclaim|exclaiming|ask|asking|"
+    r"add|adding|reply|replying|answer|answering)\b(?:\s+[^\"“”.!?]{0,60}?)?[,:;]?\s*[-—]*$"
+)
+_NOUN_TAG = re.compile(  # "was Mr. Allen's consolation", "was the immediate answer"
+    rf"^[\W_]*(?:was|came)\s+{_WHO}(?:'s|’s|\s+s)\s+(?:\w+\s+)?(?P<verb>[a-z]+)\b"
+)
+
+
+# a sentence ends at . ! ? but not at a title's full stop ("Then Mrs. Honeychurch ... said:")
+SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bRev\.)\s+")
+
+
+_RELATIVE = re.compile(  # "Mr. Allen, who, on hearing the reason, said", "Sir Harry--who ...--came"
+    rf"(?P<who>{NAME})\s*(?:,|--|—)\s*who\b[^\"“”]*(?:,|--|—)\s*$"
+)
+_COORDINATED = re.compile(  # "Seven looked up and said", "Five, looking round, called"
+    rf"(?:^|\b(?:[Oo]n|[Aa]t|[Ww]hich|[Tt]hat|[Ww]hen)\s+|\W\s*)(?P<who>{NAME})"
+    r"(?:\s+[a-z]+(?:\s+[a-z]+){0,5}?\s+and(?:\s+then)?\s+|\s*,[^,]*,\s*)$"
+)
+
+
+def _subject_of_clause(text: str) -> tuple[str, str] | None:
+    """The subject of a sentence that ends in a speech verb ("Isabella, embracing Catherine, thus
+    began:"): the last name or pronoun that opens a clause before the verb; else a name with a
+    relative clause just before the verb ("Mr. Allen, who had heard it all, said"), or one that
+    did something and then spoke ("Seven looked up and said")."""
+    sentence = SENTENCE_END.split(text)[-1]
+    end = _ENDS_IN_VERB.search(sentence)
+    colon = re.search(r":\s*[-—]*\s*$", sentence)  # "She turned to George:" hands the quote on
+    if not end or (end.group("verb") not in VERBS and not colon):
+        return None
+    found = [
+        m for m in SUBJECT.finditer(sentence[: end.start()])
+        if m.group("who") in PRONOUNS or m.group("who").split()[0] not in NOT_NAMES
+    ]  # fmt: skip
+    head = sentence[: end.start()]
+    relative = _RELATIVE.search(head)
+    if found and not relative:
+        return found[-1].group("who"), end.group("verb")
+    match = relative or _COORDINATED.search(head)
+    return (match.group("who"), end.group("verb")) if match else None
+
+
+def speech_tag(narration: str, after: bool) -> tuple[str, str] | None:
+    """(words naming the speaker, verb) of a speech tag at the start (``after`` a quote) or end of
+    narration, or None."""
+    text = narration[:120] if after else narration[-200:]
+    noun = _NOUN_TAG.match(text) if after else None
+    if noun:
+        return noun.group("who"), noun.group("verb")
+    passive = _PASSIVE.match(text) if after else None
+    if passive and passive.group("who") != "I":
+        return passive.group("who"), passive.group("verb")
+    for pattern in _AFTER if after else _BEFORE:
+        match = pattern.search(text)
+        # right after a quote, any verb in the past before a name tells who spoke ("asserted
+        # Freddy"); elsewhere only a speech verb does ("Freddy nodded" may be a new turn)
+        inverted = after and pattern is _AFTER[0]
+        # and so does one after a pronoun that goes on the quote's sentence ('"...!" he quavered')
+        going_on = after and pattern is _AFTER[1] and re.match(r"[^\w]*[a-z]", text) is not None
+        if match and (
+            match.group("verb").lower() in VERBS
+            or (
+                (inverted or going_on)
+                and match.group("verb").endswith("ed")
+                and match.group("who") != "I"
+            )
+        ):
+            return match.group("who"), match.group("verb")
+    if not after:
+        possessive = _POSSESSIVE_BEFORE.search(text)
+        if possessive:
+            return possessive.group("who"), "'s ... was"
+        saying = _SAYING.search(text)
+        if saying and saying.group("who") not in ("I", "he", "she", "He", "She"):
+            return clean_name(saying.group("who")), saying.group("verb")
+    return None if after else _subject_of_clause(text)
