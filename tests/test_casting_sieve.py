@@ -207,6 +207,86 @@ def test_a_tag_keeps_the_title_of_a_surname_several_characters_share():
     assert quote["speaker"] == "Mrs. Honeychurch", quote
 
 
+def _character(report: dict, name: str) -> dict:
+    return next(c for c in report["characters"] if name == c["name"] or name in c["aliases"])
+
+
+def test_a_title_with_a_first_name_or_a_surname_is_the_fuller_name_it_is_short_for():
+    text = (
+        "Mrs. Rachel Lynde lived down the hill. Everybody knew Mrs. Rachel Lynde, and Marilla "
+        "knew her best. Marilla was at home. Marilla was tired.\n\n"
+        '"Good morning," said Mrs. Rachel.\n\n'
+        '"Good morning," said Marilla.\n\n'
+        '"Fine weather," said Mrs. Lynde.\n'
+    )
+    report = cast_report(text)
+    speakers = [q["speaker"] for q in report["quotes"]]
+    assert speakers == ["Mrs. Rachel Lynde", "Marilla", "Mrs. Rachel Lynde"], speakers
+    lynde = _character(report, "Mrs. Rachel Lynde")
+    assert {"Mrs. Rachel", "Mrs. Lynde"} <= set(lynde["aliases"]) and lynde["why"]
+
+
+def test_miss_and_a_surname_is_the_one_so_called_in_full_not_a_girl_of_that_surname():
+    text = (
+        "Diana Barry came with Miss Josephine Barry. Then Diana Barry laughed, and Miss "
+        "Josephine Barry smiled. Both Diana and Miss Barry were glad, and Diana sat down.\n\n"
+        '"Sit down," said Miss Barry.\n\n'
+        '"Thank you," said Diana.\n'
+    )
+    speakers = [q["speaker"] for q in cast_report(text)["quotes"]]
+    assert speakers == ["Miss Josephine Barry", "Diana Barry"], speakers
+
+
+def test_a_surname_form_named_far_more_than_the_fuller_one_is_someone_else():
+    text = (
+        "Miss Bates talked. Miss Bates talked on, and Miss Bates talked more. Miss Bates was "
+        "kind. Miss Bates was poor. Emma was bored; Miss Jane Bates and Miss Jane Bates again "
+        "were named in the old letters. Miss Bates smiled.\n\n"
+        '"Such a day," said Miss Bates.\n'
+    )
+    (quote,) = cast_report(text)["quotes"]
+    assert quote["speaker"] == "Miss Bates", quote
+
+
+def test_a_full_name_written_once_joins_a_first_name_and_a_titled_surname():
+    text = (
+        "Lucy sat with Charlotte and Miss Bartlett. Lucy was young. Then Charlotte was tired, "
+        "and she yawned. Then Lucy laughed, and Miss Bartlett sighed. Then Charlotte was old, "
+        "and she was wise.\n\n"
+        '"One never knows which way Charlotte Bartlett will turn," said Lucy.\n\n'
+        '"Indeed," said Miss Bartlett.\n\n'
+        '"Indeed," said Charlotte.\n'
+    )
+    speakers = [q["speaker"] for q in cast_report(text)["quotes"]]
+    assert speakers[1] == speakers[2] == "Charlotte Bartlett", speakers
+    assert "Miss Bartlett" in _character(cast_report(text), "Charlotte Bartlett")["aliases"]
+
+
+def test_a_capitalised_description_without_its_article_is_the_same_character():
+    text = (
+        "Alice sat with the Hatter and the March Hare. Alice was sleepy, and the Hatter was "
+        "rude.\n\n"
+        '"Your hair wants cutting," said the Hatter.\n\n'
+        '"No room!" said the March Hare.\n\n'
+        '"Have some wine," Hatter said.\n'
+    )
+    report = cast_report(text)
+    speakers = [q["speaker"] for q in report["quotes"]]
+    assert speakers == ["the Hatter", "the March Hare", "the Hatter"], speakers
+    assert "March Hare" in _character(report, "the March Hare")["aliases"]
+
+
+def test_a_label_in_capitals_is_not_a_character():
+    text = (
+        "Then Alice was small, and she was curious. Then Alice found a bottle, and she looked "
+        "at it.\n\n"
+        "It said DRINK ME, and she read it. It said DRINK ME, and she drank.\n\n"
+        'She tasted it, and she said, "What a curious feeling!"\n'
+    )
+    (quote,) = cast_report(text)["quotes"]
+    assert quote["speaker"] == "Alice", quote
+
+
 def test_a_possessive_kin_tag_is_a_turn_of_its_gender_not_a_character_of_its_own():
     text = (
         "Mrs. Honeychurch sat with Lucy and Mr. Beebe. Mrs. Honeychurch was tired, and she "

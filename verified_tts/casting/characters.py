@@ -5,7 +5,9 @@ by their description, and the first-person narrator, each with a gender where th
 decides what looks like a name and what a title says of gender). A titled name keeps its title
 (Mr. Knightley and Mrs. Knightley are two people); "Mr. Frank Churchill" and "Frank Churchill" are
 one; a bare first or last name ("Emma", "Frank") belongs to the most often named fuller name that
-contains it and agrees with its gender, and the reason is kept (:attr:`Character.why`). A
+contains it and agrees with its gender, and the reason is kept (:attr:`Character.why`); a title
+with one name ("Mrs. Rachel", "Mrs. Lynde", "Miss Bartlett") goes to a fuller name as
+:mod:`verified_tts.casting.aliases` decides, and "Hatter" is "the Hatter" of the tags. A
 description in a speech tag ("the boatman", "my waterman", "the old woman", "the Hatter") is a
 character of its own, its gender from its noun (-man, woman, girl...); unnamed speakers a chapter
 describes in different words are one person when they take the same side of one conversation,
@@ -21,6 +23,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from verified_tts.casting.aliases import titled_first_name, titled_surname
 from verified_tts.text.names import TITLE, clean_name, is_name, title_gender
 
 __all__ = ["KIN", "NARRATOR", "Character", "Characters", "descriptor_gender"]
@@ -169,7 +172,7 @@ class Characters:
         found._link()
         return found
 
-    def _gender(self, name: str) -> str | None:
+    def name_gender(self, name: str) -> str | None:
         """A name's gender from its title or pronouns, else its first name's (Henry Tilney's
         from Henry's)."""
         found = title_gender(name) or self.genders.get(name)
@@ -188,7 +191,7 @@ class Characters:
             title, core = _core(name)
             if title is None and len(core) > 1 and full.get(core):
                 titled = [n for n in full[core] if _core(n)[0]]
-                if titled and self._gender(titled[0]) in (None, self._gender(name)):
+                if titled and self.name_gender(titled[0]) in (None, self.name_gender(name)):
                     self._alias(name, titled[0], f"{name} is {titled[0]}, with the title")
                     continue
             if title is None and len(core) == 1:
@@ -197,40 +200,44 @@ class Characters:
                     owner = self.canonical.get(owner, owner)
                     self._alias(name, owner, f"{name} is short for {owner}, the {name} most named")
                     continue
-            if title == "Miss" and len(core) == 1:
-                owner = self._owner(core[0], name, full, female=True)
-                if owner and not _core(owner)[0]:
-                    self._alias(name, owner, f"{name} is {owner}, the one Miss {core[0]}")
-                    continue
+            owner = titled_first_name(self, name, full)
+            if owner:
+                why = f"{name} is {owner}, the one fuller name with that title and first name"
+                self._alias(name, owner, why)
+                continue
             self.canonical.setdefault(name, name)
+        self._follow()
+        for name, _ in self.counts.most_common():  # Mr. Tilney, Mrs. Lynde, Miss Morland
+            if self.canonical.get(name) != name:
+                continue
+            owner = titled_surname(self, name)
+            if owner:
+                self._alias(name, owner, f"{name} is {owner}, named with that surname in full")
+        self._follow()
+
+    def _follow(self) -> None:
         for alias in self.canonical:  # George -> George Emerson -> Mr. George Emerson
             seen = {alias}
             while self.canonical.get(self.canonical[alias], alias) not in seen:
                 seen.add(self.canonical[alias])
                 self.canonical[alias] = self.canonical[self.canonical[alias]]
 
-    def _owner(self, word: str, name: str, full: dict, female: bool = False) -> str | None:
+    def _owner(self, word: str, name: str, full: dict) -> str | None:
         """The most named fuller name ``word`` is short for: as a first name, the one it opens;
         as a surname, a man's ("said Thorpe" is John Thorpe, not Mrs. Thorpe) unless only women
-        bear it; ``female``: an untitled woman's (Miss Morland is Catherine Morland)."""
+        bear it."""
         first, last = [], []
         for core, forms in full.items():
-            form = forms[0]
-            if female:
-                form = next((f for f in forms if not _core(f)[0]), None)
-                if form and core[-1] == word and len(core) > 1 and self._gender(form) == "female":
-                    last.append(form)
-                continue
             if core[0] == word and len(core) > 1:
-                first.append(form)
+                first.append(forms[0])
             elif core[-1] == word:
-                last.append(form)
+                last.append(forms[0])
         if first:
             return max(first, key=lambda n: self.counts[n])
-        if not female:  # a bare surname is a man's, else anyone's but a titled woman's
-            men = [n for n in last if self._gender(n) == "male"]
-            untitled = [n for n in last if title_gender(n) != "female"]
-            last = men or untitled or last
+        # a bare surname is a man's, else anyone's but a titled woman's
+        men = [n for n in last if self.name_gender(n) == "male"]
+        untitled = [n for n in last if title_gender(n) != "female"]
+        last = men or untitled or last
         return max(last, key=lambda n: self.counts[n]) if last else None
 
     def _alias(self, alias: str, owner: str, why: str) -> None:
@@ -258,6 +265,10 @@ class Characters:
             if description.split()[-1][:1].isupper():  # the Hatter, the Mock Turtle
                 self.described.setdefault(description, descriptor_gender(description))
                 self.uses[description] += 1
+                bare = description[4:]  # "Hatter said" and "March Hare" name it too
+                if self.canonical.get(bare, bare) == bare:
+                    self.canonical[bare] = description
+                    self.reasons.setdefault(bare, f"{bare} is {description}, without 'the'")
                 return description
             gender = descriptor_gender(description)
             if gender is None and description.split()[-1] not in _PERSON_WORDS:
@@ -301,7 +312,7 @@ class Characters:
         aliases = self.aliases(character)
         surnames = {a.split()[-1] for a in aliases if len(a.split()) > 1}
         for alias in aliases:
-            g = self._gender(alias)
+            g = self.name_gender(alias)
             if g and alias not in surnames:  # "Thorpe" is John, Isabella and Mrs. Thorpe
                 votes[g] += 1 + self.counts[alias]
         return votes.most_common(1)[0][0] if votes else None

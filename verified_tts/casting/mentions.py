@@ -61,6 +61,8 @@ def mentions(
             continue
         if _BARE_TITLE.fullmatch(who):  # "Mr. and Mrs. Weston"
             continue
+        if all(w.isupper() and len(w) > 1 for w in words):  # a label: "DRINK ME", "ORANGE"
+            continue
         if is_name(who, names) and who.split()[0] not in NOT_NAMES:
             found.append(who)
     return found

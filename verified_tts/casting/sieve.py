@@ -26,6 +26,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from verified_tts.casting.aliases import written_full_names
 from verified_tts.casting.characters import NARRATOR, Characters
 from verified_tts.casting.mentions import NAME, character_genders, mentions, place_names
 from verified_tts.casting.tags import PRONOUNS, SENTENCE_END, SUBJECT, speech_tag
@@ -258,6 +259,7 @@ def attribute(
         for text, q in chapter
     ]
     every = [m for n in narrations if not _title_case(n) for m in mentions(n, names)]
+    every.extend(written_full_names(texts, Counter(every)))
     people = Characters.from_mentions(every, names, genders)
     heard: dict[str, list[set[str]]] = {}
     result = [_chapter(chapter, people, heard) for chapter in chapters]
