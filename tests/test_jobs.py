@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import time
@@ -306,7 +307,11 @@ def test_a_killed_verifier_actor_comes_back_and_the_job_succeeds(
         return "verifier speaker: pool" in cli(ray_cluster, "jobs", "logs", job_id)["logs"]
 
     wait_until(loaded)
-    (pid,) = actor_pids(state.dashboard_url, "VerifierActor(wer)")
+    # the job's WER pool is a warm set (the cluster keeps verifiers loaded between jobs): its
+    # log names the set, and the actor's Ray name is the set's
+    logs = cli(ray_cluster, "jobs", "logs", job_id)["logs"]
+    key, slot = re.search(r"verifier wer: pool of 1, .*\(warm set (\w+) slot (\d+)", logs).groups()
+    (pid,) = actor_pids(state.dashboard_url, f"wer-{key}-{slot}-0")
     os.kill(pid, signal.SIGKILL)
 
     status = wait_for(ray_cluster, job_id, ("SUCCEEDED", "FAILED", "STOPPED"))

@@ -70,7 +70,8 @@ def ray_cluster(tmp_path_factory):
 
 
 def actor_pids(dashboard: str, name: str) -> list[int]:
-    """Pids of the live actors whose repr is ``name`` (e.g. 'VerifierActor(wer)')."""
+    """Pids of the live actors whose repr or Ray name is ``name`` (e.g. 'VerifierActor(wer)', or
+    a warm verifier's 'wer-KEY-0-0')."""
     from ray.util.state import list_actors
 
     actors = list_actors(
@@ -79,7 +80,7 @@ def actor_pids(dashboard: str, name: str) -> list[int]:
         detail=True,
         raise_on_missing_output=False,
     )
-    return [a.pid for a in actors if (a.repr_name or "") == name]
+    return [a.pid for a in actors if (a.repr_name or "") == name or (a.name or "") == name]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -239,6 +240,70 @@ def test_verifier_pool_scores_like_the_local_verifier(ray_cluster):
     finally:
         for verifier in remote.active:
             verifier.close()
+
+
+def test_warm_key_follows_settings_files_and_their_changes(tmp_path, monkeypatch):
+    """Two loads share warm actors only when nothing that makes them differ differs: the
+    options, the actors' Ray options, and the files the options name (a model replaced in place,
+    or a relative path that means another run's file)."""
+    from verified_tts.cluster.warm import settings_key
+    from verified_tts.options.verifiers import SignalOptions
+
+    actor = {"num_cpus": 0.25, "max_restarts": 3}
+    base = settings_key("signal", SignalOptions(), actor)
+    assert settings_key("signal", SignalOptions(), dict(actor)) == base
+    assert settings_key("signal", SignalOptions(frame_ms=30.0), actor) != base
+    assert settings_key("signal", SignalOptions(), {**actor, "max_restarts": 1}) != base
+    assert settings_key("wer", SignalOptions(), actor) != base
+    model = tmp_path / "model" / "model.bin"
+    model.parent.mkdir()
+    model.write_bytes(b"one")
+    named = settings_key("wer", {"model": str(model)}, actor)
+    os.utime(model, ns=(1, 1))
+    assert settings_key("wer", {"model": str(model)}, actor) != named
+    monkeypatch.chdir(tmp_path)  # the same relative path in another run's folder: another file
+    here = settings_key("wer", {"model": "model/model.bin"}, actor)
+    other = tmp_path / "other" / "model"
+    other.mkdir(parents=True)
+    (other / "model.bin").write_bytes(b"two")
+    monkeypatch.chdir(tmp_path / "other")
+    assert settings_key("wer", {"model": "model/model.bin"}, actor) != here
+
+
+@ray_test
+def test_a_second_run_finds_its_verifiers_loaded_and_a_held_set_is_left_to_its_run(
+    ray_cluster, monkeypatch
+):
+    """Warm verifiers: loading with the same settings again gets the same actor (no second
+    load); a set that another live run leases is left to it (the next slot), and a set leased
+    by a run that ended is taken over."""
+    from verified_tts.cluster import ray_backend, warm
+
+    state = SharedCluster.state()
+    ray = ray_backend.connect(state.gcs_address)
+    me = ray.get_runtime_context().get_job_id()
+    assert me in warm.alive_runs(ray) and "ffffffff" not in warm.alive_runs(ray)
+    tables = {"signal": {"frame_ms": 23.0}}  # settings no other test uses: a set of its own
+    options = RayOptions(verifier_num_cpus=0.1)
+
+    def load() -> tuple[int, object]:
+        loaded = ray_backend.load_ray_verifiers(tables, options, order=("signal",))
+        (proxy,) = loaded.active
+        return proxy._pool.places[0][0], proxy._pool.actors[0]
+
+    first, actor = load()
+    again, _ = load()
+    assert again == first  # the same process: loaded once
+    # another run holds slot 0 and is alive: this one takes slot 1, a new actor
+    assert ray.get(actor.lease.remote("another", me))
+    monkeypatch.setattr(warm, "alive_runs", lambda ray: frozenset({"another"}))
+    beside, _ = load()
+    assert beside != first
+    # that run ended: slot 0 is taken over, loaded as it was
+    monkeypatch.setattr(warm, "alive_runs", lambda ray: frozenset())
+    assert ray.get(actor.holder.remote()) == "another"
+    back, _ = load()
+    assert back == first and ray.get(actor.holder.remote()) == me
 
 
 @ray_test

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -113,12 +114,23 @@ def writable_clip(clip: Clip) -> Clip:
 
 
 class VerifierActor:
-    """One member of a verifier's pool: loads that verifier once, scores batches of clips."""
+    """One member of a verifier's pool: loads that verifier once, scores batches of clips.
 
-    def __init__(self, name: str, tables: Mapping[str, Mapping[str, Any]]) -> None:
+    A warm one (``idle_s`` > 0, :mod:`verified_tts.cluster.warm`) outlives the run that started
+    it: the run that uses it holds its lease, and it ends itself after ``idle_s`` seconds without
+    a call."""
+
+    def __init__(
+        self, name: str, tables: Mapping[str, Mapping[str, Any]], idle_s: float = 0.0
+    ) -> None:
         from verified_tts.verification import load_verifiers
 
         self.name = name  # first: __repr__ must work even if loading fails
+        self.warm = idle_s > 0
+        self.owner: str | None = None
+        self.last_call = time.monotonic()
+        if self.warm:
+            threading.Thread(target=self._end_when_idle, args=(idle_s,), daemon=True).start()
         self.error: UserError | None = None
         try:
             loaded = load_verifiers(tables, order=(name,))
@@ -146,11 +158,37 @@ class VerifierActor:
         }
 
     def __repr__(self) -> str:
-        return f"VerifierActor({self.name})"
+        return f"VerifierActor({self.name}{', warm' if self.warm else ''})"
+
+    def holder(self) -> str | None:
+        """The run (Ray job id) holding this warm actor's lease, if any."""
+        return self.owner
+
+    def lease(self, owner: str, expected: str | None) -> bool:
+        """Hold this actor for run ``owner`` if its holder is still ``expected`` (the one the
+        caller found gone) or ``owner`` itself: another run may have taken it in between."""
+        if self.owner in (expected, owner):
+            self.owner, self.last_call = owner, time.monotonic()
+            return True
+        return False
+
+    def release(self, owner: str) -> None:
+        if self.owner == owner:
+            self.owner = None
+
+    def _end_when_idle(self, idle_s: float) -> None:
+        import ray
+
+        while True:
+            time.sleep(min(60.0, idle_s / 4))
+            if time.monotonic() - self.last_call > idle_s:
+                ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+                return
 
     def _clips(self, refs: Sequence[Any]) -> list[Clip]:
         import ray
 
+        self.last_call = time.monotonic()
         return [writable_clip(clip) for clip in ray.get(list(refs))]
 
     def score(self, refs: Sequence[Any]) -> tuple[tuple[int, str], list[Score]]:
@@ -213,6 +251,7 @@ class Pool:
         self.ray, self.role, self.actors, self.options = ray, role, actors, options
         self.places: list[tuple[int, str] | None] = [None] * len(actors)  # (pid, node id)
         self.nodes_seen: list[list[str]] = [[] for _ in actors]  # every node each actor ran on
+        self.owner: str | None = None  # the run holding a warm pool's lease
         self.restarts = 0
         self.moves = 0  # restarts on another node (its node was lost)
         self.retries = 0
@@ -261,6 +300,10 @@ class Pool:
         return self.start(method, chunks).result()
 
     def kill(self) -> None:
+        """End the pool's actors; a warm pool's stay loaded for the next run and are released."""
+        if self.owner is not None:
+            self.ray.get([actor.release.remote(self.owner) for actor in self.actors])
+            return
         for actor in self.actors:
             self.ray.kill(actor, no_restart=True)
 

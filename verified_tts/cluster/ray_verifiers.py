@@ -28,6 +28,7 @@ from verified_tts.cluster.ray_actors import (
     get_or_raise,
     split_chunks,
 )
+from verified_tts.cluster.warm import claim, warm_enabled
 from verified_tts.options import RayOptions, VerifiersConfig
 from verified_tts.verification import LoadedVerifiers, verifier_settings
 from verifiers import DEFAULT_VERIFIERS, Clip, Score
@@ -229,54 +230,105 @@ def load_ray_verifiers(
     options: RayOptions,
     order: Sequence[str] = DEFAULT_VERIFIERS,
 ) -> LoadedVerifiers:
-    """Start a pool per verifier; the result has the same ``status`` a local load would have."""
+    """Start a pool per verifier (or take warm ones, :mod:`verified_tts.cluster.warm`); the
+    result has the same ``status`` a local load would have."""
     import ray
 
-    remote = ray.remote(VerifierActor).options(
-        **actor_options(options.verifier_num_cpus, options.verifier_num_gpus, options)
-    )
     settings = verifier_settings(tables)
     plans = [
         _Planned(name, settings.get(name), int(options.pools.get(name, options.pool_size)))
         for name in order
     ]
-    # one probe actor per verifier first (all load in parallel): a verifier that is off or has
-    # no model must not hold a pool
-    probes = [remote.remote(plan.name, {plan.name: plan.options}) for plan in plans]
-    described = get_or_raise(ray, [p.describe.remote() for p in probes])
+    if warm_enabled(options):
+        members, labels = _warm_members(ray, plans, options)
+    else:
+        members, labels = _own_members(ray, plans, options), {}
     broker = _ScoringBroker(ray)
     active: list[RayVerifier] = []
     status: dict[str, Mapping[str, Any]] = {}
-    extra: dict[str, list[Any]] = {}
-    for plan, probe, info in zip(plans, probes, described, strict=True):
+    owner = ray.get_runtime_context().get_job_id() if labels else None
+    for plan in plans:
+        actors, described = members[plan.name]
+        info = described[0]
         status[plan.name] = info["status"]
-        if not info["active"]:
-            ray.kill(probe, no_restart=True)
-            continue
-        extra[plan.name] = [
-            remote.remote(plan.name, {plan.name: plan.options}) for _ in range(plan.size - 1)
-        ]
-    more = {
-        n: get_or_raise(ray, [a.describe.remote() for a in actors]) for n, actors in extra.items()
-    }
-    for plan, probe, info in zip(plans, probes, described, strict=True):
-        if not info["active"]:
-            continue
-        actors = [probe, *extra[plan.name]]
         pool = Pool(ray, f"verifier {plan.name}", actors, options)
-        places = [d["where"] for d in [info, *more[plan.name]]]
+        pool.owner = owner
+        if not info["active"]:
+            pool.kill()  # a warm one is only released: the next run learns at once it is off
+            continue
+        places = [d["where"] for d in described]
         for index, place in enumerate(places):
             pool.note_place(index, place)
         broker.pools[plan.name] = pool
         proxy = _proxy_class(info)
         active.append(proxy(plan.name, pool, broker, info["identity"], info["options"]))
         log.info(
-            "verifier %s: pool of %d, %s CPU / %s %s each, on node(s) %s",
+            "verifier %s: pool of %d, %s CPU / %s %s each, on node(s) %s%s",
             plan.name,
             len(actors),
             options.verifier_num_cpus,
             options.verifier_num_gpus,
             options.accelerator,
             ", ".join(sorted({place[1][:12] for place in places})),
+            f" ({labels[plan.name]})" if plan.name in labels else "",
         )
     return LoadedVerifiers(tuple(active), status)
+
+
+_Members = dict[str, tuple[list[Any], list[dict[str, Any]]]]  # name -> (actors, described)
+
+
+def _own_members(ray: ModuleType, plans: Sequence[_Planned], options: RayOptions) -> _Members:
+    """This run's own actors: one probe per verifier first (all load in parallel), so a verifier
+    that is off or has no model holds no pool, then the rest of each active pool."""
+    remote = ray.remote(VerifierActor).options(
+        **actor_options(options.verifier_num_cpus, options.verifier_num_gpus, options)
+    )
+    probes = [remote.remote(plan.name, {plan.name: plan.options}) for plan in plans]
+    described = get_or_raise(ray, [p.describe.remote() for p in probes])
+    extra = {
+        plan.name: [
+            remote.remote(plan.name, {plan.name: plan.options}) for _ in range(plan.size - 1)
+        ]
+        for plan, info in zip(plans, described, strict=True)
+        if info["active"]
+    }
+    more = {
+        n: get_or_raise(ray, [a.describe.remote() for a in actors]) for n, actors in extra.items()
+    }
+    return {
+        plan.name: ([probe, *extra.get(plan.name, [])], [info, *more.get(plan.name, [])])
+        for plan, probe, info in zip(plans, probes, described, strict=True)
+    }
+
+
+def _warm_members(
+    ray: ModuleType, plans: Sequence[_Planned], options: RayOptions
+) -> tuple[_Members, dict[str, str]]:
+    """Warm actors of every verifier, leased to this run, and which warm set each pool is."""
+    owner = ray.get_runtime_context().get_job_id()
+    actor = actor_options(options.verifier_num_cpus, options.verifier_num_gpus, options)
+    claimed = {
+        plan.name: claim(
+            ray,
+            plan.name,
+            {plan.name: plan.options},
+            plan.size,
+            actor,
+            owner,
+            options.warm_idle_s,
+        )
+        for plan in plans
+    }
+    every = [a for actors, _ in claimed.values() for a in actors]
+    try:
+        described = get_or_raise(ray, [a.describe.remote() for a in every])
+    except BaseException:  # a load that failed must not stay warm: the next run tries again
+        for handle in every:
+            ray.kill(handle, no_restart=True)
+        raise
+    members: _Members = {}
+    for name, (actors, _) in claimed.items():
+        members[name] = (actors, described[: len(actors)])
+        described = described[len(actors) :]
+    return members, {name: label for name, (_, label) in claimed.items()}

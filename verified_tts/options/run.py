@@ -120,12 +120,19 @@ class RayOptions:
     check_resources: bool = option(
         True, "Refuse actors no node can hold; false on an autoscaling cluster"
     )
+    warm_idle_s: float = option(
+        1800.0,
+        "Keep CPU verifier actors loaded on the cluster for later runs with the same verifier "
+        "settings until idle this long (seconds); 0: each run loads its own",
+    )
 
     def __post_init__(self) -> None:
         sizes = {"replicas": self.replicas, "pool_size": self.pool_size, **dict(self.pools)}
         for name, value in {**sizes, "max_in_flight": self.max_in_flight}.items():
             if int(value) < 1:
                 raise UserError(f"[ray] {name} must be at least 1 (got {value})")
+        if self.warm_idle_s < 0:
+            raise UserError(f"[ray] warm_idle_s must be 0 or more (got {self.warm_idle_s})")
         if not self.accelerator or self.accelerator in ("CPU", "memory", "object_store_memory"):
             raise UserError(
                 "[ray] accelerator must be GPU or a custom resource name "
