@@ -275,8 +275,8 @@ def test_a_second_run_finds_its_verifiers_loaded_and_a_held_set_is_left_to_its_r
     ray_cluster, monkeypatch
 ):
     """Warm verifiers: loading with the same settings again gets the same actor (no second
-    load); a set that another live run leases is left to it (the next slot), and a set leased
-    by a run that ended is taken over."""
+    load); a set that another live run leases is left to it (the next slot), a set leased by a
+    run that ended is taken over, and a run with other settings ends the idle sets of these."""
     from verified_tts.cluster import ray_backend, warm
 
     state = SharedCluster.state()
@@ -301,9 +301,16 @@ def test_a_second_run_finds_its_verifiers_loaded_and_a_held_set_is_left_to_its_r
     assert beside != first
     # that run ended: slot 0 is taken over, loaded as it was
     monkeypatch.setattr(warm, "alive_runs", lambda ray: frozenset())
-    assert ray.get(actor.holder.remote()) == "another"
+    assert ray.get(actor.holder.remote())[0] == "another"
     back, _ = load()
-    assert back == first and ray.get(actor.holder.remote()) == me
+    assert back == first and ray.get(actor.holder.remote())[0] == me
+    # other settings retire the sets kept for these once no live run holds them and they settled
+    monkeypatch.setattr(warm, "_SETTLED_S", 0.0)
+    tables = {"signal": {"frame_ms": 24.0}}
+    _, other = load()
+    with pytest.raises(ray.exceptions.RayActorError):
+        ray.get(actor.holder.remote())
+    assert ray.get(other.holder.remote())[0] == me
 
 
 @ray_test

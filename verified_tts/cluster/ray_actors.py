@@ -160,9 +160,10 @@ class VerifierActor:
     def __repr__(self) -> str:
         return f"VerifierActor({self.name}{', warm' if self.warm else ''})"
 
-    def holder(self) -> str | None:
-        """The run (Ray job id) holding this warm actor's lease, if any."""
-        return self.owner
+    def holder(self) -> tuple[str | None, float]:
+        """The run (Ray job id) holding this warm actor's lease, if any, and the seconds since
+        its last call."""
+        return self.owner, time.monotonic() - self.last_call
 
     def lease(self, owner: str, expected: str | None) -> bool:
         """Hold this actor for run ``owner`` if its holder is still ``expected`` (the one the

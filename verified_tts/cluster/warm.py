@@ -8,8 +8,10 @@ makes two loads differ (:func:`settings_key`), a slot and the member's index. Th
 loads them; a later run with the same settings finds them loaded. A run leases the first slot
 that no live run holds (Ray's job list says whether its holder still runs), so two runs at once
 do not queue on one set of actors; when every slot is held they share the first. Warm actors ask
-for no CPU, so a set kept for later never keeps a run's own actors from starting; each ends
-itself after ``warm_idle_s`` seconds without a call, and ``cluster down`` ends them all.
+for no CPU, so a set kept for later never keeps a run's own actors from starting, but each is a
+process with its models: a run retires the sets of its verifiers kept for other settings that no
+live run holds, each ends itself after ``warm_idle_s`` seconds without a call, and ``cluster
+down`` ends them all.
 """
 
 from __future__ import annotations
@@ -24,13 +26,22 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["NAMESPACE", "SLOTS", "alive_runs", "claim", "settings_key", "warm_enabled"]
+__all__ = [
+    "NAMESPACE",
+    "SLOTS",
+    "alive_runs",
+    "claim",
+    "retire_others",
+    "settings_key",
+    "warm_enabled",
+]
 
 log = logging.getLogger("verified_tts.ray")
 
 NAMESPACE = "verified-tts-warm"
 SLOTS = 4  # sets of one verifier's actors kept per settings: runs at once that get their own
 _RUNNING = ("RUNNING", "PENDING")
+_SETTLED_S = 10.0  # a set this long without a call is no run's that is about to use it
 
 
 def warm_enabled(options: Any) -> bool:
@@ -121,9 +132,10 @@ def claim(
             for i in range(size)
         ]
 
+    retire_others(ray, name, key)
     for slot in range(SLOTS):
         actors = members(slot)
-        holder = ray.get(actors[0].holder.remote())
+        holder, _ = ray.get(actors[0].holder.remote())
         if holder not in (None, owner):
             alive = alive_runs(ray)  # listed after the holder was seen: a live holder is in it
             if alive is None or holder in alive:
@@ -132,3 +144,39 @@ def claim(
             return actors, f"warm set {key} slot {slot}"
     log.info("every warm set of verifier %s is in use: sharing slot 0", name)
     return members(0), f"warm set {key} slot 0, shared"
+
+
+def retire_others(ray: ModuleType, name: str, key: str) -> int:
+    """End the warm sets of verifier ``name`` kept for other settings that no live run holds and
+    that nobody called for a while: a changed setting replaces the set it was kept for, so idle
+    actors (each a process with its models) do not pile up. Returns how many actors ended."""
+    kept: dict[str, list[Any]] = {}  # "KEY-SLOT" -> handles
+    prefix = f"{name}-"
+    for entry in ray.util.list_named_actors(all_namespaces=True):
+        if entry["namespace"] != NAMESPACE or not entry["name"].startswith(prefix):
+            continue
+        rest = entry["name"][len(prefix) :].rsplit("-", 1)[0]  # KEY-SLOT
+        if rest.split("-")[0] == key:
+            continue
+        try:
+            kept.setdefault(rest, []).append(ray.get_actor(entry["name"], namespace=NAMESPACE))
+        except ValueError:  # ended in between
+            continue
+    if not kept:
+        return 0
+    alive = alive_runs(ray)
+    if alive is None:
+        return 0
+    ended = 0
+    for handles in kept.values():
+        try:
+            states = ray.get([h.holder.remote() for h in handles], timeout=10)
+        except Exception:  # noqa: BLE001 - an actor ending or restarting: leave the set
+            continue
+        if all((h is None or h not in alive) and idle > _SETTLED_S for h, idle in states):
+            for handle in handles:
+                ray.kill(handle, no_restart=True)
+            ended += len(handles)
+    if ended:
+        log.info("ended %d idle warm %s actor(s) kept for other settings", ended, name)
+    return ended
