@@ -91,16 +91,19 @@ def _lookup(found: dict, row: dict) -> Attribution:
 
 
 def _rule(reason: str) -> str:
+    """The stage of the casting sieve (:mod:`verified_tts.casting`) a guess's reason names."""
     for marker, rule in (
         ("goes on", "continued speech"),
-        ("with a speech verb next", "name and speech verb"),
-        ("with a speech verb:", "pronoun and speech verb"),
-        ("starts the paragraph", "name starts the paragraph"),
-        ("alternation", "alternation"),
+        ("with a speech verb", "pronoun and speech verb"),
+        ("the narrator speaks", "first-person narrator"),
+        ("tags the quote", "speech tag"),
+        ("turn-taking", "turn-taking"),
+        ("addressed by name", "answers the one addressed"),
+        ("narration", "narration before"),
     ):
         if marker in reason:
             return rule
-    return "fallback"
+    return "other"
 
 
 def score(book: str, aliases: dict[str, list[str]], part: str = "held_out") -> dict:
@@ -128,7 +131,7 @@ def score(book: str, aliases: dict[str, list[str]], part: str = "held_out") -> d
             continue
         tally["speech"] += 1
         guess = attribution.speaker if attribution else None
-        rule = _rule(attribution.reason) if attribution else "fallback"
+        rule = _rule(attribution.reason) if attribution and attribution.reason else "fallback"
         counts = rules.setdefault(rule, Counter())
         counts["quotes"] += 1
         if guess is None:
