@@ -132,3 +132,27 @@ def pytest_collection_modifyitems(config, items):
     rank = {unit: place for place, unit in enumerate(_LONGEST_FIRST)}
     # a stable sort: each module's tests keep their order (a walk-through goes on in sequence)
     items.sort(key=lambda item: rank.get(_work_unit(item.path.name), len(rank)))
+
+
+# The shared Ray cluster (test_ray_backend.SharedCluster) idles at about a tenth of a core, and
+# its tests run first: it ends after the last test that uses it here, not at the session's end.
+# Every such test is in the "ray" work unit, which xdist gives to one worker whole.
+_cluster_left_key = pytest.StashKey[int]()
+
+
+def pytest_collection_finish(session):
+    uses = sum("ray_cluster" in getattr(item, "fixturenames", ()) for item in session.items)
+    session.config.stash[_cluster_left_key] = uses
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield
+    if "ray_cluster" not in getattr(item, "fixturenames", ()):
+        return
+    left = item.config.stash.get(_cluster_left_key, 0) - 1
+    item.config.stash[_cluster_left_key] = left
+    if left == 0:
+        from test_ray_backend import SharedCluster
+
+        SharedCluster.end()

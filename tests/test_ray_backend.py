@@ -45,7 +45,13 @@ class SharedCluster:
     @classmethod
     def release(cls) -> None:
         cls.users -= 1
-        if cls.users == 0 and cls.state_dir is not None:
+        if cls.users == 0:
+            cls.end()
+
+    @classmethod
+    def end(cls) -> None:
+        """Stop the cluster now (tests/conftest.py: after the last test that uses it)."""
+        if cls.state_dir is not None:
             from verified_tts.cluster import head as cluster
             from verified_tts.cluster.ray_backend import disconnect
 
