@@ -320,6 +320,34 @@ def test_a_second_run_finds_its_verifiers_loaded_and_a_held_set_is_left_to_its_r
 
 
 @ray_test
+def test_an_idle_warm_verifier_ends_only_once_no_live_run_holds_it(ray_cluster):
+    """A warm actor ends itself after ``warm_idle_s`` without a call, but not while the run that
+    leases it still runs: a long generation between two verifications keeps its verifiers."""
+    import time
+
+    from verified_tts.cluster import ray_backend, warm
+
+    state = SharedCluster.state()
+    ray = ray_backend.connect(state.gcs_address)
+    me = ray.get_runtime_context().get_job_id()
+    tables = {"signal": {"frame_ms": 25.0}}
+    actor = {"num_cpus": 0.1, "max_restarts": 0, "max_task_retries": 0}
+    (handle,), _ = warm.claim(ray, "signal", tables, 1, actor, me, 0.4)
+    time.sleep(2.0)  # five times its idle limit, held by this live run
+    assert ray.get(handle.holder.remote())[0] == me
+    ray.get(handle.release.remote(me))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            ray.get(handle.holder.remote(), timeout=5)
+        except ray.exceptions.RayActorError:
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail("a released warm actor idle past its limit did not end")
+
+
+@ray_test
 def test_emotion_labels_are_checked_on_ray_before_any_work(ray_cluster, tmp_path):
     """A target emotion the model has no label for is one line before anything is sampled, on
     Ray as locally: the proxy offers the label check, so the pipeline does not skip it."""

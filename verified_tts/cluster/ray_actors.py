@@ -118,7 +118,7 @@ class VerifierActor:
 
     A warm one (``idle_s`` > 0, :mod:`verified_tts.cluster.warm`) outlives the run that started
     it: the run that uses it holds its lease, and it ends itself after ``idle_s`` seconds without
-    a call."""
+    a call once no live run holds it."""
 
     def __init__(
         self, name: str, tables: Mapping[str, Mapping[str, Any]], idle_s: float = 0.0
@@ -178,13 +178,22 @@ class VerifierActor:
             self.owner = None
 
     def _end_when_idle(self, idle_s: float) -> None:
+        """End this actor after ``idle_s`` seconds without a call, unless the run holding its
+        lease still runs (a long generation between two verifications must not lose it)."""
         import ray
+
+        from verified_tts.cluster.warm import alive_runs
 
         while True:
             time.sleep(min(60.0, idle_s / 4))
-            if time.monotonic() - self.last_call > idle_s:
-                ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
-                return
+            if time.monotonic() - self.last_call <= idle_s:
+                continue
+            if self.owner is not None:
+                alive = alive_runs(ray)
+                if alive is None or self.owner in alive:
+                    continue
+            ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+            return
 
     def _clips(self, refs: Sequence[Any]) -> list[Clip]:
         import ray
