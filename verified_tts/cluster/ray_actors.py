@@ -182,7 +182,7 @@ class VerifierActor:
         lease still runs (a long generation between two verifications must not lose it)."""
         import ray
 
-        from verified_tts.cluster.warm import alive_runs
+        from verified_tts.cluster.runs import alive_runs
 
         while True:
             time.sleep(min(60.0, idle_s / 4))

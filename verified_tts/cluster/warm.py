@@ -26,6 +26,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from verified_tts.cluster.runs import alive_runs
+
 __all__ = [
     "NAMESPACE",
     "SLOTS",
@@ -40,7 +42,6 @@ log = logging.getLogger("verified_tts.ray")
 
 NAMESPACE = "verified-tts-warm"
 SLOTS = 4  # sets of one verifier's actors kept per settings: runs at once that get their own
-_RUNNING = ("RUNNING", "PENDING")
 _SETTLED_S = 10.0  # a set this long without a call is no run's that is about to use it
 
 
@@ -87,24 +88,6 @@ def settings_key(name: str, options: Any, actor: Mapping[str, Any]) -> str:
     material = [name, plain, _plain(dict(actor)), __version__, _files(plain)]
     digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
     return digest[:16]
-
-
-def alive_runs(ray: ModuleType) -> frozenset[str] | None:
-    """Ray job ids of the runs (drivers and submitted jobs) that are still going; None when the
-    cluster cannot say (no dashboard): then every lease holder counts as alive."""
-    try:
-        from ray.util.state import list_jobs
-
-        address = ray.get_runtime_context().gcs_address  # not a guess among local clusters
-        jobs = list_jobs(address=address, timeout=10, raise_on_missing_output=False)
-    except Exception as error:  # noqa: BLE001 - any failure only means "ask no more"
-        log.info("cannot list the cluster's runs (%s): warm verifiers in use stay theirs", error)
-        return None
-    return frozenset(
-        str(job.job_id)
-        for job in jobs
-        if job.job_id and str(getattr(job.status, "value", job.status)) in _RUNNING
-    )
 
 
 def claim(
