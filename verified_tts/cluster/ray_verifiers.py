@@ -239,14 +239,14 @@ def load_ray_verifiers(
         _Planned(name, settings.get(name), int(options.pools.get(name, options.pool_size)))
         for name in order
     ]
-    if warm_enabled(options):
-        members, labels = _warm_members(ray, plans, options)
+    owner = ray.get_runtime_context().get_job_id() if warm_enabled(options) else None
+    if owner is not None:
+        members, labels = _warm_members(ray, plans, options, owner)
     else:
         members, labels = _own_members(ray, plans, options), {}
     broker = _ScoringBroker(ray)
     active: list[RayVerifier] = []
     status: dict[str, Mapping[str, Any]] = {}
-    owner = ray.get_runtime_context().get_job_id() if labels else None
     for plan in plans:
         actors, described = members[plan.name]
         info = described[0]
@@ -303,10 +303,9 @@ def _own_members(ray: ModuleType, plans: Sequence[_Planned], options: RayOptions
 
 
 def _warm_members(
-    ray: ModuleType, plans: Sequence[_Planned], options: RayOptions
+    ray: ModuleType, plans: Sequence[_Planned], options: RayOptions, owner: str
 ) -> tuple[_Members, dict[str, str]]:
-    """Warm actors of every verifier, leased to this run, and which warm set each pool is."""
-    owner = ray.get_runtime_context().get_job_id()
+    """Warm actors of every verifier, leased to run ``owner``, and which warm set each pool is."""
     actor = actor_options(options.verifier_num_cpus, options.verifier_num_gpus, options)
     claimed = {
         plan.name: claim(
