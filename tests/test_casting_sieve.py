@@ -410,7 +410,115 @@ def test_an_answer_three_lines_from_the_last_tag_between_two_people_is_committed
         (" he quavered; and Lucy saw an alteration in him.", True, ("he", "quavered")),
         (" observed the general to Eleanor.", True, ("the general", "observed")),
         (" She looked at the river.", True, None),
+        (" said the unsympathetic Marilla.", True, ("Marilla", "said")),
+        (" was his reply, but not in anger.", True, ("he", "reply")),
     ],
 )  # fmt: skip
 def test_speech_tags_beside_a_quote(narration, after, tag):
     assert speech_tag(narration, after) == tag
+
+
+def test_a_possessive_kin_tag_is_the_one_of_that_family_name():
+    text = (
+        "In the parlour sat Clara Hartley with Mr. Hartley and Mr. Pryor. Then Clara was gay, "
+        "and she laughed. Mr. Hartley was old, and he coughed. Mr. Pryor was kind, and he "
+        "smiled. The tea was poured by Clara Hartley.\n\n"
+        '"It is cold," said Mr. Pryor.\n\n'
+        '"Then sit by the fire," said Clara.\n\n'
+        '"My dear, you will burn the toast," said her father.\n'
+    )
+    last = cast_report(text, threshold=0.0)["quotes"][-1]
+    # her father: the man who shares Clara Hartley's family name, not Mr. Pryor
+    assert last["speaker"] == "Mr. Hartley", last
+    assert "family name" in last["why"]
+
+
+def test_a_mother_is_a_mrs_of_that_name_not_the_daughter():
+    text = (
+        "Mrs. Dale sat with her daughter Rose Dale and Mr. Crewe. Mrs. Dale was tired, and she "
+        "yawned. Rose Dale was glad, and she sang. Mr. Crewe was quiet, and he read. Rose was "
+        "at the window.\n\n"
+        '"Tea?" said Mr. Crewe.\n\n'
+        '"Yes, please," said Rose.\n\n'
+        '"Not for me," said her mother.\n'
+    )
+    last = cast_report(text, threshold=0.0)["quotes"][-1]
+    assert last["speaker"] == "Mrs. Dale", last
+
+
+def test_a_pronoun_tag_is_not_the_one_the_quote_calls_by_name():
+    text = (
+        "Mrs. Pryor came in with Clara. Then Clara was glad, and she smiled. Mrs. Pryor was "
+        "tired, and she sat down.\n\n"
+        "The room was dark, and a candle was lit by Clara.\n\n"
+        '"Clara," said she, "this paper is worse than I expected."\n'
+    )
+    quotes = cast_report(text, threshold=0.0)["quotes"]
+    # Clara is named in the narration just before, but the quote calls her: she did not say it
+    assert [q["speaker"] for q in quotes] == ["Mrs. Pryor", "Mrs. Pryor"], quotes
+
+
+def test_the_latter_is_the_last_of_two_people_the_narration_names():
+    text = (
+        "Clara and Mr. Hartley were in the shop. Clara was glad, and she smiled. Mr. Hartley "
+        "was old, and he coughed. Mrs. Pryor was kind, and she laughed. Miss Lane was shy, and "
+        "she blushed.\n\n"
+        "Voices came to the door: Mrs. Pryor and Miss Lane met them there.\n\n"
+        '"My dear Clara," said the latter, "do come and sit with us."\n'
+    )
+    quote = cast_report(text, threshold=0.0)["quotes"][0]
+    assert quote["speaker"] == "Miss Lane", quote
+    assert "latter of Mrs. Pryor and Miss Lane" in quote["why"]
+
+
+def test_a_dialogue_paragraph_that_ends_in_a_speech_verb_hands_the_next_quote_on():
+    text = (
+        "Mr. Hartley sat with Clara and Mr. Pryor. Mr. Hartley was old, and he coughed. Clara "
+        "was young, and she laughed. Mr. Pryor was kind, and he smiled.\n\n"
+        '"Ah!" said Mr. Hartley, shaking his head. After an interval, however, he began with,'
+        "\n\n"
+        '"I shall always be sorry that you went to the sea."\n'
+    )
+    quotes = cast_report(text, threshold=0.0)["quotes"]
+    assert [q["speaker"] for q in quotes] == ["Mr. Hartley", "Mr. Hartley"], quotes
+
+
+def test_a_name_just_inside_the_opening_mark_is_whom_the_quote_addresses():
+    text = (
+        "Mrs. Pryor sat with Clara and Mr. Hartley. Then Clara was young, and she laughed. Mrs. "
+        "Pryor was kind, and she smiled. Mr. Hartley was old, and he coughed.\n\n"
+        '"Mrs. Pryor!" cried Clara. "Have they given you the school?"\n\n'
+        '"They have. The trustees met last night."\n'
+    )
+    quotes = cast_report(text, threshold=0.0)["quotes"]
+    assert quotes[0]["addressees"] == ["Mrs. Pryor"]
+    assert quotes[-1]["speaker"] == "Mrs. Pryor", quotes[-1]
+
+
+def test_the_one_addressed_need_not_answer_after_narration_between():
+    text = (
+        "Mr. Hartley sat with Clara and Mr. Pryor. Mr. Hartley was old, and he coughed. Clara "
+        "was young, and she laughed. Mr. Pryor was kind, and he smiled.\n\n"
+        '"Tea?" said Clara.\n\n'
+        '"I have been thinking, Mr. Pryor," said Mr. Hartley, "that we should go."\n\n'
+        "Mr. Pryor read the letter in silence, and laid it down.\n\n"
+        '"I cannot see the point of it myself."\n'
+    )
+    last = cast_report(text, threshold=0.0)["quotes"][-1]
+    assert "addressed by name" not in last["why"], last
+
+
+def test_an_answer_to_sir_given_to_a_woman_is_less_sure():
+    text = (
+        "Clara walked with Mr. Pryor; Clara was young, and she laughed. Mr. Pryor was kind, "
+        "and he smiled. Then Clara was tired, and she sat down.\n\n"
+        '"It is a fine day," said Clara.\n\n'
+        '"A very fine day," said Mr. Pryor.\n\n'
+        '"Shall we walk on?"\n\n'
+    )
+    # the line before calls its listener "sir", and the turns give the answer to Clara
+    plain = cast_report(text, threshold=0.0)["quotes"][-1]
+    called = cast_report(text.replace("A very fine day,", "A very fine day, sir,"), threshold=0)
+    assert plain["speaker"] == called["quotes"][-1]["speaker"] == "Clara"
+    assert called["quotes"][-1]["confidence"] < plain["confidence"]
+    assert "'sir'" in called["quotes"][-1]["why"]

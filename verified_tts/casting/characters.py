@@ -125,7 +125,7 @@ KIN = frozenset(
 
 def descriptor_gender(description: str) -> str | None:
     """The gender a description's noun says: "the boatman" male, "the old woman" female."""
-    noun = description.lower().split()[-1]
+    noun = description.lower().split()[-1].split("-")[-1]  # the station-master: a master
     if noun in _FEMALE_NOUNS or noun.endswith(("woman", "women", "ess")):
         return "female"
     if noun in _MALE_NOUNS or noun.endswith(("man", "men")):

@@ -11,8 +11,12 @@ in the conversation, else the last of that gender named nearby; a character who 
 the paragraph's narration ("Emma laughed. "Yes.""). The lines these stages tell are anchors, from
 which :mod:`verified_tts.casting.turns` fills the untagged lines of each scene by turn-taking (and
 settles a pronoun tag by whose turn it is); a quote that names someone is addressed to them and is
-not theirs. A possessive description of a relation ("said her mother") is a tag of that gender whose
-speaker the turns settle, as a pronoun's. A description the text links to a named character is that
+not theirs, nor a pronoun tag's ('"Emma," said she' is not Emma's). A narration that ends a
+paragraph of dialogue in a speech verb ("... he began with,") hands the next quote on. "Said the
+latter" is the last of the people the narration just before names. A possessive description of a
+relation ("said her father") is the one character of that gender who shares the family name of the
+one it belongs to (:mod:`verified_tts.casting.kin`), else a tag of that gender whose speaker the
+turns settle, as a pronoun's. A description the text links to a named character is that
 character: the narration calls them by its adjective ("old Mr. Emerson" for "the old man"), or they
 were the one person of its gender in the scene at most of its tags (a first pass over the book finds
 these, a second reads the tags with them). Reading a tag's words is
@@ -28,6 +32,7 @@ from collections.abc import Sequence
 
 from verified_tts.casting.aliases import written_full_names
 from verified_tts.casting.characters import NARRATOR, Characters
+from verified_tts.casting.kin import kin_of
 from verified_tts.casting.mentions import NAME, character_genders, mentions, place_names
 from verified_tts.casting.tags import PRONOUNS, SENTENCE_END, SUBJECT, speech_tag
 from verified_tts.casting.turns import Guess, Line, fill_turns
@@ -37,19 +42,35 @@ from verified_tts.text.names import NOT_NAMES, TITLE, clean_name, proper_names
 __all__ = ["Guess", "attribute"]
 
 _LINKED = 0.85  # a tag whose description the text links to a named character
+_KIN = 0.8  # "said her father": the one of that family name
 _LINK_USES = 3  # tags a description needs before the scenes around them can link it
 _LINK_SHARE = 0.6  # ... and the share of them with the same one person of its gender in sight
 _AGE_WORDS = frozenset(["old", "elder"])  # "young Mr. Emerson" is the son, not "Mr. Emerson"
 
 
 _VOCATIVE = re.compile(
-    rf"(?:^|[,!?;—-]\s*|\b(?:dear|Dear|my|My|oh|Oh|O)\s+)(?P<who>{NAME})(?=\s*[,!?.;—-]|\s*$)"
+    rf"(?:^[\"“‘']?|[,!?;—-]\s*|\b(?:dear|Dear|my|My|oh|Oh|O)\s+)(?P<who>{NAME})"
+    r"(?=\s*[,!?.;—-]|\s*[\"”’']?\s*$)"
 )
 
 
-def _addressees(quote: str, people: Characters) -> tuple[str, ...]:
+# "sir" and "ma'am" call the listener a man or a woman ("Sir Harry" is a name, not a call)
+_SIR = re.compile(r"\b[Ss]ir\b(?!\s+[A-Z])")
+_MADAM = re.compile(r"\b(?:[Mm]a['’ ]?am|[Mm]adam)\b(?!\s+[A-Z])")
+
+
+def _courtesy(quotes: Sequence[str]) -> str | None:
+    """The gender of whom the quotes call "sir" or "ma'am", if they call anyone so and not both."""
+    said = " ".join(quotes)
+    male, female = bool(_SIR.search(said)), bool(_MADAM.search(said))
+    return "male" if male and not female else "female" if female and not male else None
+
+
+def _addressees(quotes: Sequence[str], people: Characters) -> tuple[str, ...]:
+    """Whom the quotes call by name, in order: "Mrs. Lynde!", "..., Marilla, ...", "my dear
+    Emma" (each quote read on its own, so a name just inside its opening mark counts)."""
     found = []
-    for match in _VOCATIVE.finditer(quote):
+    for match in (m for quote in quotes for m in _VOCATIVE.finditer(quote)):
         who = match.group("who")
         if who.split()[0] in NOT_NAMES and len(who.split()) == 1:
             continue
@@ -121,13 +142,21 @@ class _Conversation:
             and self.people.gender(p) == gender
         })  # fmt: skip
 
-    def pronoun(self, pronoun: str, before: list[str]) -> tuple[str | None, str, float]:
+    def pronoun(
+        self, pronoun: str, before: list[str], addressed: Sequence[str] = ()
+    ) -> tuple[str | None, str, float]:
+        """Whom a pronoun tag stands for; never someone the quote calls by name ("Emma," said
+        she: not Emma)."""
         gender = PRONOUNS[pronoun]
-        here = [n for n in before if self.people.gender(n) == gender]
+
+        def of_gender(name: str) -> bool:
+            return self.people.gender(name) == gender and name not in addressed
+
+        here = [n for n in before if of_gender(n)]
         if here:
             return here[0], f"'{pronoun}' with a speech verb: {here[0]}, named just before", 0.75
         if self.narration_before is not None:  # a paragraph of narration just before
-            there = [n for n in self.narration_before if self.people.gender(n) == gender]
+            there = [n for n in self.narration_before if of_gender(n)]
             if there:
                 return (
                     there[0],
@@ -135,7 +164,7 @@ class _Conversation:
                     0.8,
                 )
         pair = self.pair()
-        matching = [s for s in pair if self.people.gender(s) == gender]
+        matching = [s for s in pair if of_gender(s)]
         if len(matching) == 1:
             return matching[0], f"'{pronoun}' with a speech verb: the one {gender} talking", 0.75
         if len(pair) == 2 and not matching:
@@ -143,7 +172,7 @@ class _Conversation:
             if len(unknown) == 1:
                 return unknown[0], f"'{pronoun}' with a speech verb: the other one talking", 0.6
         for name in reversed(self.mentioned[-15:]):
-            if self.people.gender(name) == gender:
+            if of_gender(name):
                 return name, f"'{pronoun}' with a speech verb: the last {gender} named", 0.65
         return None, f"'{pronoun}' with a speech verb, but no {gender} character is in sight", 0.0
 
@@ -168,7 +197,7 @@ def _antecedents(text: str, people: Characters) -> list[str]:
 
 
 def _explicit(
-    text: str, quotes: ParagraphQuotes, talk: _Conversation
+    text: str, quotes: ParagraphQuotes, talk: _Conversation, addressees: tuple[str, ...] = ()
 ) -> tuple[str | None, str, float, str | None] | None:
     spans = quotes.spans
     people = talk.people
@@ -190,7 +219,7 @@ def _explicit(
             who, verb = tag
             if who in PRONOUNS:
                 named = _antecedents(before, people)
-                speaker, reason, confidence = talk.pronoun(who, named)
+                speaker, reason, confidence = talk.pronoun(who, named, addressees)
                 if speaker:  # named in the paragraph: as sure as a name; else a turn may tell
                     return speaker, reason, confidence, None if speaker in named else PRONOUNS[who]
                 unresolved = unresolved or (None, reason, 0.0, PRONOUNS[who])
@@ -201,11 +230,20 @@ def _explicit(
                 why = people.reasons[linked]
                 return speaker, f"'{who} {verb}' tags the quote: {why}", _LINKED, None
             if speaker in people.described and speaker.split()[0] in ("his", "her", "their"):
+                owners = [*addressees, *_antecedents(before, people)]
+                owners += [*(talk.narration_before or []), *talk.pair(), *talk.mentioned[::-1]]
+                kin = kin_of(speaker, owners, people)
+                if kin:
+                    reason = f"'{who} {verb}': {kin[0]}, who shares {kin[1]}'s family name"
+                    return kin[0], reason, _KIN, None
                 # "her mother" whom the text never links: a turn of that gender, like "she"
                 reason = f"'{who} {verb}': {speaker}, not named"
                 talk.hear(speaker)
                 unresolved = unresolved or (None, reason, 0.0, people.described[speaker])
                 continue
+            ordered = _latter_or_former(who.lower(), before, talk)
+            if ordered:
+                return ordered[0], f"'{who} {verb}': {ordered[1]}", _LINKED, None
             if speaker in people.described or who.lower() in ("the other", "the latter"):
                 speaker, reason, confidence = talk.describe(speaker or who.lower())
                 if speaker:
@@ -219,6 +257,21 @@ def _explicit(
                 )
                 return speaker, reason, 0.95, None
     return unresolved
+
+
+def _latter_or_former(words: str, before: str, talk: _Conversation) -> tuple[str, str] | None:
+    """(speaker, why) for "said the latter" or "the former replied" where the narration just
+    before names two or more people ("Mrs. Weston and Miss Bates met them at the door."): the
+    last of them or the first; else None, and "the latter" is the other one talking."""
+    if words not in ("the latter", "the former"):
+        return None
+    named = list(dict.fromkeys(_named(before, talk.people)))
+    if len(named) < 2:
+        named = list(dict.fromkeys(talk.narration_before or []))
+    if len(named) < 2:
+        return None
+    speaker = named[-1] if words == "the latter" else named[0]
+    return speaker, f"{speaker}, {words[4:]} of {named[0]} and {named[-1]}"
 
 
 def _subject(text: str, quotes: ParagraphQuotes, people: Characters) -> str | None:
@@ -331,7 +384,7 @@ def _chapter(
                 talk.speakers.append(None)
                 talk.speakers.append(None)
             continue
-        said = " ".join(text[s.start : s.end] for s in quotes.spans if s.dialogue)
+        said = [text[s.start : s.end] for s in quotes.spans if s.dialogue]
         addressees = _addressees(said, people)
         guess = _guess(text, quotes, talk, addressees)
         if introduced and not guess.tagged and quotes.spans[0].dialogue:
@@ -339,12 +392,19 @@ def _chapter(
         introduced = None
         talk.narration_before = None
         continues = quotes.spans[0].dialogue and quotes.spans[0].continues
-        lines.append(Line(guess, len(narration), tuple(named), continues))
+        lines.append(Line(guess, len(narration), tuple(named), continues, _courtesy(said)))
         talk.mentioned.extend(named)
         talk.speakers.append(guess.speaker)
         talk.last_addressees = guess.addressees
         if guess.speaker:
             talk.mentioned.append(guess.speaker)
+        # '"Ah!" said he ... after a while he began with,' hands the next quote on, as a
+        # paragraph of narration that ends so does
+        tail = text[quotes.spans[-1].start : quotes.spans[-1].end]
+        if not quotes.spans[-1].dialogue and _opens_speech(tail):
+            introduced = _introduction(tail, talk)
+            if introduced and introduced[0] == guess.speaker:  # he who spoke goes on: no turn
+                introduced = (*introduced[:2], None)
     return _continued(fill_turns(lines, people.gender), chapter)
 
 
@@ -400,7 +460,7 @@ def _guess(
     last = talk.speakers[-1] if talk.speakers else None
     if spans[0].dialogue and spans[0].continues and last:
         return Guess(last, "the speech goes on from the paragraph before", 0.95, addressees, True)
-    explicit = _explicit(text, quotes, talk)
+    explicit = _explicit(text, quotes, talk, addressees)
     if explicit and explicit[0]:
         return Guess(explicit[0], explicit[1], explicit[2], addressees, True, explicit[3])
     subject = _subject(text, quotes, talk.people)

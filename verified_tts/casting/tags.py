@@ -1,7 +1,8 @@
 """Speech tags: the narration beside a quote that says who spoke it, and with what verb.
 
 :func:`speech_tag` reads the narration just after a quote (", said Emma", ", Emma said", ", said
-she warmly", "was Mr. Allen's consolation", "was uttered by Catherine") or just before one ("Emma
+she warmly", "said the unsympathetic Marilla", "was Mr. Allen's consolation", "was his reply", "was
+uttered by Catherine") or just before one ("Emma
 replied:", "Then said Emma,", "she heard Harriet say,", "Isabella, embracing Catherine, thus
 began:", "Mr. Allen, who had heard it all, said,", "She turned to George:") and gives the words
 that name the speaker (a name, a description such as "the boatman" or "her mother", a pronoun or
@@ -75,7 +76,8 @@ _ADVERBS = (
 _LEAD = r"^[\W_]*(?:\([^)]*\)\W*)?(?:(?:So|Thus|Here|and|so|thus)\s+)?"
 _AFTER = (  # narration that follows a quote: ", said Emma", ", Emma said", ", said she warmly"
     re.compile(
-        rf"{_LEAD}{_ADVERBS}(?P<verb>[a-z]+)\s+(?:(?!(?:the|my|our|a|an)\s)[a-z]+\s+(?={NAME}))?{_WHO}(?![\w'])"
+        rf"{_LEAD}{_ADVERBS}(?P<verb>[a-z]+)\s+"
+        rf"(?:(?:the\s+)?(?!(?:the|my|our|a|an)\s)[a-z]+(?:-[a-z]+)?\s+(?={NAME}))?{_WHO}(?![\w'])"
     ),
     re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}[,]?\s+{_ADVERBS}(?P<verb>[a-z]+)\b{_NOT_SPEECH}"),
     re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}\s+(?:had|has|then)\s+(?P<verb>[a-z]+)\b"),
@@ -108,6 +110,12 @@ _SAYING = re.compile(  # "heard Harriet say in a serious tone,", "Thorpe's sayin
 _NOUN_TAG = re.compile(  # "was Mr. Allen's consolation", "was the immediate answer"
     rf"^[\W_]*(?:was|came)\s+{_WHO}(?:'s|’s|\s+s)\s+(?:\w+\s+)?(?P<verb>[a-z]+)\b"
 )
+
+_PRONOUN_NOUN_TAG = re.compile(  # "was his reply", "was her quick answer"
+    r"^[\W_]*(?:was|came)\s+(?P<who>his|her)\s+(?:\w+\s+)?(?P<verb>reply|answer|rejoinder|"
+    r"response|remark|exclamation|observation|comment|question|retort|cry)\b"
+)
+_POSSESSIVE_PRONOUN = {"his": "he", "her": "she"}
 
 
 # a sentence ends at . ! ? but not at a title's full stop ("Then Mrs. Honeychurch ... said:")
@@ -152,6 +160,9 @@ def speech_tag(narration: str, after: bool) -> tuple[str, str] | None:
     noun = _NOUN_TAG.match(text) if after else None
     if noun:
         return noun.group("who"), noun.group("verb")
+    noun = _PRONOUN_NOUN_TAG.match(text) if after else None
+    if noun:
+        return _POSSESSIVE_PRONOUN[noun.group("who")], noun.group("verb")
     passive = _PASSIVE.match(text) if after else None
     if passive and passive.group("who") != "I":
         return passive.group("who"), passive.group("verb")
