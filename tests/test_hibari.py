@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from dataclasses import replace
 
 import hibari
 import numpy as np
 import pytest
-import soundfile as sf
 
-from tests.conftest import CLI, ROOT
 from verified_tts.errors import UserError
 from verified_tts.generators import GeneratorConfig, SynthesisRequest, load_generator
 from verified_tts.generators.hibari import HibariOptions, phoneme_chunks
@@ -229,22 +226,3 @@ def test_foreign_models_fail_in_one_line(tmp_path):
         load_generator(GeneratorConfig(name="hibari", model=str(model_path())))
     with pytest.raises(UserError, match="no such file"):
         load_generator(GeneratorConfig(name="hibari", model=str(tmp_path / "none.onnx")))
-
-
-@pytest.mark.slow
-def test_cli_render_speaks_with_hibari(tmp_path):
-    book = tmp_path / "book.md"
-    book.write_text("# Two\n\nThe birch canoe slid on the smooth planks. Glue the sheet.\n")
-    out = tmp_path / "out"
-    result = subprocess.run(
-        [*CLI, "render", str(book), "--out", str(out), "-n", "2", "--no-adaptive",
-         "--voice", "hibari:heart"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["generator"] == "hibari" and manifest["model"] == "heart"
-    audio, rate = sf.read(out / manifest["book"]["wav"])
-    assert rate == 24000 and len(audio) / rate > 2.0
-    spoken = [u for u in manifest["utterances"] if u["text"].startswith("Glue")]
-    assert spoken and min(c["scores"]["wer"] for c in spoken[0]["candidates"]) < 0.5

@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.ray, pytest.mark.timeout(1800)]
 
 SLOTS = {"gpu_slot": 2}
 BOOK = "# Nodes\n\n" + " ".join(
-    f"Sentence number {i} crosses the quiet field before the rain." for i in range(24)
+    f"Sentence number {i} crosses the quiet field before the rain." for i in range(12)
 )
 runner = CliRunner()
 

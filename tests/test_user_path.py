@@ -65,11 +65,22 @@ def _check(out: Path, manifest: dict, generator: str, rate: int, n: int, text: s
         assert (out / name).stat().st_size > 0
 
 
-@pytest.mark.parametrize(("generator", "rate"), [("piper", 22_050), ("hibari", 24_000),
-                                                 ("espeak", 22_050)])  # fmt: skip
-def test_render_with_an_embedded_generator(tmp_path, generator, rate):
-    out, manifest = _render(tmp_path, "--generator", generator, "-n", "2")
+@pytest.mark.parametrize(
+    ("options", "generator", "model", "rate"),
+    [
+        ((), "piper", "en_US-joe-medium", 22_050),  # the README's plain command: the default
+        (("--voice", "hibari:heart"), "hibari", "heart", 24_000),  # a voice names its generator
+        (("--generator", "espeak"), "espeak", None, 22_050),
+    ],
+)
+def test_render_with_an_embedded_generator(tmp_path, options, generator, model, rate):
+    out, manifest = _render(tmp_path, *options, "-n", "2")
     _check(out, manifest, generator, rate, 2)
+    if model:
+        assert manifest["model"] == model
+        # speech, not noise: Whisper tiny.en gets most words of the line
+        spoken = [u for u in manifest["utterances"] if u["text"].startswith("The birch")]
+        assert min(c["scores"]["wer"] for c in spoken[0]["candidates"]) < 0.5
 
 
 @pytest.mark.vllm
