@@ -307,6 +307,17 @@ def driver_derivation() -> str:
     )
 
 
+def ray_warm() -> str:
+    data = result("warm_verifiers")
+    cold, warm = data["cold"], data["warm"]
+    return (
+        f"a two-sentence espeak job took {num(cold['wall_seconds_median'], 1)} s from submit to "
+        f"done with `warm_idle_s = 0` and {num(warm['wall_seconds_median'], 1)} s with a warm set "
+        f"(medians of {cold['jobs']} jobs each, alternating; the job's own load "
+        f"{num(cold['load_seconds_median'], 1)} s against {num(warm['load_seconds_median'], 1)} s)"
+    )
+
+
 BLOCKS = {
     "demo": Generated(("render_benchmark",), demo, labels=0),
     "render-benchmark": Generated(("render_benchmark",), render_benchmark),
@@ -319,6 +330,7 @@ BLOCKS = {
     "reliability": Generated(("reliability",), reliability, labels=2),
     "dub-fit": Generated(("dub_benchmark",), dub_fit),
     "ray-benchmark": Generated(("ray_benchmark",), ray_benchmark, labels=0),
+    "ray-warm": Generated(("warm_verifiers",), ray_warm, labels=0),
     "orpheus-logits": Generated(("orpheus_throughput",), orpheus_logits),
     "orpheus-throughput": Generated(("orpheus_throughput",), orpheus_throughput),
     "snac-decode": Generated(("orpheus_throughput",), snac_decode, labels=0),
