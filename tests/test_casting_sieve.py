@@ -522,3 +522,66 @@ def test_an_answer_to_sir_given_to_a_woman_is_less_sure():
     assert plain["speaker"] == called["quotes"][-1]["speaker"] == "Clara"
     assert called["quotes"][-1]["confidence"] < plain["confidence"]
     assert "'sir'" in called["quotes"][-1]["why"]
+
+
+def test_accented_and_hyphenated_names_are_characters():
+    text = """At the gate stood Léonce, and with him Zoë and Mary-Jane. Then Zoë smiled at
+Léonce, and Mary-Jane laughed.
+
+"Good evening," said Léonce.
+
+"Good evening," said Zoë.
+
+"You are late," said Mary-Jane.
+"""
+    said = [q["speaker"] for q in cast_report(text)["quotes"]]
+    assert said == ["Léonce", "Zoë", "Mary-Jane"]
+
+
+def test_the_girl_in_a_tag_with_two_women_in_sight_is_whose_turn_it_is():
+    text = """In the parlour sat Clara and Bella with Mr. Dunn. Then Clara yawned, for she was
+tired. Then Bella frowned, for she was cross. Then Mr. Dunn laughed, for he was merry.
+
+"Shall we walk?" asked Mr. Dunn.
+
+"Not now," said Bella.
+
+"Nor I," said Clara.
+
+"Then later?" said Mr. Dunn.
+
+"Perhaps," the girl said.
+"""
+    quote = cast_report(text)["quotes"][-1]
+    # not a stranger called "the girl": a woman's tag, and it is Clara's turn
+    assert quote["speaker"] == "Clara"
+    assert quote["why"] == "'she' with a speech verb: Clara, whose turn it is"
+
+
+def test_a_line_no_tag_or_turn_tells_is_the_one_the_narration_before_is_about():
+    text = """The rain had stopped when Clara Vane came home. At the door Clara shook her umbrella.
+
+Clara went into the hall and looked about her.
+
+"What a grey morning it is!"
+"""
+    quote = cast_report(text)["quotes"][0]
+    assert quote["speaker"] == "Clara"
+    assert quote["confidence"] == 0.58 and "narration just before" in quote["why"]
+
+
+def test_a_turn_from_a_less_sure_anchor_loses_half_the_difference():
+    from verified_tts.casting.turns import Guess, Line, fill_turns
+
+    def turn(anchor: float) -> float:
+        lines = [
+            Line(Guess("Anne", "tag", 0.95, tagged=True), 0),
+            Line(Guess("Tom", "tag", anchor, tagged=True), 0),
+            Line(Guess(None, "", 0.0), 0),
+        ]
+        return fill_turns(lines, lambda who: None)[2].confidence
+
+    # two people after the last tag, an answer: 64% right from a tag; from an anchor of 0.57
+    # (four tenths less sure than a tag) a fifth less: 0.64 * 0.8
+    assert turn(0.95) == 0.64
+    assert turn(0.57) == round(0.64 * 0.8, 3)

@@ -83,10 +83,10 @@ def test_uncertain_speakers_come_first_and_one_click_gives_a_quote_its_voice(
         # no speaker first, least sure first (three turn-taking guesses below 0.9, the last line
         # the least sure), then the tags
         assert "Only the wind." in cards[0] and "guess: Anne" in cards[0]
-        assert "confidence 0.54" in cards[0] and "turn-taking" in cards[0]
-        assert "It rang an hour ago." in cards[1] and "confidence 0.58" in cards[1]
+        assert "confidence 0.61" in cards[0] and "turn-taking" in cards[0]
+        assert "It rang an hour ago." in cards[1] and "confidence 0.64" in cards[1]
         assert "Who goes there?" in cards[2] and "guess: Tom" in cards[2]
-        assert "confidence 0.60" in cards[2] and "spoken in the dialogue voice" in cards[2]
+        assert "confidence 0.72" in cards[2] and "spoken in the dialogue voice" in cards[2]
         assert "spoken by Anne" in cards[3] + cards[4] and "spoken by Tom" in cards[3] + cards[4]
         choices = browser.execute_script(
             "return [...document.querySelectorAll('#speakers .quote')[0]"

@@ -15,11 +15,18 @@ from collections import Counter
 from collections.abc import Sequence
 
 from verified_tts.text.dialogue import SPEECH_VERBS, ParagraphQuotes
-from verified_tts.text.names import NOT_NAMES, TITLE, clean_name, is_name, sole_mentions
+from verified_tts.text.names import (
+    CAPITAL_WORD,
+    NOT_NAMES,
+    TITLE,
+    clean_name,
+    is_name,
+    sole_mentions,
+)
 
 __all__ = ["NAME", "character_genders", "mentions", "place_names"]
 
-_CAPITAL = rf"(?!{TITLE}\s)(?:Mc|Mac|O')?[A-Z][a-z'A-Z]+"
+_CAPITAL = rf"(?!{TITLE}\s){CAPITAL_WORD}"
 # a name: an optional title, then capitalised words, none of them a title ("Miss Woodhouse Miss
 # Taylor", across a line break, is two people)
 NAME = rf"(?:{TITLE}\s+)?{_CAPITAL}(?:\s+(?:de|De|von|van|la|du)?\s*{_CAPITAL})*"

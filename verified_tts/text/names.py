@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from verified_tts.text.dialogue import ParagraphQuotes
 
 __all__ = [
+    "CAPITAL_WORD",
     "NAME",
     "NOT_NAMES",
     "PRONOUNS",
@@ -49,7 +50,12 @@ TITLE = (
     r"Uncle|Aunt|Father|Mother|Parson|Captain|Colonel|Major|General|Judge|Squire|Cousin|"
     r"Grandfather|Grandmother|Grandma|Grandpa|Brother|Sister)"
 )
-_CAPITAL = r"(?:Mc|Mac|O')?[A-Z][a-z'A-Z]+"
+# letters of a name, accented ones included (Léonce, Zoë); a hyphen may join two capitalised
+# parts (Mary-Jane), as the words counted by proper_names do
+UPPER = "A-ZÀ-ÖØ-Þ"
+_LOWER = "a-zß-öø-ÿ"
+CAPITAL_WORD = rf"(?:Mc|Mac|O')?[{UPPER}][{_LOWER}'{UPPER}]+(?:-[{UPPER}][{_LOWER}'{UPPER}]+)?"
+_CAPITAL = CAPITAL_WORD
 NAME = rf"(?:{TITLE}\s+)?{_CAPITAL}(?:\s+(?:de|De|von|van|la|du)?\s*{_CAPITAL})*"
 PRONOUNS = {"he": "male", "she": "female"}
 _CAPITALISED_WORDS = """
