@@ -97,18 +97,26 @@ def list_jobs(state_dir: Path) -> list[dict]:
 def wait_all(
     state_dir: Path, ids: list[str], deadline_s: float, poll_s: float = 2.0
 ) -> tuple[dict[str, dict], list[dict]]:
-    """Poll until every job is final or ``deadline_s`` seconds have passed: (the final jobs by
-    id, the last listing of the records)."""
-    final: dict[str, dict] = {}
+    """Wait until every job is final or ``deadline_s`` seconds have passed: (the final jobs by
+    id, the records as ``jobs list --json`` then prints them). The waiting polls the queue in this
+    process: a ``jobs list`` process each poll costs a second or two of CPU, which on two cores
+    the jobs being waited for would pay for. What counts is the one listing at the end."""
+    from jobs.queue import JobQueue
+    from verified_tts.errors import UserError
+
+    queue = JobQueue(state_dir)
     give_up = time.monotonic() + deadline_s
-    while True:
-        listed = list_jobs(state_dir)
-        for job in listed:
-            if job["id"] in ids and job["state"] in TERMINAL:
-                final[job["id"]] = job
-        if len(final) == len(set(ids)) or time.monotonic() >= give_up:
-            return final, listed
+    while time.monotonic() < give_up:
+        try:
+            states = {record.id: record.state for record in queue.list()}
+        except UserError:
+            states = {}
+        if all(states.get(i) in TERMINAL for i in ids):
+            break
         time.sleep(min(poll_s, max(0.0, give_up - time.monotonic())))
+    listed = list_jobs(state_dir)
+    final = {job["id"]: job for job in listed if job["id"] in ids and job["state"] in TERMINAL}
+    return final, listed
 
 
 def ray_submissions(dashboard: str) -> dict[str, int]:
