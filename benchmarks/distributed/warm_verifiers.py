@@ -6,8 +6,8 @@ The script starts a cluster (two CPUs, one job at a time, as the tests' cluster 
 submits ``--rounds`` pairs of jobs one after the other, alternating which setting goes first in
 each pair, since load on a shared machine drifts. Each job renders its own two-sentence book with
 espeak at N=2 through ``verified-tts jobs submit``, as a user submits it, and is timed from the
-submit command to the record's SUCCEEDED; the job's own ``load`` seconds come from its manifest.
-The first warm job loads its set like a cold one and is reported apart. Writes
+submit command to the record's SUCCEEDED (polled in-process); the job's own ``load`` seconds come
+from its manifest. The first warm job loads its set like a cold one and is reported apart. Writes
 benchmarks/results/warm_verifiers.json.
 
 Usage: python -m benchmarks.distributed.warm_verifiers [--rounds 4]
@@ -45,6 +45,8 @@ def _cli(state_dir: Path, *args: str) -> dict:
 
 def run_job(state_dir: Path, work: Path, name: str, setting: str, text: str) -> dict[str, Any]:
     """Submit one render job and wait for it: its wall seconds and the manifest's stage times."""
+    from jobs.queue import JobQueue
+
     book = work / f"{name}.md"
     book.write_text(f"# {name}\n\n{text}\n", encoding="utf-8")
     config = work / f"{setting}.toml"
@@ -53,9 +55,10 @@ def run_job(state_dir: Path, work: Path, name: str, setting: str, text: str) -> 
     started = time.perf_counter()
     job = _cli(state_dir, "jobs", "submit", "render", str(book), "--generator", "espeak",
                "-n", "2", "--config", str(config), "--out", str(out))  # fmt: skip
-    while (state := _cli(state_dir, "jobs", "status", job["id"])["state"]) not in (
-        "SUCCEEDED", "FAILED", "STOPPED",
-    ):  # fmt: skip
+    # polled in this process: a `verified-tts jobs status` process a poll costs a second or two
+    # of CPU, which on two cores the job being timed would pay for
+    queue = JobQueue(state_dir)
+    while (state := queue.status(job["id"]).state) not in ("SUCCEEDED", "FAILED", "STOPPED"):
         time.sleep(0.2)
     wall = time.perf_counter() - started
     if state != "SUCCEEDED":
