@@ -2,11 +2,11 @@
 
 :func:`speech_tag` reads the narration just after a quote (", said Emma", ", Emma said", ", said
 she warmly", "said the unsympathetic Marilla", "was Mr. Allen's consolation", "was his reply", "was
-uttered by Catherine") or just before one ("Emma
-replied:", "Then said Emma,", "she heard Harriet say,", "Isabella, embracing Catherine, thus
-began:", "Mr. Allen, who had heard it all, said,", "She turned to George:") and gives the words
-that name the speaker (a name, a description such as "the boatman" or "her mother", a pronoun or
-"I") with the verb; whom those words stand for is :mod:`verified_tts.casting.sieve`'s business.
+uttered by Catherine") or just before one ("Emma replied:", "Then said Emma,", "she heard Harriet
+say,", "Isabella, embracing Catherine, thus began:", "Mr. Allen, who had heard it all, said,",
+"She turned to George:") and gives the words that name the speaker (a name, a description such as
+"the boatman" or "her mother", a pronoun or "I") with the verb; whom those words stand for is
+:mod:`verified_tts.casting.sieve`'s business.
 """
 
 from __future__ import annotations

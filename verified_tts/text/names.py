@@ -52,11 +52,10 @@ TITLE = (
 )
 # letters of a name, accented ones included (Léonce, Zoë); a hyphen may join two capitalised
 # parts (Mary-Jane), as the words counted by proper_names do
-UPPER = "A-ZÀ-ÖØ-Þ"
+_UPPER = "A-ZÀ-ÖØ-Þ"
 _LOWER = "a-zß-öø-ÿ"
-CAPITAL_WORD = rf"(?:Mc|Mac|O')?[{UPPER}][{_LOWER}'{UPPER}]+(?:-[{UPPER}][{_LOWER}'{UPPER}]+)?"
-_CAPITAL = CAPITAL_WORD
-NAME = rf"(?:{TITLE}\s+)?{_CAPITAL}(?:\s+(?:de|De|von|van|la|du)?\s*{_CAPITAL})*"
+CAPITAL_WORD = rf"(?:Mc|Mac|O')?[{_UPPER}][{_LOWER}'{_UPPER}]+(?:-[{_UPPER}][{_LOWER}'{_UPPER}]+)?"
+NAME = rf"(?:{TITLE}\s+)?{CAPITAL_WORD}(?:\s+(?:de|De|von|van|la|du)?\s*{CAPITAL_WORD})*"
 PRONOUNS = {"he": "male", "she": "female"}
 _CAPITALISED_WORDS = """
     The Then But And It He She They I We You This That There When As Yes No Oh Ah Well So If
