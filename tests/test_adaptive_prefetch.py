@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass
+
+import pytest
 
 from verified_tts.selection.policy import judge, round_targets, should_stop
 from verified_tts.workflows.render import render
@@ -60,61 +63,90 @@ def test_adaptive_render_stops_early_where_a_candidate_passed(
     assert manifest["stats"]["candidates_generated"] == 8 * len(manifest["utterances"])
 
 
-def test_prefetch_generates_the_next_window_on_its_thread_and_the_window_uses_it(
-    tmp_path, synthesizer_factory
-):
-    book = tmp_path / "five.md"
+@dataclass(frozen=True)
+class PrefetchRun:
+    """One render of FIVE (N=4, windows of two lines): its manifest, the thread of each
+    generation request and its size, and the thread of each WER scoring call."""
+
+    manifest: dict
+    generated: tuple[tuple[str, int], ...]
+    scored_on: tuple[str, ...]
+
+
+@pytest.fixture(scope="module")
+def prefetch_runs(tmp_path_factory, synthesizer_factory) -> dict[bool, PrefetchRun]:
+    """FIVE rendered with prefetch off and on, once for the module's prefetch checks."""
+    folder = tmp_path_factory.mktemp("prefetch")
+    book = folder / "five.md"
     book.write_text(FIVE, encoding="utf-8")
+    wer = synthesizer_factory().verifiers.get("wer")
+    score = wer.score
+    scored_on: list[str] = []
+
+    def recorded(clips):
+        scored_on.append(threading.current_thread().name)
+        return score(clips)
+
+    runs = {}
+    wer.score = recorded  # the session's verifier: restored below
+    try:
+        for prefetch in (False, True):
+            scored_on.clear()
+            synthesizer = synthesizer_factory(candidates=4, window=2, prefetch=prefetch)
+            recorder = RecordingGenerator(synthesizer.generator)
+            synthesizer.generator = recorder
+            render(book, folder / str(prefetch), synthesizer.config, synthesizer=synthesizer)
+            runs[prefetch] = PrefetchRun(
+                read_manifest(folder / str(prefetch)), tuple(recorder.calls), tuple(scored_on)
+            )
+    finally:
+        del wer.score
+    return runs
+
+
+def test_prefetch_generates_the_next_window_on_its_thread_and_the_window_uses_it(prefetch_runs):
     generated_on = {}
-    for prefetch in (False, True):
-        synthesizer = synthesizer_factory(candidates=4, window=2, prefetch=prefetch)
-        recorder = RecordingGenerator(synthesizer.generator)
-        synthesizer.generator = recorder
-        render(book, tmp_path / str(prefetch), synthesizer.config, synthesizer=synthesizer)
-        manifest = read_manifest(tmp_path / str(prefetch))
+    for prefetch, run in prefetch_runs.items():
         by_thread: dict[str, int] = {}
-        for thread, count in recorder.calls:
+        for thread, count in run.generated:
             kind = "prefetch" if thread.startswith("prefetch") else "main"
             by_thread[kind] = by_thread.get(kind, 0) + count
         generated_on[prefetch] = by_thread
         # nothing generated twice: every candidate in the manifest was made exactly once
-        total = sum(len(u["candidates"]) for u in manifest["utterances"])
-        assert sum(by_thread.values()) == total == manifest["stats"]["candidates_generated"]
+        total = sum(len(u["candidates"]) for u in run.manifest["utterances"])
+        assert sum(by_thread.values()) == total == run.manifest["stats"]["candidates_generated"]
+        assert run.manifest["stats"]["candidates_reused"] == 0
     assert "prefetch" not in generated_on[False]
     assert generated_on[True].get("prefetch", 0) >= 2, generated_on
     # the main thread then needed fewer: prefetched candidates were used, not made again
     assert generated_on[True]["main"] < generated_on[False]["main"]
 
 
+def test_prefetching_the_next_window_changes_no_winner(prefetch_runs):
+    def picked(manifest):
+        return [
+            (u["key"], u["winner"], [c["seed"] for c in u["candidates"]])
+            for u in manifest["utterances"]
+        ]
+
+    assert picked(prefetch_runs[True].manifest) == picked(prefetch_runs[False].manifest)
+
+
 def test_prefetch_scores_the_next_window_ahead_with_the_scores_a_window_gives_itself(
-    tmp_path, synthesizer_factory, monkeypatch
+    prefetch_runs,
 ):
     """The prefetch thread also scores the next window's first round, without its speaker
     reference (it is made from this window's winners), and the window finishes those scores: every
     score is what the render without prefetch gives, and nothing is scored twice."""
-    book = tmp_path / "five.md"
-    book.write_text(FIVE, encoding="utf-8")
-    wer = synthesizer_factory().verifiers.get("wer")
-    threads: list[str] = []
-    score = wer.score
 
-    def recorded(clips):
-        threads.append(threading.current_thread().name)
-        return score(clips)
-
-    monkeypatch.setattr(wer, "score", recorded)
-    scores, calls = {}, {}
-    for prefetch in (False, True):
-        threads.clear()
-        synthesizer = synthesizer_factory(candidates=4, window=2, prefetch=prefetch)
-        render(book, tmp_path / str(prefetch), synthesizer.config, synthesizer=synthesizer)
-        manifest = read_manifest(tmp_path / str(prefetch))
-        scores[prefetch] = [
+    def scores(manifest):
+        return [
             (u["winner"], [(c["scores"], c["detail"], c["score"]) for c in u["candidates"]])
             for u in manifest["utterances"]
         ]
-        calls[prefetch] = list(threads)
-    assert scores[True] == scores[False]
-    assert not any(t.startswith("prefetch") for t in calls[False])
-    assert sum(t.startswith("prefetch") for t in calls[True]) >= 2, calls[True]
-    assert len(calls[True]) == len(calls[False])  # the windows used what was scored ahead
+
+    off, on = prefetch_runs[False], prefetch_runs[True]
+    assert scores(on.manifest) == scores(off.manifest)
+    assert not any(t.startswith("prefetch") for t in off.scored_on)
+    assert sum(t.startswith("prefetch") for t in on.scored_on) >= 2, on.scored_on
+    assert len(on.scored_on) == len(off.scored_on)  # the windows used what was scored ahead

@@ -212,30 +212,3 @@ def test_emotion_directive_is_scored_and_unknown_label_fails_first(tmp_path):
     assert not (tmp_path / "out2" / "store" / "audio").exists() or not any(
         (tmp_path / "out2" / "store" / "audio").iterdir()
     )
-
-
-def test_prefetching_the_next_window_changes_no_winner_and_generates_nothing_twice(
-    tmp_path, synthesizer_factory
-):
-    book = tmp_path / "five.md"
-    book.write_text(
-        "# Five\n\nThe birch canoe slid on the smooth planks. Rice is often served in round "
-        "bowls. The juice of lemons makes fine punch. The box was thrown beside the parked truck.\n"
-    )
-    manifests = {}
-    for prefetch in (False, True):
-        synthesizer = synthesizer_factory(candidates=4, window=2, prefetch=prefetch)
-        render(book, tmp_path / str(prefetch), synthesizer.config, synthesizer=synthesizer)
-        manifests[prefetch] = read_manifest(tmp_path / str(prefetch))
-
-    def picked(manifest):
-        return [
-            (u["key"], u["winner"], [c["seed"] for c in u["candidates"]])
-            for u in manifest["utterances"]
-        ]
-
-    assert picked(manifests[True]) == picked(manifests[False])
-    for manifest in manifests.values():
-        total = sum(len(u["candidates"]) for u in manifest["utterances"])
-        assert manifest["stats"]["candidates_generated"] == total
-        assert manifest["stats"]["candidates_reused"] == 0
