@@ -33,12 +33,17 @@ demo: $(STAMP)
 
 # The whole suite over two workers; each engine's and the Ray cluster's tests stay on one worker
 # (tests/conftest.py), and the 20 slowest tests are printed so the next slow one is seen.
+# The project's own modules are compiled first: an editable install has no bytecode, and where
+# PYTHONDONTWRITEBYTECODE is set every CLI, job and Ray worker process the suite starts (some two
+# hundred) would compile them again.
 test: $(STAMP)
+	$(BIN)/python -m compileall -q verified_tts verifiers jobs
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=20
 
 # The inner loop: no codec-LM engine, no Ray cluster, no browser, no whole-book or film runs
 # (the e2e modules named in tests/conftest.py).
 test-fast: $(STAMP)
+	$(BIN)/python -m compileall -q verified_tts verifiers jobs
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=10 \
 		-m "not slow and not vllm and not ray and not browser and not e2e"
 
