@@ -585,3 +585,18 @@ def test_a_turn_from_a_less_sure_anchor_loses_half_the_difference():
     # (four tenths less sure than a tag) a fifth less: 0.64 * 0.8
     assert turn(0.95) == 0.64
     assert turn(0.57) == round(0.64 * 0.8, 3)
+
+
+def test_an_exclamation_that_opens_a_quote_after_a_tag_is_not_a_name():
+    from verified_tts.text.names import proper_names
+
+    # 'hastily replied, "Indeed! ..."': capitalised in mid-sentence, as a name is, more than once
+    texts = [
+        'Miss Tilney hastily replied, "Indeed! And of what nature?"',
+        'Henry said, "Indeed! Have you yet honoured the Upper Rooms?" And Catherine said, '
+        '"Nay, I have not." Isabella cried, "Alas! Pray tell me."',
+        'Mr. Allen said, "Nay, Alas, Pray, Goodness, Nobody knows."',
+    ]
+    names = proper_names(texts)
+    assert {"Tilney", "Henry", "Catherine", "Isabella", "Allen"} >= names - {"Miss"}, names
+    assert not {"Indeed", "Nay", "Alas", "Pray", "Goodness", "Nobody"} & names

@@ -63,6 +63,8 @@ _CAPITALISED_WORDS = """
     After Before Afterward All Some One Once Perhaps Presently Suddenly Again Even Only Just Let
     Do Don't Good God Heaven Lord Sir Madam Mother Father Dear My Your Mine O A An Is Are Was
     Come Go See Look Never Ever Every Each Both Yet Though Although While Till Until Because
+    Indeed Nay Alas Pray Hush Hark Aye Nonsense Impossible Certainly Surely Thank Thanks Pardon
+    Goodness Gracious Really Quite Very Nothing Nobody Somebody Everybody Anybody Hallo Hullo
 """
 _CALENDAR = """
     January February March April May June July August September October November December
