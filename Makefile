@@ -34,7 +34,7 @@ demo: $(STAMP)
 # The whole suite over two workers; each engine's and the Ray cluster's tests stay on one worker
 # (tests/conftest.py), and the 20 slowest tests are printed so the next slow one is seen.
 # The project's own modules are compiled first: an editable install has no bytecode, and where
-# PYTHONDONTWRITEBYTECODE is set every CLI, job and Ray worker process the suite starts (some two
+# PYTHONDONTWRITEBYTECODE is set every CLI, job and Ray worker process the suite starts (well over a
 # hundred) would compile them again.
 test: $(STAMP)
 	$(BIN)/python -m compileall -q verified_tts verifiers jobs
