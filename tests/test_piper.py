@@ -263,3 +263,23 @@ def test_planar_graph_is_the_plain_graph_up_to_float_rounding(joe):
 def test_planar_option_must_be_a_boolean():
     with pytest.raises(UserError, match=r"\[generator.piper\] planar must be true or false"):
         load_generator(GeneratorConfig(name="piper", options={"planar": "yes"}))
+
+
+def test_a_voice_asked_for_again_in_a_process_is_the_one_already_loaded(tiny, tmp_path):
+    from verified_tts.generators.piper_voice import load_voice
+
+    first = load_voice(str(tiny), threads=1)
+    assert load_voice(str(tiny), threads=1) is first  # read and rewritten once
+    copied = tmp_path / "copy" / "tiny.onnx"  # the same bytes elsewhere: the same voice
+    copied.parent.mkdir()
+    copied.write_bytes(tiny.read_bytes())
+    copied.with_name("tiny.onnx.json").write_bytes(tiny.with_name("tiny.onnx.json").read_bytes())
+    same = load_voice(str(copied), threads=1)
+    assert same is first
+    assert load_voice(str(tiny), threads=1, planar=False) is not first  # another graph
+    # the file changed in place: read again, not the voice loaded before
+    config = json.loads(tiny.with_name("tiny.onnx.json").read_text(encoding="utf-8"))
+    config["inference"] = {"noise_scale": 0.5, "noise_w": 0.5, "length_scale": 1.25}
+    copied.with_name("tiny.onnx.json").write_text(json.dumps(config), encoding="utf-8")
+    changed = load_voice(str(copied), threads=1)
+    assert changed is not first and changed.inference["length_scale"] == 1.25

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -114,9 +115,28 @@ def _sha256(*paths: Path) -> str:
     return digest.hexdigest()
 
 
+# voices loaded in this process, by (the files' sha256, threads, planar): a voice named by several
+# generators (a cast's moved voices, a render and its rehearing) is read and rewritten once
+_LOADED: dict[tuple[str, int, bool], PiperVoice] = {}
+_LOADING = threading.Lock()
+
+
 def load_voice(model: str | None = None, threads: int = 0, planar: bool = True) -> PiperVoice:
     """Read a voice, check it, rewrite its noise (and with ``planar`` its convolutions, see
-    :mod:`verified_tts.generators.piper_planar`), and open one onnxruntime session on it."""
+    :mod:`verified_tts.generators.piper_planar`), and open one onnxruntime session on it; the same
+    files asked for again in this process (the same bytes, threads and ``planar``) are the voice
+    already loaded, whose sessions are safe to share between threads."""
+    onnx_path, config_path = _voice_files(model)
+    key = (_sha256(onnx_path, config_path), threads, planar)
+    with _LOADING:
+        if key not in _LOADED:
+            _LOADED[key] = _load(onnx_path, config_path, key[0], threads, planar)
+        return _LOADED[key]
+
+
+def _load(
+    onnx_path: Path, config_path: Path, digest: str, threads: int, planar: bool
+) -> PiperVoice:
     try:
         import onnx
         import onnxruntime
@@ -126,7 +146,6 @@ def load_voice(model: str | None = None, threads: int = 0, planar: bool = True) 
             "run `pip install onnx onnxruntime` (or reinstall verified-tts)"
         ) from error
 
-    onnx_path, config_path = _voice_files(model)
     config = _read_config(config_path)
     try:
         graph = onnx.load(str(onnx_path))
@@ -176,7 +195,7 @@ def load_voice(model: str | None = None, threads: int = 0, planar: bool = True) 
             "noise_w": float(inference.get("noise_w", 0.8)),
             "length_scale": float(inference.get("length_scale", 1.0)),
         },
-        digest=_sha256(onnx_path, config_path),
+        digest=digest,
         durations=durations,
         planar=planar,
         duration_scale=duration_scale,
