@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# bytecode for the project's own modules (see `test`)
+COMPILE := $(BIN)/python -m compileall -q verified_tts verifiers jobs
 
 .PHONY: demo test test-fast lint bench clean
 
@@ -37,13 +39,13 @@ demo: $(STAMP)
 # PYTHONDONTWRITEBYTECODE is set every CLI, job and Ray worker process the suite starts (well over a
 # hundred) would compile them again.
 test: $(STAMP)
-	$(BIN)/python -m compileall -q verified_tts verifiers jobs
+	$(COMPILE)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=20
 
 # The inner loop: no codec-LM engine, no Ray cluster, no browser, no whole-book or film runs
 # (the e2e modules named in tests/conftest.py).
 test-fast: $(STAMP)
-	$(BIN)/python -m compileall -q verified_tts verifiers jobs
+	$(COMPILE)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=10 \
 		-m "not slow and not vllm and not ray and not browser and not e2e"
 
