@@ -2,12 +2,12 @@
 
 Two backends behind one class. ``resemblyzer`` (the offline default; its wheel carries the
 weights) follows resemblyzer's own recipe (16 kHz, level-normalise, trim long silences with its
-VAD, cut the utterance into 1.6 s partials, embed each, average, L2-normalise) but stacks the
-partials of every clip in the batch into ONE forward pass of the VoiceEncoder, which gives the
-same vector as its one-clip ``embed_utterance``. ``ecapa`` is speechbrain's
+VAD, cut the utterance into 1.6 s partials, embed each, average, L2-normalise) without torch
+(:mod:`verifiers.voice_encoder`) and stacks the partials of every clip in the batch into ONE
+forward pass, which gives the vector of resemblyzer's one-clip ``embed_utterance``. ``ecapa`` is speechbrain's
 spkrec-ecapa-voxceleb (a local folder or hub id; the field's standard), an optional extra because
 speechbrain needs torchaudio, which loads beside the GPU torch builds but not beside the CPU
-torch of the embedded default; it pads the batch and passes relative lengths. Metric
+torch build; it pads the batch and passes relative lengths. Metric
 ``speaker`` = cosine similarity with ``clip.speaker_reference`` (higher is better; omitted when
 the clip has no reference), and every score carries the unit-norm ``embedding`` so the pipeline
 can keep a running centroid of accepted winners. An embedding of a short clip sits far from a
@@ -25,9 +25,7 @@ voice" rather than failing it. Every score's detail gives the speech seconds the
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -62,40 +60,21 @@ _ECAPA_HINT = (
 )
 
 
-_THREADS_LOCK = threading.Lock()
-_CHUNK = 16  # partials per forward pass of the VoiceEncoder; see _Resemblyzer._forward_chunk
-
-
-@contextmanager
-def _one_cpu_thread(active: bool) -> Iterator[None]:
-    """Run torch on one CPU thread inside the block (torch's setting is process-wide).
-
-    The VoiceEncoder is a small 3-layer LSTM stepped 160 times per partial; with two OpenMP
-    threads every step ends in a barrier, which on the 2-core development machine cost 10x the
-    CPU of one thread when idle (0.65 s against 0.06 s for 12 partials) and 100x the wall time
-    when other processes held the cores.
-    """
-    if not active:
-        yield
-        return
-    import torch
-
-    with _THREADS_LOCK:
-        previous = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(previous)
+_CHUNK = 16  # partials per forward pass of the encoder; see _Resemblyzer._forward_chunk
 
 
 class _Resemblyzer:
-    """Resemblyzer's VoiceEncoder with its partials batched across clips."""
+    """Resemblyzer's voice encoder (:mod:`verifiers.voice_encoder`, without torch) with its
+    partials batched across clips; it runs on the CPU whatever ``device`` says."""
 
     label = "resemblyzer"
 
-    def __init__(self, weights: str | None, device: str) -> None:
-        from resemblyzer import VoiceEncoder
+    def __init__(self, weights: str | None) -> None:
+        from verifiers.voice_encoder import (
+            VoiceEncoderSession,
+            bundled_weights_path,
+            load_weights,
+        )
 
         if weights is not None and not os.path.isfile(os.path.expanduser(weights)):
             raise UserError(
@@ -103,14 +82,13 @@ class _Resemblyzer:
                 "model unset to use the weights in the resemblyzer wheel"
             )
         self.weights = None if weights is None else os.path.abspath(os.path.expanduser(weights))
-        self.encoder = VoiceEncoder(device=device, verbose=False, weights_fpath=self.weights)
+        self.encoder = VoiceEncoderSession(load_weights(self.weights or bundled_weights_path()))
         if self.weights is None:
             from importlib.metadata import version
 
             self.model = f"pretrained.pt (resemblyzer {version('resemblyzer')})"
         else:
             self.model = self.weights
-        self.encoder.eval()
 
     @staticmethod
     def prepare(audio: np.ndarray, sample_rate: int) -> np.ndarray:
@@ -119,40 +97,36 @@ class _Resemblyzer:
         Its ``preprocess_wav`` does the same but resamples with librosa, whose first call costs
         seconds of lazy imports; the polyphase resampler used everywhere else here does not.
         """
-        from resemblyzer.audio import normalize_volume, trim_long_silences
-        from resemblyzer.hparams import audio_norm_target_dBFS
+        from verifiers.voice_encoder import normalize_volume, trim_long_silences
 
         wav = resample(np.asarray(audio, dtype=np.float32).reshape(-1), sample_rate, _SAMPLE_RATE)
         if wav.size == 0 or not np.any(wav):
             return np.zeros(0, dtype=np.float32)  # its level normaliser divides by the RMS
-        wav = normalize_volume(wav, audio_norm_target_dBFS, increase_only=True)
-        return np.asarray(trim_long_silences(wav), dtype=np.float32)
+        return np.asarray(trim_long_silences(normalize_volume(wav)), dtype=np.float32)
 
     def embed(self, wavs: Sequence[np.ndarray]) -> np.ndarray:
         """Unit-norm embeddings [len(wavs), 256] of prepared 16 kHz waves, one forward pass."""
-        import torch
-
         from verifiers.resemblyzer_mel import mel_spectrogram
+        from verifiers.voice_encoder import partial_slices
 
         partials: list[np.ndarray] = []
         owners: list[int] = []
         for index, wav in enumerate(wavs):
             # Same slicing and zero-padding as VoiceEncoder.embed_utterance (rate 1.3 partials
             # per second, a last partial kept when it covers at least 75 %).
-            _, mel_slices = self.encoder.compute_partial_slices(wav.size, 1.3, 0.75)
+            mel_slices = partial_slices(wav.size)
             stop = (mel_slices[-1].stop) * (_SAMPLE_RATE // 100)
             padded = np.pad(wav, (0, max(0, stop - wav.size)))
             mel = mel_spectrogram(padded)  # resemblyzer's, without librosa's start-up
             partials.extend(mel[s] for s in mel_slices)
             owners.extend([index] * len(mel_slices))
-        stacked = torch.from_numpy(np.stack(partials)).to(self.encoder.device)
-        with torch.no_grad(), _one_cpu_thread(self.encoder.device.type == "cpu"):
-            embeds = np.concatenate(
-                [
-                    self._forward_chunk(stacked[start : start + _CHUNK])
-                    for start in range(0, len(stacked), _CHUNK)
-                ]
-            )
+        stacked = np.stack(partials)
+        embeds = np.concatenate(
+            [
+                self._forward_chunk(stacked[start : start + _CHUNK])
+                for start in range(0, len(stacked), _CHUNK)
+            ]
+        )
         # A silent partial makes the encoder divide 0 by 0: count it as no voice at all, so a
         # silent clip gets the zero vector and a similarity of 0 with any reference.
         embeds = np.nan_to_num(embeds, nan=0.0)
@@ -162,7 +136,7 @@ class _Resemblyzer:
         means = sums / np.bincount(owner_ids, minlength=len(wavs))[:, None]
         return _unit(means)
 
-    def _forward_chunk(self, partials: Any) -> np.ndarray:
+    def _forward_chunk(self, partials: np.ndarray) -> np.ndarray:
         """Embeddings of up to ``_CHUNK`` partials, always computed as a batch of ``_CHUNK``.
 
         The LSTM's matrix products round differently for different batch sizes (up to 2e-7 on
@@ -172,13 +146,11 @@ class _Resemblyzer:
         with copies of the first partial, makes every partial's embedding independent of its
         neighbours (bit for bit; tests/test_speaker.py).
         """
-        import torch
-
         count = len(partials)
         if count < _CHUNK:
-            filler = partials[:1].expand(_CHUNK - count, *partials.shape[1:])
-            partials = torch.cat([partials, filler])
-        return self.encoder(partials)[:count].cpu().numpy()
+            filler = np.broadcast_to(partials[:1], (_CHUNK - count, *partials.shape[1:]))
+            partials = np.concatenate([partials, filler])
+        return self.encoder(partials)[:count]
 
 
 class _Ecapa:
@@ -256,7 +228,8 @@ class SpeakerVerifier:
 
     def identity(self) -> Mapping[str, Any]:
         # the device changes speed, not scores: left out of the cache key; 2: short clips
-        return {"verifier": self.name, "version": 2, "backend": self._backend.label,
+        # 3: the resemblyzer encoder on onnxruntime (embeddings within 5e-7 of torch's)
+        return {"verifier": self.name, "version": 3, "backend": self._backend.label,
                 "model": self._backend.model,
                 "short_speech_s": self.options.short_speech_s}  # fmt: skip
 
@@ -362,7 +335,7 @@ def load_speaker_verifier(options: SpeakerOptions | None = None) -> SpeakerVerif
     """Load the chosen backend's encoder once."""
     options = options or SpeakerOptions()
     if options.backend == "resemblyzer":
-        backend: _Resemblyzer | _Ecapa = _Resemblyzer(options.model, options.device)
+        backend: _Resemblyzer | _Ecapa = _Resemblyzer(options.model)
     elif options.backend == "ecapa":
         backend = _Ecapa(options.model, options.device)
     else:

@@ -148,7 +148,7 @@ class SpeakerOptions:
         "Weights file (resemblyzer; None: the wheel's) or folder / hub id (ecapa)",
         path=True,
     )
-    device: str = option("cpu", "cpu or cuda")
+    device: str = option("cpu", "cpu or cuda (ecapa; resemblyzer runs on the CPU)")
     # benchmarks/results/speaker_length.json: where the book reference's false alarms rise
     short_speech_s: float = option(
         1.1, "Speech seconds below which a clip is judged against the voice's short takes"
