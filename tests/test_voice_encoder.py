@@ -107,6 +107,11 @@ def test_level_and_silence_trimming_are_resemblyzers(speech_with_a_long_pause):
     trimmed = trim_long_silences(levelled)
     assert np.array_equal(trimmed, resemblyzer_audio.trim_long_silences(levelled))
     assert len(trimmed) < len(levelled) - 16_000  # most of the two-second pause is gone
+    for windows in (0, 1, 3, 6, 7, 9):  # shorter than the dilation, and a part window over
+        short = levelled[8_000 : 8_000 + 480 * windows + 100]
+        assert np.array_equal(
+            trim_long_silences(short), resemblyzer_audio.trim_long_silences(short)
+        )
 
 
 @pytest.mark.parametrize("samples", [1, 16_000, 25_599, 25_600, 33_000, 48_000, 123_457])

@@ -205,6 +205,8 @@ def trim_long_silences(wav: np.ndarray) -> np.ndarray:
     import webrtcvad
 
     wav = wav[: len(wav) - len(wav) % _VAD_WINDOW]
+    if not len(wav):
+        return wav
     pcm = np.round(wav * _INT16_MAX).astype("<i2").tobytes()
     vad = webrtcvad.Vad(mode=3)
     window_bytes = 2 * _VAD_WINDOW
@@ -221,7 +223,8 @@ def trim_long_silences(wav: np.ndarray) -> np.ndarray:
     voiced = np.round(sums[_VAD_AVERAGE - 1 :] / _VAD_AVERAGE).astype(bool)
     # scipy's binary dilation by a run of 7 windows (zeros beyond the ends): a silence of up to
     # six windows between voiced ones is kept whole
-    kept = np.convolve(voiced, np.ones(_VAD_MAX_SILENCE + 1), mode="same") > 0
+    reach = _VAD_MAX_SILENCE // 2
+    kept = np.convolve(voiced, np.ones(2 * reach + 1))[reach : reach + len(voiced)] > 0
     return wav[np.repeat(kept, _VAD_WINDOW)]
 
 
