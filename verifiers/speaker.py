@@ -1,23 +1,23 @@
 """Speaker verifier: an embedding per clip and its cosine similarity to the voice's reference.
 
-Two backends behind one class. ``resemblyzer`` (the offline default; its wheel carries the
-weights) follows resemblyzer's own recipe (16 kHz, level-normalise, trim long silences with its
-VAD, cut the utterance into 1.6 s partials, embed each, average, L2-normalise) without torch
-(:mod:`verifiers.voice_encoder`) and stacks the partials of every clip in the batch into ONE
-forward pass, which gives the vector of resemblyzer's one-clip ``embed_utterance``. ``ecapa`` is speechbrain's
-spkrec-ecapa-voxceleb (a local folder or hub id; the field's standard), an optional extra because
-speechbrain needs torchaudio, which loads beside the GPU torch builds but not beside the CPU
-torch build; it pads the batch and passes relative lengths. Metric
-``speaker`` = cosine similarity with ``clip.speaker_reference`` (higher is better; omitted when
-the clip has no reference), and every score carries the unit-norm ``embedding`` so the pipeline
-can keep a running centroid of accepted winners. An embedding of a short clip sits far from a
-book's centroid even when the voice is right (Resemblyzer pads a clip shorter than its 1.6 s
-partial; benchmarks/flags/speaker_length.py: clean takes under 1.1 s of speech fall below the
-shipped gate far more often than longer ones, while a wrong voice stays far below either), so a clip
-with less than ``short_speech_s`` of speech is compared with ``clip.short_reference``, the centroid
-of the same voice's other short takes, which keeps clean and wrong voices apart at every length
-measured; without one it gets no ``speaker`` metric, and its detail says "too short to judge the
-voice" rather than failing it. Every score's detail gives the speech seconds the encoder saw
+Two backends behind one class. ``resemblyzer`` (the offline default; its wheel carries the weights)
+follows resemblyzer's own recipe (16 kHz, level-normalise, trim long silences with its VAD, cut the
+utterance into 1.6 s partials, embed each, average, L2-normalise) without torch
+(:mod:`verifiers.voice_encoder`) and stacks the partials of every clip in the batch into ONE forward
+pass, which gives the vector of resemblyzer's one-clip ``embed_utterance``. ``ecapa`` is
+speechbrain's spkrec-ecapa-voxceleb (a local folder or hub id; the field's standard), an optional
+extra because speechbrain needs torchaudio, which loads beside the GPU torch builds but not beside
+the CPU torch build; it pads the batch and passes relative lengths. Metric ``speaker`` = cosine
+similarity with ``clip.speaker_reference`` (higher is better; omitted when the clip has no
+reference), and every score carries the unit-norm ``embedding`` so the pipeline can keep a running
+centroid of accepted winners. An embedding of a short clip sits far from a book's centroid even when
+the voice is right (Resemblyzer pads a clip shorter than its 1.6 s partial;
+benchmarks/flags/speaker_length.py: clean takes under 1.1 s of speech fall below the shipped gate
+far more often than longer ones, while a wrong voice stays far below either), so a clip with less
+than ``short_speech_s`` of speech is compared with ``clip.short_reference``, the centroid of the
+same voice's other short takes, which keeps clean and wrong voices apart at every length measured;
+without one it gets no ``speaker`` metric, and its detail says "too short to judge the voice" rather
+than failing it. Every score's detail gives the speech seconds the encoder saw
 (``speaker_speech_s``). :meth:`SpeakerVerifier.embed_file` embeds a user's reference WAV
 (``--voice-ref``) with one-line errors for a missing, unreadable, too short or silent file.
 """

@@ -114,7 +114,7 @@ class VoiceEncoderSession:
         options.log_severity_level = 3
         self.source = weights.source
         self._session = onnxruntime.InferenceSession(
-            _encoder_graph(weights), options, providers=["CPUExecutionProvider"]
+            str(_cached_graph(weights)), options, providers=["CPUExecutionProvider"]
         )
 
     def __call__(self, mels: np.ndarray) -> np.ndarray:
@@ -123,6 +123,26 @@ class VoiceEncoderSession:
         (raw,) = self._session.run(None, {"mels": np.ascontiguousarray(mels, dtype=np.float32)})
         with np.errstate(invalid="ignore", divide="ignore"):
             return raw / np.linalg.norm(raw, axis=1, keepdims=True)
+
+
+def _cached_graph(weights: VoiceEncoderWeights) -> Path:
+    """The encoder's ONNX file, built once per weights file and code version (building it needs
+    the ``onnx`` package, which costs a process almost a second to import)."""
+    import hashlib
+    import sys
+    from importlib.metadata import version
+
+    from verified_tts.storage.derived import derived_folder, recipe_digest
+
+    digest = hashlib.sha256(Path(weights.source).read_bytes()).hexdigest()
+    recipe = recipe_digest(sys.modules[__name__]) + version("onnx")
+    key = hashlib.sha256(f"{digest} {recipe}".encode()).hexdigest()[:32]
+    folder = derived_folder(
+        "voice-encoder",
+        key,
+        lambda into: (into / "encoder.onnx").write_bytes(_encoder_graph(weights)),
+    )
+    return folder / "encoder.onnx"
 
 
 def _encoder_graph(weights: VoiceEncoderWeights) -> bytes:

@@ -26,7 +26,14 @@ import numpy as np
 
 from verified_tts.generators.piper_graph import DURATION_SCALE
 
-__all__ = ["DurationPredictor", "SentenceTiming", "timing_info", "word_times"]
+__all__ = [
+    "DurationPredictor",
+    "PredictorCut",
+    "SentenceTiming",
+    "cut_predictor",
+    "timing_info",
+    "word_times",
+]
 
 TIMING_VERSION = 1
 
@@ -133,46 +140,76 @@ class DurationPredictor:
     ) -> DurationPredictor:
         """Cut ``model`` (the rewritten ``onnx.ModelProto``) into the encoder and the head of
         ``durations``; ``noise_inputs`` maps each noise input to its fixed dims."""
-        import onnx
+        cut = cut_predictor(model, durations, tuple(noise_inputs))
+        return cls.from_cut(cut, threads, tuple(noise_inputs[cut.noise]))
 
-        graph_inputs = _inputs_of(model, durations)
-        noise = [name for name in noise_inputs if name in graph_inputs]
-        if len(noise) != 1:
-            raise ValueError(f"the durations depend on {len(noise)} noise inputs, not one")
-        frontier = _frontier(model, durations, noise[0])
-        # the extractor wants a value_info for every tensor it cuts at, shape known or not
-        model = copy.deepcopy(model)
-        known = {info.name for info in model.graph.value_info}
-        model.graph.value_info.extend(
-            onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None)
-            for name in frontier
-            if name not in known
-        )
-        extractor = onnx.utils.Extractor(model)
-        encoder_inputs = [n for n in graph_inputs if n in ("input", "input_lengths", "sid")]
-        encoder = extractor.extract_model(encoder_inputs, frontier)
-        head_inputs = _inputs_of(model, durations, stop=frontier)
-        head = extractor.extract_model([*frontier, *head_inputs], [durations])
+    @classmethod
+    def from_cut(
+        cls, cut: PredictorCut, threads: int, noise_dims: tuple[int, ...]
+    ) -> DurationPredictor:
+        """The predictor's two sessions on a cut made earlier (perhaps by another process)."""
         return cls(
-            _session(encoder, threads),
-            _session(head, threads),
-            frontier,
-            [*frontier, *head_inputs],
-            noise[0],
-            tuple(noise_inputs[noise[0]]),
+            _session(cut.encoder, threads),
+            _session(cut.head, threads),
+            cut.frontier,
+            cut.head_inputs,
+            cut.noise,
+            noise_dims,
         )
 
 
-def _session(model: Any, threads: int) -> Any:
+@dataclass(frozen=True)
+class PredictorCut:
+    """The duration predictor cut from a rewritten graph: the serialised encoder and head, the
+    tensors between them, the head's other inputs and its noise input."""
+
+    encoder: bytes
+    head: bytes
+    frontier: tuple[str, ...]
+    head_inputs: tuple[str, ...]
+    noise: str
+
+
+def cut_predictor(model: Any, durations: str, noise_inputs: Sequence[str]) -> PredictorCut:
+    """Cut ``model`` (the rewritten ``onnx.ModelProto``) into the text encoder and the head that
+    gives ``durations`` from it and one of ``noise_inputs``; ValueError where it does not fit."""
+    import onnx
+
+    graph_inputs = _inputs_of(model, durations)
+    noise = [name for name in noise_inputs if name in graph_inputs]
+    if len(noise) != 1:
+        raise ValueError(f"the durations depend on {len(noise)} noise inputs, not one")
+    frontier = _frontier(model, durations, noise[0])
+    # the extractor wants a value_info for every tensor it cuts at, shape known or not
+    model = copy.deepcopy(model)
+    known = {info.name for info in model.graph.value_info}
+    model.graph.value_info.extend(
+        onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None)
+        for name in frontier
+        if name not in known
+    )
+    extractor = onnx.utils.Extractor(model)
+    encoder_inputs = [n for n in graph_inputs if n in ("input", "input_lengths", "sid")]
+    encoder = extractor.extract_model(encoder_inputs, frontier)
+    head_inputs = _inputs_of(model, durations, stop=frontier)
+    head = extractor.extract_model([*frontier, *head_inputs], [durations])
+    return PredictorCut(
+        encoder.SerializeToString(),
+        head.SerializeToString(),
+        tuple(frontier),
+        (*frontier, *head_inputs),
+        noise[0],
+    )
+
+
+def _session(model: bytes, threads: int) -> Any:
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
-    return onnxruntime.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
+    return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
 def _frontier(model: Any, output: str, noise: str) -> list[str]:

