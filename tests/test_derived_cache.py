@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -117,8 +118,17 @@ def test_a_folder_a_killed_process_left_is_made_again(tmp_path, monkeypatch):
 
 def test_only_the_latest_folders_of_a_kind_are_kept(tmp_path, monkeypatch):
     monkeypatch.setenv("VERIFIED_TTS_CACHE", str(tmp_path))
+    now = time.time()
     for number in range(11):
         folder = derived_folder("kind", f"key{number}", lambda into: None)
-        os.utime(folder / ".complete", (number, number))  # made one after the other
+        made_at = now - 3 * 86_400 + number  # made one after the other, days ago
+        os.utime(folder / ".complete", (made_at, made_at))
+    derived_folder("kind", "today", lambda into: None)
     kept = sorted(p.name for p in (tmp_path / "derived" / "kind").iterdir())
-    assert kept == sorted(f"key{number}" for number in range(3, 11))
+    assert kept == sorted(["today", *(f"key{number}" for number in range(4, 11))])
+    # folders made today are kept, however many (another process may be reading one); the
+    # old ones go as the new ones push them out of the last eight
+    for number in range(10):
+        derived_folder("kind", f"now{number}", lambda into: None)
+    kept = sorted(p.name for p in (tmp_path / "derived" / "kind").iterdir())
+    assert kept == sorted(["today", *(f"now{number}" for number in range(10))])

@@ -8,9 +8,9 @@ gives the folder ``<cache>/derived/<kind>/<key>`` (the cache of :func:`~verified
 so a process that dies half-way leaves nothing another would read, and two that make the same
 folder at once both end with one whole copy. The key must name everything the files depend on:
 the source files' digest and :func:`recipe_digest` of the code that derives them, so a new
-version of that code makes new files rather than reading old ones; the eight folders of a kind
-made last are kept and older ones removed. A cache that cannot be written (a read-only home)
-costs the rewrite each time, never an error.
+version of that code makes new files rather than reading old ones; of the folders of a kind made
+more than a day ago, only those among the eight made last are kept. A cache that cannot be
+written (a read-only home) costs the rewrite each time, never an error.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,6 +28,7 @@ __all__ = ["derived_folder", "recipe_digest"]
 
 _DONE = ".complete"  # written last into a made folder: the folder is whole
 _KEPT = 8  # folders of one kind kept, the most recently made: older code's and voices' go
+_IN_USE_S = 86_400.0  # a folder made within this time is never removed: a process may be reading it
 
 
 def recipe_digest(*modules: object) -> str:
@@ -76,12 +78,15 @@ def derived_folder(kind: str, key: str, make: Callable[[Path], None]) -> Path:
 
 
 def _prune(kind_folder: Path, keep: Path) -> None:
-    """Remove all but the ``_KEPT`` most recently made folders of a kind (files of an older
-    version of the code, or of models no longer used, would otherwise pile up)."""
+    """Remove the folders of a kind made more than a day ago, beyond the ``_KEPT`` made last
+    (files of an older version of the code, or of models no longer used, would otherwise pile
+    up); a folder made today may be in use by another process, and stays."""
     made = []
     for folder in kind_folder.iterdir():
         marker = folder / _DONE
         if folder != keep and marker.is_file():
             made.append((marker.stat().st_mtime, folder))
-    for _, folder in sorted(made, reverse=True)[_KEPT - 1 :]:
-        shutil.rmtree(folder, ignore_errors=True)
+    day_ago = time.time() - _IN_USE_S
+    for made_at, folder in sorted(made, reverse=True)[_KEPT - 1 :]:
+        if made_at < day_ago:
+            shutil.rmtree(folder, ignore_errors=True)
