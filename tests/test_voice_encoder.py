@@ -83,7 +83,7 @@ def test_a_file_that_is_not_a_checkpoint_is_one_line(tmp_path):
 
 
 def test_the_network_gives_torchs_embeddings(torch_encoder):
-    session = VoiceEncoderSession(load_weights(bundled_weights_path()))
+    session = VoiceEncoderSession(bundled_weights_path())
     mels = (np.random.default_rng(3).random((16, 160, 40)) * 4).astype(np.float32)
     mels[5] = 0.0  # a silent partial: resemblyzer divides zero by zero, and so do we
     with torch.no_grad():

@@ -70,11 +70,7 @@ class _Resemblyzer:
     label = "resemblyzer"
 
     def __init__(self, weights: str | None) -> None:
-        from verifiers.voice_encoder import (
-            VoiceEncoderSession,
-            bundled_weights_path,
-            load_weights,
-        )
+        from verifiers.voice_encoder import VoiceEncoderSession, bundled_weights_path
 
         if weights is not None and not os.path.isfile(os.path.expanduser(weights)):
             raise UserError(
@@ -82,7 +78,7 @@ class _Resemblyzer:
                 "model unset to use the weights in the resemblyzer wheel"
             )
         self.weights = None if weights is None else os.path.abspath(os.path.expanduser(weights))
-        self.encoder = VoiceEncoderSession(load_weights(self.weights or bundled_weights_path()))
+        self.encoder = VoiceEncoderSession(self.weights or bundled_weights_path())
         if self.weights is None:
             from importlib.metadata import version
 

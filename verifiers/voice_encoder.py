@@ -1,4 +1,4 @@
-"""Resemblyzer's voice encoder in NumPy: its weights, its preprocessing and its forward pass.
+"""Resemblyzer's voice encoder without torch: its weights, its preprocessing and its network.
 
 The speaker verifier's default encoder is Resemblyzer's ``VoiceEncoder`` (a 3-layer LSTM of 256
 units over 40-band mel frames, a linear layer, ReLU and L2 normalisation, weights in the
@@ -7,7 +7,9 @@ verifier one to two seconds of a core (each render, job driver, Ray actor and se
 reads the checkpoint without torch (both of torch's file formats: the legacy one the wheel ships
 and the zip one newer torch writes), does Resemblyzer's level normalisation, silence trimming and
 partial slicing, and runs the network on onnxruntime, which the product already loads for Piper.
-The tests hold each step to resemblyzer's own (embeddings within float32 rounding).
+The checkpoint is read, and the graph built, only the first time a weights file is used; after
+that the graph comes from the derived-files cache. The tests hold each step to resemblyzer's own
+(embeddings within float32 rounding).
 """
 
 from __future__ import annotations
@@ -105,16 +107,16 @@ class VoiceEncoderSession:
     one thread avoids the barrier at each of the LSTM's 480 steps that made two threads cost
     ten times the CPU on a busy two-core machine."""
 
-    def __init__(self, weights: VoiceEncoderWeights) -> None:
+    def __init__(self, weights: str | os.PathLike[str]) -> None:
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        self.source = weights.source
+        self.source = os.fspath(weights)
         self._session = onnxruntime.InferenceSession(
-            str(_cached_graph(weights)), options, providers=["CPUExecutionProvider"]
+            str(_cached_graph(Path(weights))), options, providers=["CPUExecutionProvider"]
         )
 
     def __call__(self, mels: np.ndarray) -> np.ndarray:
@@ -125,22 +127,23 @@ class VoiceEncoderSession:
             return raw / np.linalg.norm(raw, axis=1, keepdims=True)
 
 
-def _cached_graph(weights: VoiceEncoderWeights) -> Path:
-    """The encoder's ONNX file, built once per weights file and code version (building it needs
-    the ``onnx`` package, which costs a process almost a second to import)."""
+def _cached_graph(weights: Path) -> Path:
+    """The encoder's ONNX file, built once per weights file and code version (reading the
+    checkpoint and building the graph needs the ``onnx`` package, which costs a process almost a
+    second to import)."""
     import hashlib
     import sys
     from importlib.metadata import version
 
     from verified_tts.storage.derived import derived_folder, recipe_digest
 
-    digest = hashlib.sha256(Path(weights.source).read_bytes()).hexdigest()
+    digest = hashlib.sha256(weights.read_bytes()).hexdigest()
     recipe = recipe_digest(sys.modules[__name__]) + version("onnx")
     key = hashlib.sha256(f"{digest} {recipe}".encode()).hexdigest()[:32]
     folder = derived_folder(
         "voice-encoder",
         key,
-        lambda into: (into / "encoder.onnx").write_bytes(_encoder_graph(weights)),
+        lambda into: (into / "encoder.onnx").write_bytes(_encoder_graph(load_weights(weights))),
     )
     return folder / "encoder.onnx"
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,15 +133,6 @@ class DurationPredictor:
         feeds[self.noise] = np.asarray(noise, dtype=np.float32)
         (durations,) = self.head.run(None, {k: feeds[k] for k in self.head_inputs})
         return np.asarray(durations, dtype=np.float64).reshape(count, -1)
-
-    @classmethod
-    def build(
-        cls, model: Any, durations: str, threads: int, noise_inputs: Mapping[str, tuple[int, ...]]
-    ) -> DurationPredictor:
-        """Cut ``model`` (the rewritten ``onnx.ModelProto``) into the encoder and the head of
-        ``durations``; ``noise_inputs`` maps each noise input to its fixed dims."""
-        cut = cut_predictor(model, durations, tuple(noise_inputs))
-        return cls.from_cut(cut, threads, tuple(noise_inputs[cut.noise]))
 
     @classmethod
     def from_cut(
