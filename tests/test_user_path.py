@@ -7,10 +7,11 @@ starts with the product's own engine defaults (no ``max_model_len`` or ``kv_cach
 test) and runs to the end: the book, chapter and candidate audio exist at the generator's rate,
 the manifest names the generator and holds every line with a valid winner, and the report,
 timings and ACX files are written. One small book per run, N=2 (``--search beam`` keeps the
-default width and expansions within a budget of 4). Orpheus speaks seven tokens a frame, and
-random weights never stop, so its model declares a short context (128 positions, as a small
-checkpoint may): the engine and the token budgets size themselves from it, the default path, and
-a beam that reaches it ends there.
+default width and expansions within a budget of 4, on a one-line book with no heading: every
+beam runs to its budget, so a second line would double the search and test nothing more). Random
+weights never stop speaking, so each tiny model declares a short context (128 positions, as a
+small checkpoint may): the engine and the token budgets size themselves from it, the default
+path, and a take or a beam that reaches it ends there.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from pathlib import Path
 
 import pytest
 import soundfile as sf
-from orpheus_fixtures import tiny_models, tiny_models_with_context, vllm_skip_reason
+from orpheus_fixtures import tiny_models_with_context, vllm_skip_reason
 
 VERIFIED_TTS = str(Path(sys.executable).with_name("verified-tts"))
 BOOK = "# One\n\nThe birch canoe slid on the smooth planks.\n"
-SHORT_BOOK = "# One\n\nThe canoe slid.\n"
+SHORT_BOOK = "The canoe slid.\n"
 VLLM_MISSING = vllm_skip_reason()
 
 
@@ -90,7 +91,7 @@ def test_render_with_an_embedded_generator(tmp_path, options, generator, model, 
 def test_render_with_a_codec_lm_and_no_config_file(tmp_path, layout):
     """The README's codec-LM command with nothing else: the engine sizes itself (Orpheus once
     stopped here with a TypeError: its family had no default context)."""
-    models = tiny_models_with_context(layout, 128) if layout == "orpheus" else tiny_models(layout)
+    models = tiny_models_with_context(layout, 128)
     args = ["--generator", layout, "--model", str(models.model), "--codec", str(models.codec)]
     voice = {"orpheus": "tara", "spark": "male:low:moderate"}.get(layout)
     out, manifest = _render(tmp_path, *args, *(["--voice", voice] if voice else []), "-n", "2")
