@@ -412,6 +412,21 @@ def test_an_answer_three_lines_from_the_last_tag_between_two_people_is_committed
         (" She looked at the river.", True, None),
         (" said the unsympathetic Marilla.", True, ("Marilla", "said")),
         (" was his reply, but not in anger.", True, ("he", "reply")),
+        # a narration that ends in a speech verb is said by the subject of its main clause
+        ("and at last Clara rose with a sigh, and said: ", False, ("Clara", "said")),
+        ("The Badger shook its head, and said, without looking up, ", False,
+         ("the Badger", "said")),
+        ("Very soon the Otter noticed Clara, and called out to her in a cross tone, ", False,
+         ("the Otter", "called")),
+        ("The Judge looked at the Grey Heron, who said in a low voice, ", False,
+         ("the Grey Heron", "said")),
+        ("And Frank was heard to say, ", False, ("Frank", "say")),
+        ("she heard Mr. Pryor whisper to his wife, ", False, ("Mr. Pryor", "whisper")),
+        ("At that moment Clara opened her door, and her voice said: ", False, ("she", "said")),
+        ("before Hartley came running upstairs, calling out, ", False, ("Hartley", "calling")),
+        ("a Presence who whispered to her heart: ", False, None),
+        # a possessive is not who spoke: the relation of the one named is
+        (" answered Clara's mamma, smiling.", True, ("Clara's mother", "answered")),
     ],
 )  # fmt: skip
 def test_speech_tags_beside_a_quote(narration, after, tag):
@@ -493,6 +508,19 @@ def test_a_name_just_inside_the_opening_mark_is_whom_the_quote_addresses():
     quotes = cast_report(text, threshold=0.0)["quotes"]
     assert quotes[0]["addressees"] == ["Mrs. Pryor"]
     assert quotes[-1]["speaker"] == "Mrs. Pryor", quotes[-1]
+
+
+def test_a_name_that_echoes_the_line_before_calls_no_one():
+    text = (
+        "Mrs. Pryor sat with Clara and Mr. Hartley. Then Clara was young, and she laughed. Mrs. "
+        "Pryor was kind, and she smiled. Mr. Hartley was old, and he coughed.\n\n"
+        '"Mr. Hartley has gone to town," said Clara.\n\n'
+        '"Mr. Hartley?"\n\n'
+        '"Yes, Mr. Hartley, and by the early coach."\n'
+    )
+    quotes = cast_report(text, threshold=0.0)["quotes"]
+    assert "addressees" not in quotes[1], quotes[1]  # an echo of the name, not a call
+    assert quotes[2]["addressees"] == ["Mr. Hartley"]  # more than the name: a call
 
 
 def test_the_one_addressed_need_not_answer_after_narration_between():
@@ -600,3 +628,66 @@ def test_an_exclamation_that_opens_a_quote_after_a_tag_is_not_a_name():
     names = proper_names(texts)
     assert {"Tilney", "Henry", "Catherine", "Isabella", "Allen"} >= names - {"Miss"}, names
     assert not {"Indeed", "Nay", "Alas", "Pray", "Goodness", "Nobody"} & names
+
+
+def test_a_long_narration_before_a_quote_does_not_end_the_scene_after_it():
+    weather = "The rain fell on the roofs of the town and the lanes ran with water. " * 12
+    text = (
+        "Mrs. Pryor sat with Clara and Mr. Hartley. Then Clara was young, and she laughed. Mrs. "
+        "Pryor was kind, and she smiled. Mr. Hartley was old, and he coughed.\n\n"
+        f'{weather}At last Clara looked up from her work. "It is very cold," said Clara.\n\n'
+        '"Very cold indeed."\n\n'
+        '"Shall we go in to tea?"\n'
+    )
+    quotes = cast_report(text, threshold=0.0)["quotes"]
+    assert [q["speaker"] for q in quotes] == ["Clara", "Mr. Hartley", "Clara"], quotes
+    assert "turn-taking" in quotes[1]["why"], quotes[1]
+
+
+def test_a_question_reported_in_the_narration_is_a_turn_the_next_line_answers():
+    text = (
+        "Mrs. Pryor sat with Clara and Mr. Hartley. Then Clara was young, and she laughed. Mrs. "
+        "Pryor was kind, and she smiled. Mr. Hartley was old, and he coughed.\n\n"
+        '"Where have you been all day?" said Clara.\n\n'
+        '"In town," said Mr. Hartley.\n\n'
+        "Clara asked what he had done there.\n\n"
+        '"I bought a horse, a grey one."\n'
+    )
+    quotes = cast_report(text, threshold=0.0)["quotes"]
+    assert quotes[-1]["speaker"] == "Mr. Hartley", quotes[-1]
+    assert len(quotes) == 3  # the narration is a turn, not a quote
+
+
+def test_a_later_quote_with_a_tag_of_its_own_is_that_speakers_and_their_turn():
+    text = (
+        "Mrs. Pryor sat with Clara and Mr. Hartley. Then Clara was young, and she laughed. Mrs. "
+        "Pryor was kind, and she smiled. Mr. Hartley was old, and he coughed.\n\n"
+        '"What has happened here?" asked Mr. Hartley. "We were reading," explained Clara.\n\n'
+        '"Reading what, pray?"\n'
+    )
+    quotes = cast_report(text, threshold=0.0)["quotes"]
+    assert [q["speaker"] for q in quotes] == ["Mr. Hartley", "Clara", "Mr. Hartley"], quotes
+    assert quotes[1]["why"] == "'Clara explained' tags this quote"
+
+
+def test_a_relation_of_a_named_character_is_the_one_of_that_family():
+    text = (
+        "Mrs. Pryor sat with Clara Pryor and Mr. Hartley. Then Clara was young, and she laughed. "
+        "Mrs. Pryor was kind, and she smiled. Mr. Hartley was old, and he coughed.\n\n"
+        '"Shall we walk?" said Mr. Hartley.\n\n'
+        '"Not to-day," answered Clara\'s mamma.\n'
+    )
+    last = cast_report(text, threshold=0.0)["quotes"][-1]
+    assert last["speaker"] == "Mrs. Pryor", last
+
+
+def test_a_lady_in_a_tag_is_not_the_one_titled_lady():
+    text = (
+        "Lady Pryor sat with Clara and Mr. Hartley. Then Clara was young, and she laughed. Lady "
+        "Pryor was proud, and she frowned. Mr. Hartley was old, and he coughed.\n\n"
+        '"Is it far to the church?" said Mr. Hartley.\n\n'
+        '"Not very far," said the little old lady by the door.\n'
+    )
+    last = cast_report(text, threshold=0.0)["quotes"][-1]
+    # "lady" names no rank: the tag is a woman's, whom the turns may tell, not Lady Pryor's title
+    assert "so titled" not in last["why"], last

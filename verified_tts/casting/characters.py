@@ -319,7 +319,8 @@ class Characters:
 
     def titled(self, title: str) -> str | None:
         """The one character named with ``title`` ("General" -> General Tilney), if just one."""
-        if not re.fullmatch(TITLE, title) or title in ("Miss", "Mr.", "Mrs."):
+        # "the little old lady" is any lady, not Lady Otway: "lady" names no rank in a tag
+        if not re.fullmatch(TITLE, title) or title in ("Miss", "Mr.", "Mrs.", "Lady"):
             return None
         found = {c for a, c in self.canonical.items() if a.startswith(title + " ")}
         return found.pop() if len(found) == 1 else None

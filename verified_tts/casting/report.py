@@ -19,6 +19,7 @@ from verified_tts.text.attribution import Attribution
 __all__ = ["THRESHOLD", "attribute_paragraphs", "cast_report", "check_threshold"]
 
 THRESHOLD = 0.5  # a guess below this goes to the dialogue voice
+_OWN_TAG = 0.95  # a quote's own tag, as sure as the sieve's tags
 
 
 def check_threshold(value: object, where: str) -> float:
@@ -44,27 +45,33 @@ def cast_report(text: str, *, threshold: float = THRESHOLD) -> dict:
         for paragraph, guess in zip(chapter, found, strict=True):
             if guess is None:
                 continue
-            sure = guess.speaker is not None and guess.confidence >= threshold
+            own = {index: (who, why) for index, who, why in guess.own}
             for index, span in enumerate(paragraph.quotes.spans):
                 if not span.dialogue:
                     continue
                 start, end = quote_bounds(paragraph, index)
+                # a quote a tag of its own gives to another ('... asked Gilbert. "...,"
+                # explained Anne') is theirs, as sure as a tag
+                speaker, why, confidence = guess.speaker, guess.reason, guess.confidence
+                if index in own:
+                    speaker, why, confidence = *own[index], _OWN_TAG
+                sure = speaker is not None and confidence >= threshold
                 quote = {
                     "start": start,
                     "end": end,
                     "text": text[start:end],
                     "chapter": number,
-                    "speaker": guess.speaker if sure else None,
-                    "confidence": round(guess.confidence, 2),
-                    "why": guess.reason,
+                    "speaker": speaker if sure else None,
+                    "confidence": round(confidence, 2),
+                    "why": why,
                 }
-                if guess.speaker and not sure:
-                    quote["guess"] = guess.speaker
+                if speaker and not sure:
+                    quote["guess"] = speaker
                 if guess.addressees:
                     quote["addressees"] = list(guess.addressees)
                 quotes.append(quote)
                 if sure:
-                    spoken[guess.speaker] += 1
+                    spoken[speaker] += 1
     characters = []
     for name, count in spoken.most_common():
         kind = (

@@ -14,8 +14,13 @@ anchors, from which :mod:`verified_tts.casting.turns` fills the untagged lines o
 turn-taking (and settles a pronoun tag by whose turn it is); a quote that names someone is
 addressed to them and is not theirs, nor a pronoun tag's ('"Emma," said she' is not Emma's). A
 narration that ends a paragraph of dialogue in a speech verb ("... he began with,") hands the next
-quote on. "Said the latter" is the last of the people the narration just before names. A possessive
-description of a relation ("said her father") is the one character of that gender who shares the
+quote on. A quote after the first of a paragraph that a name tags ('"What happened?" asked Gilbert.
+"We were playing," explained Anne') is that one's, and the next line answers them; a short
+narration between two lines in which someone speaks ("Emma was obliged to ask what they had told
+her.") is a turn of theirs, which the next line answers. A quote that is a name and little more,
+the name the line before said ("Baedeker?"), echoes it and calls no one. "Said the latter" is the
+last of the people the narration just before names. A possessive description of a relation ("said
+her father") is the one character of that gender who shares the
 family name of the one it belongs to (:mod:`verified_tts.casting.kin`), else a tag of that gender
 whose speaker the turns settle, as a pronoun's; so is a description by sex, age or family alone
 ("the girl said") that no one person in the scene fits. A description the text links to a named
@@ -31,9 +36,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 from verified_tts.casting.aliases import written_full_names
-from verified_tts.casting.characters import KIN, NARRATOR, Characters
+from verified_tts.casting.characters import KIN, NARRATOR, Characters, descriptor_gender
 from verified_tts.casting.kin import kin_of
 from verified_tts.casting.mentions import NAME, character_genders, mentions, place_names
 from verified_tts.casting.tags import PRONOUNS, SENTENCE_END, SUBJECT, speech_tag
@@ -47,6 +53,8 @@ _LINKED = 0.85  # a tag whose description the text links to a named character
 _KIN = 0.8  # "said her father": the one of that family name
 _LINK_USES = 3  # tags a description needs before the scenes around them can link it
 _LINK_SHARE = 0.6  # ... and the share of them with the same one person of its gender in sight
+_REPORTED = 0.8  # who speaks in reported speech between two lines: a turn of theirs
+_TAGGED = 0.95  # a quote's own tag
 _SUBJECT_BEFORE = 0.58  # the subject of the narration just before a line: 7 of 12 right
 _GENERIC_NOUNS = (
     frozenset(
@@ -55,6 +63,7 @@ _GENERIC_NOUNS = (
     | KIN
 )
 _AGE_WORDS = frozenset(["old", "elder"])  # "young Mr. Emerson" is the son, not "Mr. Emerson"
+_ECHO_WORDS = 2  # words beside a name in a quote that echoes it ("Baedeker?", "Oh, Cecil!")
 
 
 _VOCATIVE = re.compile(
@@ -75,18 +84,31 @@ def _courtesy(quotes: Sequence[str]) -> str | None:
     return "male" if male and not female else "female" if female and not male else None
 
 
-def _addressees(quotes: Sequence[str], people: Characters) -> tuple[str, ...]:
+def _addressees(quotes: Sequence[str], people: Characters, before: str = "") -> tuple[str, ...]:
     """Whom the quotes call by name, in order: "Mrs. Lynde!", "..., Marilla, ...", "my dear
-    Emma" (each quote read on its own, so a name just inside its opening mark counts)."""
+    Emma" (each quote read on its own, so a name just inside its opening mark counts). A quote
+    that is a name and little more, the name the line ``before`` said ("...taken away
+    Baedeker." "Baedeker?"), echoes it and calls no one."""
     found = []
-    for match in (m for quote in quotes for m in _VOCATIVE.finditer(quote)):
-        who = match.group("who")
-        if who.split()[0] in NOT_NAMES and len(who.split()) == 1:
-            continue
-        character = people.canonical.get(who)
-        if character and character not in found:
-            found.append(character)
+    for quote in quotes:
+        for match in _VOCATIVE.finditer(quote):
+            who = match.group("who")
+            if who.split()[0] in NOT_NAMES and len(who.split()) == 1:
+                continue
+            if _echo(quote, who, before):
+                continue
+            character = people.canonical.get(who)
+            if character and character not in found:
+                found.append(character)
     return tuple(found)
+
+
+def _echo(quote: str, who: str, before: str) -> bool:
+    """Whether ``quote`` is ``who`` and at most a word or two more, and the line before named
+    them: an echo or an answer ("Who found you out?" "Charlotte."), not a call."""
+    rest = re.findall(r"[A-Za-z]+", quote.replace(who, " ", 1))
+    last = who.split()[-1]
+    return len(rest) <= _ECHO_WORDS and re.search(rf"\b{re.escape(last)}\b", before) is not None
 
 
 class _Conversation:
@@ -98,6 +120,7 @@ class _Conversation:
         self.speakers: list[str | None] = []  # per dialogue paragraph since the last break
         self.mentioned: list[str] = []
         self.last_addressees: tuple[str, ...] = ()
+        self.last_said = ""  # the quotes of the last paragraph of dialogue
         self.narration_before: list[str] | None = None  # names of the narration paragraph before
         self.subject_before: str | None = None  # who opens that paragraph's last sentence
 
@@ -234,6 +257,17 @@ def _explicit(
                 if speaker:  # named in the paragraph: as sure as a name; else a turn may tell
                     return speaker, reason, confidence, None if speaker in named else PRONOUNS[who]
                 unresolved = unresolved or (None, reason, 0.0, PRONOUNS[who])
+                continue
+            relation = re.fullmatch(r"(?P<owner>.+)'s (?P<noun>\w+)", who)
+            if relation:  # "answered Daisy's mamma": the mother of that family
+                owner = people.canonical.get(relation.group("owner"))
+                noun = relation.group("noun")
+                kin = kin_of(f"their {noun}", [owner], people) if owner else None
+                if kin:
+                    reason = f"'{who} {verb}': {kin[0]}, who shares {kin[1]}'s family name"
+                    return kin[0], reason, _KIN, None
+                gender = descriptor_gender(noun)
+                unresolved = unresolved or (None, f"'{who} {verb}': not named", 0.0, gender)
                 continue
             speaker = people.resolve(who)
             linked = people.linked_from(who)
@@ -408,13 +442,20 @@ def _chapter(
     talk = _Conversation(people, heard)
     lines: list[Line] = []
     fallback: dict[int, str] = {}  # line -> the subject of the narration just before it
+    extras: set[int] = set()  # lines that are no paragraph: the last quote of one, another's
     # "... he could not help saying:" before a quote: (speaker, reason, a pronoun's gender)
     introduced: tuple[str, str, str | None] | None = None
     for text, quotes in chapter:
         narration = " ".join(text[s.start : s.end] for s in quotes.spans if not s.dialogue)
         named = _named(narration, people, keep=True)
         if not quotes.has_dialogue:
-            lines.append(Line(None, len(narration), tuple(named)))
+            talking = talk.speakers[-1:] not in ([], [None])
+            reported = _reported(narration, talk) if talking else None
+            # "Emma was obliged to ask what they had told her.": a turn of Emma's, no quote
+            turn = Guess(reported, f"{reported} speaks in the narration", _REPORTED)
+            lines.append(Line(turn if reported else None, len(narration), tuple(named)))
+            if reported:
+                lines[-1] = replace(lines[-1], reported=True)
             talk.mentioned.extend(named)
             introduced = _introduction(narration, talk) if _opens_speech(narration) else None
             talk.narration_before = named
@@ -424,7 +465,7 @@ def _chapter(
                 talk.speakers.append(None)
             continue
         said = [text[s.start : s.end] for s in quotes.spans if s.dialogue]
-        addressees = _addressees(said, people)
+        addressees = _addressees(said, people, talk.last_said)
         guess = _guess(text, quotes, talk, addressees)
         if introduced and not guess.tagged and quotes.spans[0].dialogue:
             guess = Guess(introduced[0], introduced[1], 0.75, addressees, True, introduced[2])
@@ -434,10 +475,21 @@ def _chapter(
         talk.narration_before = None
         talk.subject_before = None
         continues = quotes.spans[0].dialogue and quotes.spans[0].continues
-        lines.append(Line(guess, len(narration), tuple(named), continues, _courtesy(said)))
+        last = quotes.spans[-1]
+        trail = 0 if last.dialogue else last.end - last.start
+        line = Line(guess, len(narration), tuple(named), continues, _courtesy(said), trail)
+        lines.append(line)
         talk.mentioned.extend(named)
         talk.speakers.append(guess.speaker)
+        own = _own_tags(text, quotes, people, guess.speaker) if guess.speaker else ()
+        if own and own[-1][0] == max(i for i, s in enumerate(quotes.spans) if s.dialogue):
+            # the paragraph ends with another's quote ('... asked Gilbert. "...," explained
+            # Anne'): a turn of theirs, which the next line answers
+            lines.append(Line(Guess(own[-1][1], own[-1][2], _TAGGED), 0, reported=True))
+            extras.add(len(lines) - 1)
+            talk.speakers.append(own[-1][1])
         talk.last_addressees = guess.addressees
+        talk.last_said = " ".join(said)
         if guess.speaker:
             talk.mentioned.append(guess.speaker)
         # '"Ah!" said he ... after a while he began with,' hands the next quote on, as a
@@ -455,7 +507,42 @@ def _chapter(
         if guess is not None and not guess.speaker:
             why = f"{who} is the subject of the narration just before"
             filled[index] = Guess(who, why, _SUBJECT_BEFORE, guess.addressees)
-    return _continued(filled, chapter)
+    filled = [
+        None if line.reported else guess
+        for index, (line, guess) in enumerate(zip(lines, filled, strict=True))
+        if index not in extras
+    ]
+    result = _continued(filled, chapter)
+    for index, (guess, (text, quotes)) in enumerate(zip(result, chapter, strict=True)):
+        if guess is not None and guess.speaker:
+            own = _own_tags(text, quotes, people, guess.speaker)
+            if own:
+                result[index] = replace(guess, own=own)
+    return result
+
+
+def _own_tags(
+    text: str, quotes: ParagraphQuotes, people: Characters, speaker: str
+) -> tuple[tuple[int, str, str], ...]:
+    """The quotes after the first of a paragraph that a name tagging them gives to someone other
+    than the paragraph's speaker ('"What has happened?" asked Gilbert. "We were playing,"
+    explained Anne'): (span, speaker, why) for each."""
+    spans = quotes.spans
+    dialogue = [i for i, span in enumerate(spans) if span.dialogue]
+    found = []
+    for index in dialogue[1:]:
+        tag = None
+        if index + 1 < len(spans) and not spans[index + 1].dialogue:
+            tag = speech_tag(text[spans[index + 1].start : spans[index + 1].end], True)
+        between = text[spans[index - 1].start : spans[index - 1].end]
+        if tag is None and not spans[index - 1].dialogue and not speech_tag(between, True):
+            tag = speech_tag(between, False)  # '... to hear it say, as it turned, "..."'
+        if tag is None or tag[0] in PRONOUNS or tag[0] == "I":
+            continue
+        who = people.canonical.get(clean_name(tag[0]))
+        if who and who != speaker:
+            found.append((index, who, f"'{tag[0]} {tag[1]}' tags this quote"))
+    return tuple(found)
 
 
 def _continued(
@@ -471,6 +558,36 @@ def _continued(
             reason = "the speech goes on from the paragraph before"
             result[index] = Guess(before.speaker, reason, before.confidence, guess.addressees)
     return result
+
+
+_REPORTED_SPEECH = re.compile(
+    rf"(?:^|[.;]\s+|\b(?:and|but|then)\s+)(?P<who>{NAME}|he|she|He|She)\s+"
+    r"(?:(?:was|were)\s+obliged\s+to\s+|could\s+not\s+help\s+|(?:\w+ly|then|now|at last)\s+)?"
+    r"(?P<verb>asked|ask|said|replied|answered|inquired|enquired|assured|declared|protested|"
+    r"observed|added|begged|suggested|whispered|explained|owned|confessed|agreed|promised|told|"
+    r"warned|reminded|informed)\s+"
+    r"(?:(?:him|her|them|me|it)\s+)?(?:that|what|whether|how|if|why|where|who|when)\b"
+)
+
+
+def _reported(narration: str, talk: _Conversation) -> str | None:
+    """Who speaks in a short narration between two lines of a conversation, in reported speech
+    ("Emma was obliged to ask what they had told her.", "She replied that she had."): their
+    turn, which the next line answers."""
+    if len(narration) > 400:
+        return None
+    match = _REPORTED_SPEECH.search(narration.strip())
+    if match is None:
+        return None
+    who = match.group("who")
+    if who in PRONOUNS:
+        speaker, _, _ = talk.pronoun(
+            who, _antecedents(narration[: match.start("who")], talk.people)
+        )
+        return speaker
+    if who.split()[0] in NOT_NAMES:
+        return None
+    return talk.people.canonical.get(who)
 
 
 def _opens_speech(narration: str) -> bool:

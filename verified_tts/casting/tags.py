@@ -1,12 +1,14 @@
 """Speech tags: the narration beside a quote that says who spoke it, and with what verb.
 
-:func:`speech_tag` reads the narration just after a quote (", said Emma", ", Emma said", ", said
-she warmly", "said the unsympathetic Marilla", "was Mr. Allen's consolation", "was his reply", "was
+:func:`speech_tag` reads the narration just after a quote (", said Emma", ", Emma said", ", said she
+warmly", "said the unsympathetic Marilla", "was Mr. Allen's consolation", "was his reply", "was
 uttered by Catherine") or just before one ("Emma replied:", "Then said Emma,", "she heard Harriet
-say,", "Isabella, embracing Catherine, thus began:", "Mr. Allen, who had heard it all, said,",
-"She turned to George:") and gives the words that name the speaker (a name, a description such as
-"the boatman" or "her mother", a pronoun or "I") with the verb; whom those words stand for is
-:mod:`verified_tts.casting.sieve`'s business.
+say,", "Isabella, embracing Catherine, thus began:", "Mr. Allen, who had heard it all, said,", "She
+turned to George:", "at last Miss Bartlett rose with a sigh, and said:", "the Rabbit noticed Alice,
+and called out to her in an angry tone,", "her voice said:") and gives the words that name the
+speaker (a name, a description such as "the boatman" or "her mother", a relation of a named
+character such as "Daisy's mother" for "answered Daisy's mamma", a pronoun or "I") with the verb;
+whom those words stand for is :mod:`verified_tts.casting.sieve`'s business.
 """
 
 from __future__ import annotations
@@ -77,7 +79,8 @@ _LEAD = r"^[\W_]*(?:\([^)]*\)\W*)?(?:(?:So|Thus|Here|and|so|thus)\s+)?"
 _AFTER = (  # narration that follows a quote: ", said Emma", ", Emma said", ", said she warmly"
     re.compile(
         rf"{_LEAD}{_ADVERBS}(?P<verb>[a-z]+)\s+"
-        rf"(?:(?:the\s+)?(?!(?:the|my|our|a|an)\s)[a-z]+(?:-[a-z]+)?\s+(?={NAME}))?{_WHO}(?![\w'])"
+        rf"(?:(?:the\s+)?(?!(?:the|my|our|a|an)\s)[a-z]+(?:-[a-z]+)?\s+(?={NAME}))?{_WHO}(?![\w'’])"
+        r"(?!\s+s\s)"  # "answered Daisy s mamma": her mother, not Daisy
     ),
     re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}[,]?\s+{_ADVERBS}(?P<verb>[a-z]+)\b{_NOT_SPEECH}"),
     re.compile(rf"^[\W_]*(?:\([^)]*\)\W*)?{_WHO}\s+(?:had|has|then)\s+(?P<verb>[a-z]+)\b"),
@@ -153,6 +156,97 @@ def _subject_of_clause(text: str) -> tuple[str, str] | None:
     return (match.group("who"), end.group("verb")) if match else None
 
 
+# the verb that ends a narration before a quote, its particle and what trails it ("and said,
+# without opening its eyes,", "called out to her in an angry tone,", "and saying,")
+_LAST_VERB = re.compile(
+    r"\b(?P<verb>said|say|saying|cried|crying|exclaimed|exclaiming|called|calling|shouted|"
+    r"shouting|whispered|whisper|whispering|remarked|remarking|observed|observing|added|adding|"
+    r"replied|replying|answered|answering|asked|asking|began|beginning|continued|continuing|"
+    r"murmured|muttered|went|interrupted|exclaim|cry|call|shout|add|reply|answer|ask)"
+    r"(?:\s+(?:out|up|on|again|aloud|thus|at once|at last|suddenly|\w+ly))?"
+    r"(?P<tail>(?:,?\s+(?:to|in|with|without|at|from|as|across|over|through|while|after)\b"
+    r"[^.!?;:\"“”]{0,45}?)?)(?:,?\s+\w+ly)?[,:]?\s*[-—]*$"
+)
+_OPENER = r"(?:(?:at last|at length|then|now|presently|suddenly|soon|again|instantly)\s+)?"
+# the subject of a main clause: at the sentence's start, or after "and", "but" or a semicolon,
+# and doing something (a verb in lower case, an aside between commas or dashes, "'s")
+_CLAUSE_SUBJECT = re.compile(
+    rf"(?:^[\W_]*(?:(?:[Aa]nd|[Bb]ut|[Tt]hen|[Ss]o|Even|Here|Now|At last|At length)\s+)?|"
+    rf"(?:[,;]\s*|\b)(?:and|but)\s+{_OPENER}|;\s*{_OPENER})"
+    rf"{_WHO}(?=\s+(?!were\b|are\b)[a-z]|\s*,|\s*--|\s*—)"
+)
+# any subject doing something, where no main clause's is found ("Very soon the Rabbit noticed
+# Alice, ... and called out", "before John Thorpe came running upstairs, calling out,")
+_ANY_SUBJECT = re.compile(
+    r"(?<!\bto )(?<!\bat )(?<!\bwith )(?<!\bof )(?<!\bfor )(?<!\bfrom )(?<!\bby )"
+    r"(?<!\bon )(?<!\bin )(?<!\bupon )(?<!\binto )(?<!\bthan )(?<!\bas )(?<!\bwhen )"
+    r"(?<!\bwhile )(?<!\bif )(?<!\bthat )(?<!\ba )(?<!\ban )"
+    rf"\b{_WHO}(?=\s+(?:\w+ly\s+)?[a-z])"
+)
+# "the White Rabbit, who said", "Frank was heard to say", "overhearing Mr. Weston whisper", not
+# "a Being who whispered"
+_WHO_SAID = re.compile(rf"(?<!\ba )(?<!\ban ){_WHO},?\s+who\s+(?:[^,;:\"“”]{{0,40}}\s)?$")
+_HEARD = re.compile(rf"{_WHO}\s+(?:was|were)\s+heard\s+to\s+$")
+_BARE = re.compile(rf"(?<!\ba )(?<!\ban ){_WHO}\s+$")
+_BARE_VERBS = frozenset(
+    ["say", "whisper", "exclaim", "cry", "call", "shout", "add", "reply", "answer", "ask"]
+)
+_VOICE = re.compile(r"\b(his|her)\s+voice\s+$")  # "and her voice said:"
+
+
+def _clean(who: str) -> str:
+    """Words that name a speaker without a sentence's opening word ("And Frank Churchill", "The
+    Dormouse": "the Dormouse")."""
+    first, _, rest = who.partition(" ")
+    if first in ("And", "But", "Then", "So", "Even", "Here", "Now") and rest:
+        return _clean(rest)
+    return f"the {rest}" if first == "The" and rest else who
+
+
+def _clause_tag(text: str, beside: bool = False) -> tuple[str, str] | None:
+    """(words, verb) for a narration whose last sentence ends in a speech verb, said by the
+    subject of its main clause ("at last Miss Bartlett rose with a sigh, and said:", "The
+    Dormouse shook its head, and said, without opening its eyes,", "the White Rabbit, who said
+    in a low voice,", "her voice said:"); None when no subject of a clause opens it. ``beside``:
+    only a speaker named right beside the verb ("..., who said", "was heard to say", "heard
+    Harriet whisper")."""
+    sentence = SENTENCE_END.split(text.strip())[-1]
+    sentence = re.split(r"(?<=[.!?])\s*(?:--|—)\s*", sentence)[-1]  # "her father.--Mr. Knightley"
+    end = _LAST_VERB.search(sentence)
+    if end is None or (end.group("verb") == "went" and "on" not in end.group(0)):
+        return None
+    head = sentence[: end.start()]
+    verb = end.group("verb")
+    for pattern in (_WHO_SAID, _HEARD, _BARE):
+        match = pattern.search(head)
+        if match and (match.group("who") in PRONOUNS or _clean(match.group("who")).split()[0]
+                      not in NOT_NAMES):  # fmt: skip
+            return _clean(match.group("who")), verb
+    if beside:
+        return None
+    if verb in _BARE_VERBS and not re.search(r"\b(?:and|to)\s+(?:\w+ly\s+)?$", head):
+        return None  # "Alice heard it say": whoever "it" is, not Alice
+    voice = _VOICE.search(head)
+    if voice:
+        return _POSSESSIVE_PRONOUN[voice.group(1)], verb
+    for pattern in (_CLAUSE_SUBJECT, _ANY_SUBJECT):
+        found = [
+            _clean(m.group("who")) for m in pattern.finditer(head)
+            if m.group("who") in PRONOUNS or _clean(m.group("who")).split()[0] not in NOT_NAMES
+        ]  # fmt: skip
+        if found:
+            return found[-1], verb
+    return None
+
+
+_KIN_WORDS = {"mamma": "mother", "mama": "mother", "papa": "father"}
+# "answered Daisy's mamma", "said Emma's father": a relation of a named character
+_NAMED_KIN = re.compile(
+    rf"^[\W_]*(?P<verb>[a-z]+)\s+(?:the\s+)?(?P<who>{NAME})(?:'s|’s|\s+s)\s+"
+    rf"(?P<noun>{'|'.join(sorted(KIN | set(_KIN_WORDS)))})\b"
+)
+
+
 def speech_tag(narration: str, after: bool) -> tuple[str, str] | None:
     """(words naming the speaker, verb) of a speech tag at the start (``after`` a quote) or end of
     narration, or None."""
@@ -166,8 +260,15 @@ def speech_tag(narration: str, after: bool) -> tuple[str, str] | None:
     passive = _PASSIVE.match(text) if after else None
     if passive and passive.group("who") != "I":
         return passive.group("who"), passive.group("verb")
+    if after:
+        kin = _NAMED_KIN.match(text)
+        if kin and kin.group("verb") in VERBS and kin.group("who").split()[0] not in NOT_NAMES:
+            noun = _KIN_WORDS.get(kin.group("noun").lower(), kin.group("noun").lower())
+            return f"{clean_name(kin.group('who'))}'s {noun}", kin.group("verb")
     for pattern in _AFTER if after else _BEFORE:
         match = pattern.search(text)
+        if match and re.search(r"['’]s$", match.group("who")):
+            continue  # "answered Daisy's mamma": a possessive is not who spoke
         # right after a quote, any verb in the past before a name tells who spoke ("asserted
         # Freddy"); elsewhere only a speech verb does ("Freddy nodded" may be a new turn)
         inverted = after and pattern is _AFTER[0]
@@ -189,4 +290,9 @@ def speech_tag(narration: str, after: bool) -> tuple[str, str] | None:
         saying = _SAYING.search(text)
         if saying and saying.group("who") not in ("I", "he", "she", "He", "She"):
             return clean_name(saying.group("who")), saying.group("verb")
-    return None if after else _subject_of_clause(text)
+    if after:
+        return None
+    clause = _clause_tag(text, beside=True) or _subject_of_clause(text)
+    if clause and clause[0] not in PRONOUNS and clause[0].split()[0] in NOT_NAMES:
+        clause = None  # "Thus the half-hour crept away, and at last Miss Bartlett ... said:"
+    return clause or _clause_tag(text)

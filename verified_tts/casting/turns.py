@@ -1,21 +1,21 @@
 """Turn-taking: who says the untagged lines of a conversation, from the tagged lines around them.
 
-The sieve's earlier stages (:mod:`verified_tts.casting.sieve`) give a speaker to the lines they
-can tell by a tag, a pronoun, the narration's subject or continued speech: the anchors.
-:func:`fill_turns` then fills the lines between them as two people take turns. A chapter falls
-into scenes of dialogue lines; a short paragraph of narration between two lines ("Freddy
-nodded.") does not end a scene, a long one does. In a scene, an untagged line is said by the
-nearest anchor's speaker when an even number of lines lies between them, else by that speaker's
-partner: whom the anchor addressed by name, else the nearest other speaker in the scene before
-the line (the one the anchor's speaker was answering), else after it, else the last other person
-the narration named before or in the scene. The anchors on both sides vote; a line that answers
-a line addressed to someone by name ("..., Lizzy?") is theirs, unless narration comes between the
-two; a line that names someone is addressed to them and is not theirs; a turn that gives the
-answer to a woman when the line before called its listener "sir" (or to a man after "ma'am") is
-less sure. Confidence is how often such turns were right on the development novels: by how many
-people talk, whether both sides agree, whether the line is the anchor's speaker again or the
-partner's answer, higher when the line before named the one whose turn it is, lower with every
-line counted from the anchor.
+The sieve's earlier stages (:mod:`verified_tts.casting.sieve`) give a speaker to the lines they can
+tell by a tag, a pronoun, the narration's subject or continued speech: the anchors.
+:func:`fill_turns` then fills the lines between them as two people take turns. A chapter falls into
+scenes of dialogue lines; a short paragraph of narration between two lines ("Freddy nodded.") does
+not end a scene, a long one does, and so does a long narration that opens a line (not one that comes
+after its quotes: the line is still answered). In a scene, an untagged line is said by the nearest
+anchor's speaker when an even number of lines lies between them, else by that speaker's partner:
+whom the anchor addressed by name, else the nearest other speaker in the scene before the line (the
+one the anchor's speaker was answering), else after it, else the last other person the narration
+named before or in the scene. The anchors on both sides vote; a line that answers a line addressed
+to someone by name ("..., Lizzy?") is theirs, unless narration comes between the two; a line that
+names someone is addressed to them and is not theirs; a turn that gives the answer to a woman when
+the line before called its listener "sir" (or to a man after "ma'am") is less sure. Confidence is
+how often such turns were right on the development novels: by how many people talk, whether both
+sides agree, whether the line is the anchor's speaker again or the partner's answer, higher when the
+line before named the one whose turn it is, lower with every line counted from the anchor.
 """
 
 from __future__ import annotations
@@ -64,6 +64,8 @@ class Guess:
     addressees: tuple[str, ...] = ()
     tagged: bool = False  # an explicit tag or continued speech decided it
     pronoun: str | None = None  # the gender of a pronoun tag ("she said") that decided it
+    # quotes of the paragraph a tag of their own gives to someone else: (span, speaker, why)
+    own: tuple[tuple[int, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,10 @@ class Line:
     named: tuple[str, ...] = ()
     continues: bool = False  # goes on with the speech of the line before: not a turn of its own
     calls: str | None = None  # the gender of whom the line calls "sir" or "ma'am"
+    trail: int | None = None  # the narration after its last quote (None: all of it)
+    # a turn that is no paragraph's quotes: a narration in which someone speaks ("She asked what
+    # he meant."), or the last quote of the paragraph before, another's; its guess is dropped
+    reported: bool = False
 
 
 def _scenes(lines: Sequence[Line]) -> list[list[int]]:
@@ -88,10 +94,15 @@ def _scenes(lines: Sequence[Line]) -> list[list[int]]:
             continue
         if line.continues and not line.guess.speaker:
             continue
-        if gap > SCENE_BREAK or not scenes:
+        # the narration before the line's first quote counts towards the gap before it
+        lead = line.narration - (line.narration if line.trail is None else line.trail)
+        if gap + lead > SCENE_BREAK or not scenes:
             scenes.append([])
         scenes[-1].append(index)
-        gap = line.narration if line.narration > SCENE_BREAK else 0
+        # a long narration ends the scene after the line, unless it comes before the line's
+        # quotes ('... a different explanation: "It was all pride!"'), which others answer
+        after = line.narration if line.trail is None else line.trail
+        gap = after if after > SCENE_BREAK else 0
     return scenes
 
 
