@@ -84,12 +84,12 @@ class Sampler(threading.Thread):
                     baseline[key] = cpu
                     continue
                 seen = self.processes.get(key)
-                if seen is None or seen["command"].startswith("ray::IDLE"):
+                # a Ray worker retitles itself with its actor's name once it has one
+                if seen is None or _untitled(seen["command"]):
                     raw = Path(f"/proc/{entry}/cmdline").read_bytes()
                     command = raw.replace(b"\0", b" ").decode(errors="replace").strip()
                     if not command:
                         continue  # a kernel thread
-                    # a Ray worker's title names its actor once it has one
                     seen = self.processes.setdefault(key, {"command": command})
                     seen["command"] = command
                 seen["cpu_s"] = cpu - self._baseline.get(key, 0.0)
@@ -97,18 +97,22 @@ class Sampler(threading.Thread):
                 continue  # the process ended while being read
 
 
-_RAY_DAEMONS = (
-    ("gcs_server", "ray: gcs"), ("raylet", "ray: raylet"), ("dashboard/agent", "ray: dashboard"),
-    ("dashboard", "ray: dashboard"), ("ray-dashboard", "ray: dashboard"),
-    ("log_monitor", "ray: monitors"), ("monitor.py", "ray: monitors"),
-    ("runtime_env", "ray: agents"), ("ray start", "ray: head start"),
-    ("ray.util.client", "ray: client server"),
+def _untitled(command: str) -> bool:
+    return command.startswith("ray::IDLE") or "default_worker.py" in command
+
+
+_RAY_DAEMONS = (  # first match wins: "ray start" and the raylet name the dashboard's command
+    ("ray start", "ray: head start"), ("log_monitor", "ray: monitors"),
+    ("monitor.py", "ray: monitors"), ("dashboard", "ray: dashboard"),
+    ("runtime_env", "ray: agents"), ("ray.util.client", "ray: client server"),
 )  # fmt: skip
 _CLI = re.compile(r"(?:verified-tts|verified_tts/__main__\.py|-m verified_tts)\s+(\w+)")
 
 
 def kind(command: str) -> str:
     """The group a process's CPU is counted under."""
+    if command.startswith("ray::IDLE"):
+        return "ray: idle workers"
     if command.startswith("ray::"):
         title = command.split()[0].removeprefix("ray::")
         actor = title.split(":")[-1].split(".")[0]  # "wer-<key>-0-0:VerifierActor.__init__"
@@ -120,7 +124,10 @@ def kind(command: str) -> str:
     if "jobs.entrypoint" in command:
         return "ray: job drivers"
     if "default_worker.py" in command:
-        return "ray: workers not yet given a task"
+        return "ray: workers before their first task"
+    program = Path(command.split()[0]).name
+    if program in ("raylet", "gcs_server"):
+        return f"ray: {program}"
     for needle, name in _RAY_DAEMONS:
         if needle in command:
             return name
@@ -134,6 +141,11 @@ def kind(command: str) -> str:
         if needle in command:
             return name
     return "other: " + Path(command.split()[0]).name
+
+
+def _described(process: dict) -> dict:
+    command = process["command"]
+    return {"cpu_s": round(process["cpu_s"], 1), "kind": kind(command), "command": command[:160]}
 
 
 def _by_module(rows: list[dict]) -> dict[str, dict]:
@@ -185,6 +197,7 @@ def main() -> None:
     counted = sum(k["cpu_s"] for k in kinds.values())
     rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     cores = len(os.sched_getaffinity(0))
+    largest = sorted(sampler.processes.values(), key=lambda p: -p.get("cpu_s", 0.0))[:30]
     result = {
         "what": "CPU seconds of one `make test` run, by process kind and by test module",
         "command": " ".join(command),
@@ -200,6 +213,7 @@ def main() -> None:
             name: {"processes": entry["processes"], "cpu_s": round(entry["cpu_s"], 1)}
             for name, entry in sorted(kinds.items(), key=lambda k: -k[1]["cpu_s"])
         },
+        "largest_processes": [_described(process) for process in largest],
         "by_module": _by_module(rows),
         "slowest_tests": sorted(rows, key=lambda r: -r["wall_s"])[:20],
         "most_cpu_tests": sorted(rows, key=lambda r: -(r["own_cpu_s"] + r["children_cpu_s"]))[:20],
