@@ -261,19 +261,25 @@ def test_root_cause_prefers_the_inner_error():
     assert root_cause(["nothing here"]) is None
 
 
-def test_engine_gets_its_own_processes_where_the_in_process_start_would_fail(monkeypatch):
+def test_engine_gets_its_own_processes_where_the_in_process_start_would_fail():
     """vLLM's in-process start reads ``vars()`` of every loaded module's objects; llvmlite's FFI
-    wrapper (loaded with numba, by librosa) breaks that read, so the engine starts apart."""
-    import llvmlite.binding.ffi  # noqa: F401
+    wrapper (loaded with numba, by librosa) breaks that read, so the engine starts apart.
 
-    from verified_tts.generators import codec_lm_engine as engine
-
-    monkeypatch.setattr(engine, "_user_multiprocessing", None)
-    monkeypatch.setattr(engine, "_on_gpu", lambda: False)
-    monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING", raising=False)
-    assert not engine._modules_scannable()
-    assert not engine._engine_in_process()
-    assert os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] == "1"
-    # a user's own choice is kept
-    monkeypatch.setattr(engine, "_user_multiprocessing", "0")
-    assert engine._engine_in_process()
+    In a process of its own: llvmlite, once imported, stays loaded, and every engine this pytest
+    worker started after it would get its own processes too (two more vLLM imports)."""
+    check = """
+import os
+import llvmlite.binding.ffi
+from verified_tts.generators import codec_lm_engine as engine
+engine._on_gpu = lambda: False
+os.environ.pop("VLLM_ENABLE_V1_MULTIPROCESSING", None)
+assert not engine._modules_scannable()
+assert not engine._engine_in_process()
+assert os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] == "1"
+engine._user_multiprocessing = "0"  # a user's own choice is kept
+assert engine._engine_in_process()
+"""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env.pop("VLLM_ENABLE_V1_MULTIPROCESSING", None)
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
