@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections import Counter
 
 from verified_tts.casting.quotes import quote_bounds, scan_text
-from verified_tts.casting.sieve import attribute
+from verified_tts.casting.sieve import OWN_TAG, attribute
 from verified_tts.text.attribution import Attribution
 
 __all__ = ["THRESHOLD", "attribute_paragraphs", "cast_report", "check_threshold"]
 
 THRESHOLD = 0.5  # a guess below this goes to the dialogue voice
-_OWN_TAG = 0.95  # a quote's own tag, as sure as the sieve's tags
 
 
 def check_threshold(value: object, where: str) -> float:
@@ -54,7 +53,7 @@ def cast_report(text: str, *, threshold: float = THRESHOLD) -> dict:
                 # explained Anne') is theirs, as sure as a tag
                 speaker, why, confidence = guess.speaker, guess.reason, guess.confidence
                 if index in own:
-                    speaker, why, confidence = *own[index], _OWN_TAG
+                    speaker, why, confidence = *own[index], OWN_TAG
                 sure = speaker is not None and confidence >= threshold
                 quote = {
                     "start": start,

@@ -47,14 +47,14 @@ from verified_tts.casting.turns import Guess, Line, fill_turns
 from verified_tts.text.dialogue import ParagraphQuotes
 from verified_tts.text.names import NOT_NAMES, TITLE, clean_name, proper_names
 
-__all__ = ["Guess", "attribute"]
+__all__ = ["OWN_TAG", "Guess", "attribute"]
 
 _LINKED = 0.85  # a tag whose description the text links to a named character
 _KIN = 0.8  # "said her father": the one of that family name
 _LINK_USES = 3  # tags a description needs before the scenes around them can link it
 _LINK_SHARE = 0.6  # ... and the share of them with the same one person of its gender in sight
 _REPORTED = 0.8  # who speaks in reported speech between two lines: a turn of theirs
-_TAGGED = 0.95  # a quote's own tag
+OWN_TAG = 0.95  # a quote's own tag, later in a paragraph another speaks
 _SUBJECT_BEFORE = 0.58  # the subject of the narration just before a line: 7 of 12 right
 _GENERIC_NOUNS = (
     frozenset(
@@ -452,10 +452,9 @@ def _chapter(
             talking = talk.speakers[-1:] not in ([], [None])
             reported = _reported(narration, talk) if talking else None
             # "Emma was obliged to ask what they had told her.": a turn of Emma's, no quote
-            turn = Guess(reported, f"{reported} speaks in the narration", _REPORTED)
-            lines.append(Line(turn if reported else None, len(narration), tuple(named)))
-            if reported:
-                lines[-1] = replace(lines[-1], reported=True)
+            why = f"{reported} speaks in the narration"
+            turn = Guess(reported, why, _REPORTED) if reported else None
+            lines.append(Line(turn, len(narration), tuple(named), reported=turn is not None))
             talk.mentioned.extend(named)
             introduced = _introduction(narration, talk) if _opens_speech(narration) else None
             talk.narration_before = named
@@ -485,7 +484,7 @@ def _chapter(
         if own and own[-1][0] == max(i for i, s in enumerate(quotes.spans) if s.dialogue):
             # the paragraph ends with another's quote ('... asked Gilbert. "...," explained
             # Anne'): a turn of theirs, which the next line answers
-            lines.append(Line(Guess(own[-1][1], own[-1][2], _TAGGED), 0, reported=True))
+            lines.append(Line(Guess(own[-1][1], own[-1][2], OWN_TAG), 0, reported=True))
             extras.add(len(lines) - 1)
             talk.speakers.append(own[-1][1])
         talk.last_addressees = guess.addressees
