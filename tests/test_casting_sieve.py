@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import CLI
 from verified_tts.cast import apply_cast, find_cast
+from verified_tts.casting.mentions import mentions, names_no_one
 from verified_tts.casting.quotes import scan_text
 from verified_tts.casting.report import cast_report
 from verified_tts.casting.sieve import attribute
@@ -691,3 +692,24 @@ def test_a_lady_in_a_tag_is_not_the_one_titled_lady():
     last = cast_report(text, threshold=0.0)["quotes"][-1]
     # "lady" names no rank: the tag is a woman's, whom the turns may tell, not Lady Pryor's title
     assert "so titled" not in last["why"], last
+
+
+def test_sir_or_lord_before_a_name_is_a_title_not_a_word_that_names_no_one():
+    text = (
+        "Sir Roger Blunt sat with Clara and Mrs. Pryor. Then Clara was young, and she laughed. "
+        "Mrs. Pryor was kind, and she smiled. Sir Roger was old, and he coughed.\n\n"
+        '"Shall we walk?" said Clara.\n\n'
+        'Sir Roger got up from his chair, went to the window and said, "It rains."\n'
+    )
+    last = cast_report(text, threshold=0.0)["quotes"][-1]
+    # "Sir" alone names no one ("Sir, I thank you"), but "Sir Roger ... and said" is Sir Roger's
+    assert last["speaker"] == "Sir Roger Blunt" and "tags the quote" in last["why"], last
+    assert names_no_one("Sir") and names_no_one("Then Emma") and not names_no_one("Lord Hale")
+    # an opener that is no title still falls away: "Poor Harriet" is Harriet
+    assert mentions("Poor Harriet wept.", frozenset({"Harriet"})) == ["Harriet"]
+
+
+def test_a_name_that_shares_its_verb_with_another_is_not_who_speaks():
+    # "where she and Bella were sitting": Bella shares "were" with "she"; Tom comes in and speaks
+    before = "Tom, after a while, came into the room where she and Bella were sitting, and said,"
+    assert speech_tag(before, False) == ("Tom", "said")

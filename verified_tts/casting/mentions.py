@@ -24,7 +24,7 @@ from verified_tts.text.names import (
     sole_mentions,
 )
 
-__all__ = ["NAME", "character_genders", "mentions", "place_names"]
+__all__ = ["NAME", "character_genders", "mentions", "names_no_one", "place_names"]
 
 _CAPITAL = rf"(?!{TITLE}\s){CAPITAL_WORD}"
 # a name: an optional title, then capitalised words, none of them a title ("Miss Woodhouse Miss
@@ -35,6 +35,18 @@ _PLACE_BEFORE = re.compile(r"\b(?:in|into|near|across|through)\s+$", re.IGNORECA
 _ARTICLE_BEFORE = re.compile(r"\b(?:the|a|an)\s+$", re.IGNORECASE)
 _BARE_TITLE = re.compile(rf"(?:{TITLE}|Mr|Mrs|Dr|Ms|St)\.?")
 _OPENERS = NOT_NAMES | frozenset(["Poor", "Dear", "Little", "Old", "Young", "Said", "Cried"])
+
+
+def _titles_a_name(words: list[str]) -> bool:
+    """Whether the first of ``words`` is a title of the capitalised word after it ("Sir Walter")."""
+    return len(words) > 1 and words[1][:1].isupper() and re.fullmatch(TITLE, words[0]) is not None
+
+
+def names_no_one(words: str) -> bool:
+    """Whether capitalised ``words`` open with a word that names no one ("Then Emma", "Sir,"):
+    "Sir", "Lord", "Mother" or "Father" before a name is that person's title ("Sir Walter")."""
+    split = words.split()
+    return bool(split) and split[0] in NOT_NAMES and not _titles_a_name(split)
 
 
 def mentions(
@@ -52,7 +64,7 @@ def mentions(
                 found.append(described_as)
                 continue
         start = match.start()
-        while words and words[0] in _OPENERS:  # "When Harriet" is Harriet
+        while words and words[0] in _OPENERS and not _titles_a_name(words):  # "When Harriet"
             start = text.index(words[0], start) + len(words[0])
             words = words[1:]
         if not words:
@@ -70,7 +82,7 @@ def mentions(
             continue
         if all(w.isupper() and len(w) > 1 for w in words):  # a label: "DRINK ME", "ORANGE"
             continue
-        if is_name(who, names) and who.split()[0] not in NOT_NAMES:
+        if is_name(who, names) and not names_no_one(who):
             found.append(who)
     return found
 

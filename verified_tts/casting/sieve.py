@@ -41,7 +41,13 @@ from dataclasses import replace
 from verified_tts.casting.aliases import written_full_names
 from verified_tts.casting.characters import KIN, NARRATOR, Characters, descriptor_gender
 from verified_tts.casting.kin import kin_of
-from verified_tts.casting.mentions import NAME, character_genders, mentions, place_names
+from verified_tts.casting.mentions import (
+    NAME,
+    character_genders,
+    mentions,
+    names_no_one,
+    place_names,
+)
 from verified_tts.casting.tags import PRONOUNS, SENTENCE_END, SUBJECT, speech_tag
 from verified_tts.casting.turns import Guess, Line, fill_turns
 from verified_tts.text.dialogue import ParagraphQuotes
@@ -343,7 +349,7 @@ def _subject(text: str, quotes: ParagraphQuotes, people: Characters) -> str | No
         )
         if match:
             who = match.group("who")
-            if who.split()[0] not in NOT_NAMES and who in people.canonical:
+            if not names_no_one(who) and who in people.canonical:
                 return people.canonical[who]
         break
     return None
@@ -357,7 +363,7 @@ def _last_subject(narration: str, people: Characters) -> str | None:
     if match is None:
         return None
     who = match.group("who")
-    if who.split()[0] in NOT_NAMES or who not in people.canonical:
+    if names_no_one(who) or who not in people.canonical:
         return None
     return people.canonical[who]
 
@@ -584,7 +590,7 @@ def _reported(narration: str, talk: _Conversation) -> str | None:
             who, _antecedents(narration[: match.start("who")], talk.people)
         )
         return speaker
-    if who.split()[0] in NOT_NAMES:
+    if names_no_one(who):
         return None
     return talk.people.canonical.get(who)
 

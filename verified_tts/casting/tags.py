@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 
 from verified_tts.casting.characters import KIN
-from verified_tts.casting.mentions import NAME
+from verified_tts.casting.mentions import NAME, names_no_one
 from verified_tts.text.dialogue import SPEECH_VERBS
-from verified_tts.text.names import NOT_NAMES, clean_name
+from verified_tts.text.names import clean_name
 
 __all__ = ["PRONOUNS", "SENTENCE_END", "SUBJECT", "VERBS", "speech_tag"]
 
@@ -134,6 +134,11 @@ _COORDINATED = re.compile(  # "Seven looked up and said", "Five, looking round, 
 )
 
 
+# one name before "were" or "are" is no subject of its own: it shares a verb with another ("where
+# she and Eleanor were sitting") or wishes ("as if Emma were"), and neither one speaks
+_PLURAL_VERB = re.compile(r"\s+(?:were|are)\b")
+
+
 def _subject_of_clause(text: str) -> tuple[str, str] | None:
     """The subject of a sentence that ends in a speech verb ("Isabella, embracing Catherine, thus
     began:"): the last name or pronoun that opens a clause before the verb; else a name with a
@@ -144,11 +149,12 @@ def _subject_of_clause(text: str) -> tuple[str, str] | None:
     colon = re.search(r":\s*[-—]*\s*$", sentence)  # "She turned to George:" hands the quote on
     if not end or (end.group("verb") not in VERBS and not colon):
         return None
-    found = [
-        m for m in SUBJECT.finditer(sentence[: end.start()])
-        if m.group("who") in PRONOUNS or m.group("who").split()[0] not in NOT_NAMES
-    ]  # fmt: skip
     head = sentence[: end.start()]
+    found = [
+        m for m in SUBJECT.finditer(head)
+        if (m.group("who") in PRONOUNS or not names_no_one(m.group("who")))
+        and not _PLURAL_VERB.match(head, m.end())
+    ]  # fmt: skip
     relative = _RELATIVE.search(head)
     if found and not relative:
         return found[-1].group("who"), end.group("verb")
@@ -219,9 +225,9 @@ def _clause_tag(text: str, beside: bool = False) -> tuple[str, str] | None:
     verb = end.group("verb")
     for pattern in (_WHO_SAID, _HEARD, _BARE):
         match = pattern.search(head)
-        if match and (match.group("who") in PRONOUNS or _clean(match.group("who")).split()[0]
-                      not in NOT_NAMES):  # fmt: skip
-            return _clean(match.group("who")), verb
+        who = _clean(match.group("who")) if match else ""
+        if match and (who in PRONOUNS or not names_no_one(who)):
+            return who, verb
     if beside:
         return None
     if verb in _BARE_VERBS and not re.search(r"\b(?:and|to)\s+(?:\w+ly\s+)?$", head):
@@ -232,7 +238,7 @@ def _clause_tag(text: str, beside: bool = False) -> tuple[str, str] | None:
     for pattern in (_CLAUSE_SUBJECT, _ANY_SUBJECT):
         found = [
             _clean(m.group("who")) for m in pattern.finditer(head)
-            if m.group("who") in PRONOUNS or _clean(m.group("who")).split()[0] not in NOT_NAMES
+            if m.group("who") in PRONOUNS or not names_no_one(_clean(m.group("who")))
         ]  # fmt: skip
         if found:
             return found[-1], verb
@@ -262,7 +268,7 @@ def speech_tag(narration: str, after: bool) -> tuple[str, str] | None:
         return passive.group("who"), passive.group("verb")
     if after:
         kin = _NAMED_KIN.match(text)
-        if kin and kin.group("verb") in VERBS and kin.group("who").split()[0] not in NOT_NAMES:
+        if kin and kin.group("verb") in VERBS and not names_no_one(kin.group("who")):
             noun = _KIN_WORDS.get(kin.group("noun").lower(), kin.group("noun").lower())
             return f"{clean_name(kin.group('who'))}'s {noun}", kin.group("verb")
     for pattern in _AFTER if after else _BEFORE:
@@ -293,6 +299,6 @@ def speech_tag(narration: str, after: bool) -> tuple[str, str] | None:
     if after:
         return None
     clause = _clause_tag(text, beside=True) or _subject_of_clause(text)
-    if clause and clause[0] not in PRONOUNS and clause[0].split()[0] in NOT_NAMES:
+    if clause and clause[0] not in PRONOUNS and names_no_one(clause[0]):
         clause = None  # "Thus the half-hour crept away, and at last Miss Bartlett ... said:"
     return clause or _clause_tag(text)
