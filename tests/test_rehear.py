@@ -14,6 +14,7 @@ alike rank by score and are not heard.
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
@@ -21,7 +22,7 @@ from verified_tts.errors import UserError
 from verified_tts.options.selection import SelectionPolicy
 from verified_tts.selection.consensus import judge_all
 from verified_tts.selection.policy import HEARD_ALONE, choose, default_policy, judge
-from verified_tts.selection.rehear import contenders, heard_differently
+from verified_tts.selection.rehear import contenders, hear_alone, heard_differently
 from verified_tts.storage.store import Store
 from verified_tts.text.book import parse_book
 
@@ -81,6 +82,24 @@ def test_only_lines_heard_as_different_words_are_heard_alone_when_asked():
     failing = [passing[0], judge(_take(-0.1, fails=True), ALONE), passing[1]]
     assert contenders(failing, [alike[0], "something else", alike[1]]) == []
     assert contenders(failing, [alike[0], "something else", "the birch canoe slit"]) == [0, 2]
+
+
+def test_a_wer_verifier_that_cannot_hear_alone_is_said_once_not_kept_silent(caplog):
+    class Opaque:  # a verifier, or a proxy of one, that cannot be reconfigured to hear alone
+        pass
+
+    takes = [object(), object()]
+    line = (None, takes, [], ALONE)
+    context = SimpleNamespace(verifiers={"wer": Opaque()})
+    with caplog.at_level("WARNING", logger="verified_tts.selection"):
+        assert hear_alone(context, [line]) == [takes]  # the takes as they were: the score ranks
+        assert hear_alone(context, [line]) == [takes]
+    said = [r.getMessage() for r in caplog.records if "cannot hear a take alone" in r.getMessage()]
+    assert len(said) == 1 and "Opaque" in said[0]
+    caplog.clear()
+    # no Whisper verifier at all is the documented case: the score ranks, nothing to say
+    assert hear_alone(SimpleNamespace(verifiers={}), [line]) == [takes]
+    assert not caplog.records
 
 
 @pytest.mark.parametrize(

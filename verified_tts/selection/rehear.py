@@ -18,11 +18,12 @@ round heard with one beam are heard in one call, and the scores are stored under
 context (the beam is part of it), so a resumed render does not hear them again. Under per-clip
 scoring a take's own ``wer`` was heard alone already and is used as it is (``alone_beam`` and
 ``alone_lines`` then change nothing); without a Whisper verifier nothing is heard and the score
-ranks.
+ranks, and a WER verifier that cannot hear a take alone ranks by score too, with a warning.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,9 @@ __all__ = ["contenders", "hear_alone", "heard_differently"]
 
 # a line decided in a round: its utterance, takes, their judgements, and the policy it follows
 Line = tuple[Utterance, Sequence[CandidateResult], Sequence[Judgement], "SelectionPolicy"]
+
+log = logging.getLogger("verified_tts.selection")
+_WARNED: set[str] = set()  # kinds of WER verifier already said to hear nothing alone
 
 
 def contenders(
@@ -73,8 +77,17 @@ def hear_alone(context: RenderContext, lines: Sequence[Line]) -> list[list[Candi
 
     out = [list(candidates) for _, candidates, _, _ in lines]
     wer = context.verifiers.get("wer")
+    if wer is None or not lines:
+        return out  # no Whisper verifier: the score ranks (the module doc)
     # the local WER verifier or its Ray proxy: both hear a take alone with the model they hold
     if not isinstance(wer, Reconfigurable) or not hasattr(wer.options, "packing"):
+        # said, not silent: a proxy that did not pass on the capability once made every Ray
+        # render rank by score under rank = "heard_alone" for a round before anyone noticed
+        kind = type(wer).__name__
+        if kind not in _WARNED:
+            _WARNED.add(kind)
+            log.warning("rank = heard_alone: the WER verifier (%s) cannot hear a take alone, "
+                        "so the takes are ranked by their score", kind)  # fmt: skip
         return out
     values: dict[tuple[int, int], Any] = {}
     if not wer.options.packing:
