@@ -208,6 +208,11 @@ def test_a_tag_keeps_the_title_of_a_surname_several_characters_share():
     assert quote["speaker"] == "Mrs. Honeychurch", quote
 
 
+def _last_quote(text: str) -> dict:
+    """The last quote of ``text`` as ``cast --json`` reports it, every guess given."""
+    return cast_report(text, threshold=0.0)["quotes"][-1]
+
+
 def _character(report: dict, name: str) -> dict:
     return next(c for c in report["characters"] if name == c["name"] or name in c["aliases"])
 
@@ -443,7 +448,7 @@ def test_a_possessive_kin_tag_is_the_one_of_that_family_name():
         '"Then sit by the fire," said Clara.\n\n'
         '"My dear, you will burn the toast," said her father.\n'
     )
-    last = cast_report(text, threshold=0.0)["quotes"][-1]
+    last = _last_quote(text)
     # her father: the man who shares Clara Hartley's family name, not Mr. Pryor
     assert last["speaker"] == "Mr. Hartley", last
     assert "family name" in last["why"]
@@ -458,7 +463,7 @@ def test_a_mother_is_a_mrs_of_that_name_not_the_daughter():
         '"Yes, please," said Rose.\n\n'
         '"Not for me," said her mother.\n'
     )
-    last = cast_report(text, threshold=0.0)["quotes"][-1]
+    last = _last_quote(text)
     assert last["speaker"] == "Mrs. Dale", last
 
 
@@ -533,7 +538,7 @@ def test_the_one_addressed_need_not_answer_after_narration_between():
         "Mr. Pryor read the letter in silence, and laid it down.\n\n"
         '"I cannot see the point of it myself."\n'
     )
-    last = cast_report(text, threshold=0.0)["quotes"][-1]
+    last = _last_quote(text)
     assert "addressed by name" not in last["why"], last
 
 
@@ -546,7 +551,7 @@ def test_an_answer_to_sir_given_to_a_woman_is_less_sure():
         '"Shall we walk on?"\n\n'
     )
     # the line before calls its listener "sir", and the turns give the answer to Clara
-    plain = cast_report(text, threshold=0.0)["quotes"][-1]
+    plain = _last_quote(text)
     called = cast_report(text.replace("A very fine day,", "A very fine day, sir,"), threshold=0)
     assert plain["speaker"] == called["quotes"][-1]["speaker"] == "Clara"
     assert called["quotes"][-1]["confidence"] < plain["confidence"]
@@ -678,7 +683,7 @@ def test_a_relation_of_a_named_character_is_the_one_of_that_family():
         '"Shall we walk?" said Mr. Hartley.\n\n'
         '"Not to-day," answered Clara\'s mamma.\n'
     )
-    last = cast_report(text, threshold=0.0)["quotes"][-1]
+    last = _last_quote(text)
     assert last["speaker"] == "Mrs. Pryor", last
 
 
@@ -689,7 +694,7 @@ def test_a_lady_in_a_tag_is_not_the_one_titled_lady():
         '"Is it far to the church?" said Mr. Hartley.\n\n'
         '"Not very far," said the little old lady by the door.\n'
     )
-    last = cast_report(text, threshold=0.0)["quotes"][-1]
+    last = _last_quote(text)
     # "lady" names no rank: the tag is a woman's, whom the turns may tell, not Lady Pryor's title
     assert "so titled" not in last["why"], last
 
@@ -701,7 +706,7 @@ def test_sir_or_lord_before_a_name_is_a_title_not_a_word_that_names_no_one():
         '"Shall we walk?" said Clara.\n\n'
         'Sir Roger got up from his chair, went to the window and said, "It rains."\n'
     )
-    last = cast_report(text, threshold=0.0)["quotes"][-1]
+    last = _last_quote(text)
     # "Sir" alone names no one ("Sir, I thank you"), but "Sir Roger ... and said" is Sir Roger's
     assert last["speaker"] == "Sir Roger Blunt" and "tags the quote" in last["why"], last
     assert names_no_one("Sir") and names_no_one("Then Emma") and not names_no_one("Lord Hale")
