@@ -96,10 +96,6 @@ def _speakable(spoken: str) -> bool:
     return any(char.isalnum() for char in spoken)
 
 
-def _spoken_length(text: str) -> int:
-    return len(normalize_text(text))
-
-
 def _spell(spoken: str, words: tuple[str, ...]) -> str:
     """Spell each listed word letter by letter ("FBI" -> "F B I")."""
     for word in words:
@@ -169,16 +165,25 @@ def _block_pieces(
 ) -> list[tuple[str, str, int, BlockKind, SourceMap | None]]:
     """(text, spoken, line, kind, source) for each speakable chunk of a block, in order."""
     pieces = []
+    # split_long measures each sentence by its spoken form, and a sentence that fits is the chunk
+    # read: keeping the forms normalises it once, not twice (most of parsing a book's time)
+    spoken_forms: dict[str, str] = {}
+
+    def spoken_form(text: str) -> str:
+        if text not in spoken_forms:
+            spoken_forms[text] = normalize_text(text)
+        return spoken_forms[text]
+
     for start, end, kind in spans:
         stretch = block.text[start:end]
         cursor = start
         # A heading is read as one utterance: "I. The Wolf" is a title, not two sentences.
         sentences = [stretch] if block.kind == "heading" else split_sentences(stretch)
         for sentence in sentences:
-            for chunk in split_long(sentence, max_chars, length=_spoken_length):
+            for chunk in split_long(sentence, max_chars, length=lambda t: len(spoken_form(t))):
                 offset = block.text.find(chunk, cursor)
                 cursor = offset + len(chunk) if offset >= 0 else cursor
-                spoken = _spell(normalize_text(chunk), block.spell)
+                spoken = _spell(spoken_form(chunk), block.spell)
                 if _speakable(spoken):
                     source = None
                     if block.source is not None and offset >= 0:
