@@ -431,6 +431,9 @@ def test_an_answer_three_lines_from_the_last_tag_between_two_people_is_committed
         ("At that moment Clara opened her door, and her voice said: ", False, ("she", "said")),
         ("before Hartley came running upstairs, calling out, ", False, ("Hartley", "calling")),
         ("a Presence who whispered to her heart: ", False, None),
+        # a sentence that ends in a dash before the one that speaks ("together.--Emma took")
+        ("He brought the letters to her, and they read them over together.--Clara took the "
+         "opportunity of whispering:", False, ("Clara", "whispering")),
         # a possessive is not who spoke: the relation of the one named is
         (" answered Clara's mamma, smiling.", True, ("Clara's mother", "answered")),
     ],
@@ -718,3 +721,37 @@ def test_a_name_that_shares_its_verb_with_another_is_not_who_speaks():
     # "where she and Bella were sitting": Bella shares "were" with "she"; Tom comes in and speaks
     before = "Tom, after a while, came into the room where she and Bella were sitting, and said,"
     assert speech_tag(before, False) == ("Tom", "said")
+
+
+_THREE = (
+    "Mr. Hartley sat with Clara and Mr. Pryor. Mr. Hartley was old, and he coughed. Clara was "
+    "young, and she laughed. Mr. Pryor was kind, and he smiled.\n\n"
+)
+
+
+def test_an_answer_to_an_answer_goes_back_to_the_one_it_answered_whoever_speaks_next():
+    text = _THREE + (
+        '"It is a fine day," said Clara.\n\n'
+        '"A very fine day," said Mr. Pryor.\n\n'
+        '"Shall we walk on?"\n\n'
+        '"If you like."\n\n'
+        '"Good morning," said Mr. Hartley.\n'
+    )
+    said = [q["speaker"] for q in cast_report(text, threshold=0.0)["quotes"]]
+    # Mr. Pryor answered Clara, so the line after his is hers, though Mr. Hartley comes in later
+    assert said[:4] == ["Clara", "Mr. Pryor", "Clara", "Mr. Pryor"], said
+
+
+@pytest.mark.parametrize(
+    "line", ['"Clara always likes the spring."', '"Clara, you always like the spring."']
+)
+def test_a_line_that_names_the_one_whose_turn_it_is_is_the_nearest_other_speakers(line):
+    text = _THREE + (
+        '"Good morning," said Mr. Hartley.\n\n'
+        '"It is a fine day," said Clara.\n\n'
+        '"A very fine day," said Mr. Pryor.\n\n' + line + "\n"
+    )
+    last = _last_quote(text)
+    # the turns give it to Clara, whom it names; Mr. Pryor said the line before it
+    assert last["speaker"] == "Mr. Hartley", last
+    assert "names Clara" in last["why"], last

@@ -482,7 +482,10 @@ def _chapter(
         continues = quotes.spans[0].dialogue and quotes.spans[0].continues
         last = quotes.spans[-1]
         trail = 0 if last.dialogue else last.end - last.start
-        line = Line(guess, len(narration), tuple(named), continues, _courtesy(said), trail)
+        line = Line(
+            guess, len(narration), tuple(named), continues, _courtesy(said), trail,
+            said=tuple(_named(" ".join(said), people)),  # not who says them
+        )  # fmt: skip
         lines.append(line)
         talk.mentioned.extend(named)
         talk.speakers.append(guess.speaker)

@@ -145,6 +145,7 @@ def _subject_of_clause(text: str) -> tuple[str, str] | None:
     relative clause just before the verb ("Mr. Allen, who had heard it all, said"), or one that
     did something and then spoke ("Seven looked up and said")."""
     sentence = SENTENCE_END.split(text)[-1]
+    sentence = re.split(r"(?<=[.!?])\s*(?:--|—)\s*", sentence)[-1]  # "together.--Emma took"
     end = _ENDS_IN_VERB.search(sentence)
     colon = re.search(r":\s*[-—]*\s*$", sentence)  # "She turned to George:" hands the quote on
     if not end or (end.group("verb") not in VERBS and not colon):
