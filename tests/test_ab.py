@@ -26,7 +26,7 @@ from verified_tts.selection.policy import choose, judge
 from verified_tts.storage.keys import candidate_seed
 from verified_tts.storage.store import STORE_DIR, Store
 from verified_tts.workflows.ab import ab, arm_winners, build_arms
-from verified_tts.workflows.judge import load_judge, resolve_judge_model
+from verified_tts.workflows.judge import JUDGED_DIR, load_judge, resolve_judge_model
 from verifiers.wer_common import word_error_rate
 
 BOOK = """The birch canoe slid on the smooth planks.
@@ -254,3 +254,31 @@ def test_cli_rejects_bad_n_and_missing_book(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     lines = (done.stdout + done.stderr).strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "at least 1" in lines[0], lines
+
+
+def test_a_rerun_judges_only_what_no_earlier_run_heard_and_reports_its_progress(
+    run, synthesizer, judge_model
+):
+    # last in the module: it writes ab.json into the shared run's folder again
+    folder, _, data, _ = run
+    clips = data["judge"]["clips"]
+    assert data["judge"]["heard_before"] == 0
+    (batch,) = (folder / "out" / JUDGED_DIR).glob("*/*.json")  # fewer clips than a batch
+    rows = json.loads(batch.read_text(encoding="utf-8"))
+    assert len(rows) == clips > 1
+    # as if a run was killed after keeping its first batch only; a damaged file is not trusted
+    batch.write_text(json.dumps(rows[: clips // 2]), encoding="utf-8")
+    (batch.parent / "damaged.json").write_text('[["store/a.flac", "Hi.", 0.0', encoding="utf-8")
+    lost = clips - clips // 2
+    started, judged = [], []
+    config = build_config({}, candidates=2, generator="espeak")
+    again = ab(folder / "book.md", folder / "out", config, ns=NS, judge_asr=judge_model,
+               synthesizer=synthesizer, on_judge_start=started.append,
+               on_judged=judged.append)  # fmt: skip
+    second = json.loads(again.ab_json.read_text(encoding="utf-8"))
+    assert second["judge"]["heard_before"] == clips - lost
+    assert started == [clips] and sum(judged) == clips
+    assert second["arms"] == data["arms"]
+    assert [row["judge_wer_of_takes"] for row in second["utterances"]] == [
+        row["judge_wer_of_takes"] for row in data["utterances"]
+    ]

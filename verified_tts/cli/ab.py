@@ -80,6 +80,7 @@ def ab_command(
             judge_asr=judge_asr,
             oracle=oracle,
             **progress.callbacks(),
+            **progress.judge_callbacks(),
         )
     from verified_tts.output.ab_report import interval_text
 
@@ -119,6 +120,7 @@ def _ab_arms(book: Path, out: Path | None, settings, arms: list[str], judge_asr:
             arms,
             judge_asr=judge_asr,
             **progress.callbacks(),
+            **progress.judge_callbacks(),
         )
     columns = ("arm", "verifier WER", "judge WER", "vs first", "flagged", "audio s gen", "wall s")
     table = copy_table(

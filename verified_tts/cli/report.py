@@ -27,6 +27,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -153,15 +154,16 @@ class RunProgress:
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[flagged]} flagged"),
+            TextColumn("{task.fields[note]}"),
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
             console=console,
             transient=False,
         )
-        self.task = self.progress.add_task(label, total=None, flagged=0)
+        self.task = self.progress.add_task(label, total=None, note="0 flagged")
         self.flagged = 0
+        self.judging: TaskID | None = None
         self.generator = generator
         self.record = record
 
@@ -172,6 +174,18 @@ class RunProgress:
             "on_start": self.on_start,
             "on_result": self.on_result,
         }
+
+    def judge_callbacks(self) -> dict[str, Callable[..., None]]:
+        """The keywords of an A/B workflow's judging, shown as a second bar: ``on_judge_start``,
+        ``on_judged``."""
+        return {"on_judge_start": self.on_judge_start, "on_judged": self.on_judged}
+
+    def on_judge_start(self, total: int) -> None:
+        self.judging = self.progress.add_task("judging takes", total=total, note="")
+        self.progress.start()
+
+    def on_judged(self, count: int) -> None:
+        self.progress.update(self.judging, advance=count)
 
     def on_loading(self) -> None:
         console.print(f"loading models for {self.generator} ...")
@@ -184,7 +198,7 @@ class RunProgress:
 
     def on_result(self, result: Any) -> None:  # result: UtteranceResult
         self.flagged += result.flagged
-        self.progress.update(self.task, advance=1, flagged=self.flagged)
+        self.progress.update(self.task, advance=1, note=f"{self.flagged} flagged")
         if self.record is not None:
             self.record.advance(bool(result.flagged))
 

@@ -313,9 +313,12 @@ def ab(
     on_loading: Callable[[], None] | None = None,
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[UtteranceResult], None] | None = None,
+    on_judge_start: Callable[[int], None] | None = None,
+    on_judged: Callable[[int], None] | None = None,
 ) -> ABResult:
     """Render ``book`` once at N=max(ns) with fixed N, then score every arm; see the module doc.
-    With a judge and ``oracle``, every take is judged, so each arm also has its oracle."""
+    With a judge and ``oracle``, every take is judged, so each arm also has its oracle; a clip
+    an earlier run into ``out_dir`` judged is not judged again."""
     ns = sorted({int(n) for n in ns})
     if not ns or ns[0] < 1:
         raise UserError("--n values must be at least 1, e.g. --n 1 --n 8")
@@ -343,7 +346,9 @@ def ab(
     judge_info = None
     if judge_model is not None:
         wanted = _winners_to_judge(manifest, ns, config.selection, every=oracle)
-        judged, judge_info = judge_winners(judge_model, wanted, out)
+        judged, judge_info = judge_winners(
+            judge_model, wanted, out, on_start=on_judge_start, on_judged=on_judged
+        )
     arms, rows = build_arms(manifest, ns, config.selection, rates=rates, judged=judged)
     data = _ab_document(
         book, manifest, ns, arms, rows, judge_info, rates, rates_source if rates else None

