@@ -268,6 +268,24 @@ def test_a_full_name_written_once_joins_a_first_name_and_a_titled_surname():
     assert "Miss Bartlett" in _character(cast_report(text), "Charlotte Bartlett")["aliases"]
 
 
+def test_a_full_name_in_a_chapter_heading_after_a_title_joins_the_two_short_names():
+    text = (
+        "Chapter I: Miss Clara Pryor Walks Out with Tom\n\n"
+        "Clara sat with Tom and Miss Pryor. Clara was young, and she smiled. Then Tom was "
+        "tired, and he yawned. Then Clara laughed, and she sang. Miss Pryor sighed. Then Tom "
+        "was old, and he was wise.\n\n"
+        '"Shall we go?" said Clara.\n\n'
+        '"Indeed," said Tom.\n\n'
+        '"Then let us," said Miss Pryor.\n'
+    )
+    speakers = [q["speaker"] for q in cast_report(text)["quotes"]]
+    assert speakers[0] == speakers[2] == "Clara Pryor", speakers
+    # the book reader (render --cast) knows the same characters from the Markdown heading
+    book = parse_book("# " + text, dialogue=True)
+    read = [s.speaker for c in book.chapters for s in c.segments if s.kind == "dialogue"]
+    assert read[0] == read[2] == "Clara Pryor", read
+
+
 def test_a_capitalised_description_without_its_article_is_the_same_character():
     text = (
         "Alice sat with the Hatter and the March Hare. Alice was sleepy, and the Hatter was "
@@ -436,6 +454,11 @@ def test_an_answer_three_lines_from_the_last_tag_between_two_people_is_committed
          "opportunity of whispering:", False, ("Clara", "whispering")),
         # a possessive is not who spoke: the relation of the one named is
         (" answered Clara's mamma, smiling.", True, ("Clara's mother", "answered")),
+        # "the voice of" someone is that one speaking; a voice alone is no one's yet
+        (" exclaimed the voice of old Mr. Pryor, who had run up too.", True,
+         ("Mr. Pryor", "exclaimed")),
+        (" cried the voice of the ferryman.", True, ("the ferryman", "cried")),
+        (" said the voice.", True, ("the voice", "said")),
     ],
 )  # fmt: skip
 def test_speech_tags_beside_a_quote(narration, after, tag):

@@ -4,7 +4,9 @@ A novel calls one person by several names: "Mrs. Rachel", "Mrs. Lynde" and "Mrs.
 "Charlotte" and "Miss Bartlett", which the book joins only once, in "Charlotte Bartlett".
 :func:`written_full_names` finds the full names a book writes at least once anywhere (a quote
 included) whose first word the narration names alone and whose last it names with a title, so the
-two short names meet in one character. :func:`titled_first_name` gives "Mrs. Rachel" or "Miss Daisy"
+two short names meet in one character; the caller may add chapter headings to the texts searched
+("Chapter VI: Miss Clara Pryor Walks Out", a title before the full name).
+:func:`titled_first_name` gives "Mrs. Rachel" or "Miss Daisy"
 to the one fuller name that opens with that first name (not where the word is a surname: "Mr.
 Ravenel" beside "Frank Ravenel"), and :func:`titled_surname` gives "Mrs. Lynde" or "Miss Barry" to
 the one character whose fuller name ends in that surname with the same title ("Miss Josephine
@@ -40,7 +42,10 @@ __all__ = ["titled_first_name", "titled_surname", "written_full_names"]
 
 _SURNAME_TITLES = ("Mrs.", "Miss")  # "Mr. Emerson" is as often the father as the son
 _RARER = 3  # a surname form named this many times more than the fuller name is someone else
-_FULL = re.compile(r"(?<![\w.'’])([A-Z][a-z]+)[ \t]*\n?[ \t]*([A-Z][a-z]+)\b(?!['’]?[\w-])")
+# a first name and a surname, after any title ("Miss Clara Pryor": not "Miss Clara")
+_FULL = re.compile(
+    rf"(?<![\w.'’])(?:{TITLE}\s+)?([A-Z][a-z]+)[ \t]*\n?[ \t]*([A-Z][a-z]+)\b(?!['’]?[\w-])"
+)
 
 
 def _split(name: str) -> tuple[str | None, tuple[str, ...]]:

@@ -66,6 +66,12 @@ def _heading(piece: str) -> bool:
     return "\n" not in piece.strip() or (len(piece) < 400 and not re.search(r"[\"“”]", piece))
 
 
+def headings(text: str) -> list[str]:
+    """The text's chapter headings with their titles ("Chapter VI: Miss Clara Pryor Walks
+    Out"), where a book may write a name in full that it never writes elsewhere."""
+    return [piece for _, piece in _paragraphs(text) if _heading(piece)]
+
+
 def scan_text(text: str) -> list[list[ScannedParagraph]]:
     """The text's paragraphs with their quotes, per chapter (headings themselves left out)."""
     pieces = _paragraphs(text)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from verified_tts.casting.quotes import quote_bounds, scan_text
+from verified_tts.casting.quotes import headings, quote_bounds, scan_text
 from verified_tts.casting.sieve import OWN_TAG, attribute
 from verified_tts.text.attribution import Attribution
 
@@ -37,7 +37,8 @@ def check_threshold(value: object, where: str) -> float:
 def cast_report(text: str, *, threshold: float = THRESHOLD) -> dict:
     """The quotes and characters of ``text`` (a book's decoded text) as JSON-ready data."""
     chapters = scan_text(text)
-    guesses, people = attribute([[(p.text, p.quotes) for p in chapter] for chapter in chapters])
+    paragraphs = [[(p.text, p.quotes) for p in chapter] for chapter in chapters]
+    guesses, people = attribute(paragraphs, headings(text))
     quotes = []
     spoken: Counter[str] = Counter()
     for number, (chapter, found) in enumerate(zip(chapters, guesses, strict=True)):
@@ -86,11 +87,14 @@ def cast_report(text: str, *, threshold: float = THRESHOLD) -> dict:
     return {"quotes": quotes, "characters": characters, "threshold": threshold}
 
 
-def attribute_paragraphs(chapters: list, *, threshold: float = THRESHOLD) -> list:
+def attribute_paragraphs(
+    chapters: list, headings: list[str] | tuple[str, ...] = (), *, threshold: float = THRESHOLD
+) -> list:
     """The sieve's guesses as the book reader's per-paragraph :class:`Attribution` s (None for
     paragraphs without dialogue): a guess below ``threshold`` has no speaker, its reason says
-    whom it would have been."""
-    guesses, people = attribute(chapters)
+    whom it would have been. ``headings`` are the book's chapter headings, as ``cast`` reads
+    them too, so the reader and ``cast`` know the same characters."""
+    guesses, people = attribute(chapters, headings)
     result = []
     for found in guesses:
         row = []

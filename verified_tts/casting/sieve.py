@@ -375,10 +375,11 @@ def _title_case(text: str) -> bool:
 
 
 def attribute(
-    chapters: Sequence[Sequence[tuple[str, ParagraphQuotes]]],
+    chapters: Sequence[Sequence[tuple[str, ParagraphQuotes]]], headings: Sequence[str] = ()
 ) -> tuple[list[list[Guess | None]], Characters]:
     """A :class:`Guess` for each paragraph with dialogue (None for the others), per chapter, and
-    the book's characters."""
+    the book's characters; the chapter ``headings`` may write a full name that joins two short
+    ones ("Miss Clara Pryor": "Clara" and "Miss Pryor")."""
     texts = [text for chapter in chapters for text, _ in chapter]
     names = proper_names(texts)
     names -= place_names(texts, names)
@@ -389,7 +390,7 @@ def attribute(
         for text, q in chapter
     ]
     every = [m for n in narrations if not _title_case(n) for m in mentions(n, names)]
-    every.extend(written_full_names(texts, Counter(every)))
+    every.extend(written_full_names([*texts, *headings], Counter(every)))
     people = Characters.from_mentions(every, names, genders)
     heard: dict[str, list[set[str]]] = {}
     result = [_chapter(chapter, people, heard) for chapter in chapters]

@@ -198,6 +198,9 @@ _BARE = re.compile(rf"(?<!\ba )(?<!\ban ){_WHO}\s+$")
 _BARE_VERBS = frozenset(
     ["say", "whisper", "exclaim", "cry", "call", "shout", "add", "reply", "answer", "ask"]
 )
+# whose voice speaks: a name or description, "old" aside ("old Mr. Emerson" is Mr. Emerson, where
+# "young Mr. Emerson" may be his son)
+_VOICE_OF = re.compile(rf"\s+of\s+(?:old\s+)?(?P<who>{NAME}|{_DESCRIPTION})")
 _VOICE = re.compile(r"\b(his|her)\s+voice\s+$")  # "and her voice said:"
 
 
@@ -281,6 +284,10 @@ def speech_tag(narration: str, after: bool) -> tuple[str, str] | None:
         inverted = after and pattern is _AFTER[0]
         # and so does one after a pronoun that goes on the quote's sentence ('"...!" he quavered')
         going_on = after and pattern is _AFTER[1] and re.match(r"[^\w]*[a-z]", text) is not None
+        if match and match.group("who").lower() == "the voice":  # "the voice of old Mr. Emerson"
+            owner = _VOICE_OF.match(text, match.end("who"))
+            if owner and match.group("verb").lower() in VERBS:
+                return owner.group("who"), match.group("verb")
         if match and (
             match.group("verb").lower() in VERBS
             or (

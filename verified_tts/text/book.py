@@ -152,7 +152,8 @@ def _speakers(
     from verified_tts.casting.report import THRESHOLD, attribute_paragraphs
 
     sure = THRESHOLD if threshold is None else threshold
-    attributed = iter(attribute_paragraphs(chapters, threshold=sure))
+    headings = [b.text for s in document.sections for b in s.blocks if b.kind == "heading"]
+    attributed = iter(attribute_paragraphs(chapters, headings, threshold=sure))
     result = []
     for found in quotes:
         guesses = iter(next(attributed))
