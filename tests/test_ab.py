@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import CLI
 from verified_tts.cli import app
 from verified_tts.config import build_config
 from verified_tts.errors import UserError
@@ -282,3 +283,23 @@ def test_a_rerun_judges_only_what_no_earlier_run_heard_and_reports_its_progress(
     assert [row["judge_wer_of_takes"] for row in second["utterances"]] == [
         row["judge_wer_of_takes"] for row in data["utterances"]
     ]
+
+
+def test_cli_ab_with_a_judge_shows_judging_as_a_bar_and_writes_its_files(tmp_path):
+    # as the docs show it, on espeak so that the run takes seconds: the render's bar, then the
+    # judge's bar over every take (N=1's and N=2's together), then the table
+    book = tmp_path / "book.md"
+    book.write_text(BOOK, encoding="utf-8")
+    out = tmp_path / "ab"
+    done = subprocess.run(
+        [*CLI, "ab", str(book), "--n", "1", "--n", "2", "--generator", "espeak",
+         "--judge-asr", "bundled:base", "--out", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads((out / "ab.json").read_text(encoding="utf-8"))
+    takes = data["judge"]["clips"]
+    assert takes == 2 * len(data["utterances"]) and data["judge"]["heard_before"] == 0
+    printed = done.stdout + done.stderr
+    assert "judging takes" in printed and f"{takes}/{takes}" in printed, printed
+    assert list((out / JUDGED_DIR).glob("*/*.json"))
