@@ -84,7 +84,7 @@ def judge_run(judge, out: Path) -> tuple[dict, dict]:
                     candidate["audio"],
                     utterance["text"],
                 )
-    judged, _seconds, _before = judge_clips(judge, wanted, out)
+    judged = judge_clips(judge, wanted, out).transcripts
     for utterance in manifest["utterances"]:
         for candidate in utterance["candidates"]:
             found = judged.get((utterance["key"], candidate["index"]))

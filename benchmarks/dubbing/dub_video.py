@@ -54,7 +54,8 @@ def judged(out: Path, judge) -> dict:
 
     report = json.loads((out / "dub.json").read_text(encoding="utf-8"))
     wanted = {(c["key"], c["winner"]): (c["audio"], c["text"]) for c in report["cues"]}
-    results, seconds = judge_clips(judge, wanted, out)
+    heard = judge_clips(judge, wanted, out)
+    results, seconds = heard.transcripts, heard.seconds
     wers = [results[key][0] for key in wanted]
     return {
         "judge_wer_mean": round(sum(wers) / len(wers), 4),

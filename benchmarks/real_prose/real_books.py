@@ -110,7 +110,7 @@ class JudgeCache:
                 keys[(u.key, index)] = key
         if wanted:
             self._judge = self._judge or load_judge(self.judge_name)
-            fresh, _ = judge_clips(self._judge, wanted, out)
+            fresh = judge_clips(self._judge, wanted, out).transcripts
             for k, (wer, heard) in fresh.items():
                 self.known[keys[k]] = [wer, heard, wanted[k][1]]
             if self.path is not None:

@@ -117,7 +117,7 @@ def main() -> None:
                 wanted[(u.key, index)] = (u.candidates[index].audio, u.text)
         rows.append((u, twin))
     judge_started = time.perf_counter()
-    fresh, _ = judge_clips(load_judge("bundled:base"), wanted, args.work / "out")
+    fresh = judge_clips(load_judge("bundled:base"), wanted, args.work / "out").transcripts
     known.update({key: wer for key, (wer, _) in fresh.items()})
     judge_seconds = time.perf_counter() - judge_started
 

@@ -152,7 +152,7 @@ def main() -> None:
     judged = {}
     for arm, out in (("before", before_out), ("after", after_out)):
         part = {k: v for k, v in wanted.items() if k[0] == arm}
-        found, _ = judge_clips(judge, part, out)
+        found = judge_clips(judge, part, out).transcripts
         judged.update(found)
 
     words = {}

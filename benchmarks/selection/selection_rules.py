@@ -112,7 +112,7 @@ def main() -> None:
                 needed[(u.key, index)] = (u.candidates[index].audio, u.text)
     started, cpu_started = time.perf_counter(), time.process_time()
     judge_model = load_judge("bundled:base")
-    fresh, _ = judge_clips(judge_model, needed, out)
+    fresh = judge_clips(judge_model, needed, out).transcripts
     judge_wall = time.perf_counter() - started
     judge_cpu = time.process_time() - cpu_started
     judged.update({key: wer for key, (wer, _) in fresh.items()})

@@ -57,12 +57,10 @@ def judge_winners(
     """(WER, transcript) for every wanted clip (audio path relative to ``out``, text), and the
     judge's record for the A/B file (its identity, the clips judged, those an earlier run into
     ``out`` had judged, the seconds it took); progress as :func:`judge_clips` reports it."""
-    judged, seconds, before = judge_clips(
-        judge_model, wanted, out, on_start=on_start, on_judged=on_judged
-    )
-    info = {**judge_model.identity(), "clips": len(wanted), "heard_before": before,
-            "seconds": round(seconds, 3)}  # fmt: skip
-    return judged, info
+    heard = judge_clips(judge_model, wanted, out, on_start=on_start, on_judged=on_judged)
+    info = {**judge_model.identity(), "clips": len(wanted), "heard_before": heard.heard_before,
+            "seconds": round(heard.seconds, 3)}  # fmt: skip
+    return heard.transcripts, info
 
 
 def versus_first(

@@ -18,8 +18,9 @@ import json
 import os
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from verified_tts.errors import UserError
 from verified_tts.models import bundled_path
@@ -31,6 +32,7 @@ __all__ = [
     "JUDGED_DIR",
     "Judge",
     "JudgeOptions",
+    "JudgedClips",
     "check_independent",
     "judge_clips",
     "load_judge",
@@ -160,6 +162,16 @@ def _heard_before(folder: Path) -> dict[tuple[str, str], tuple[float, str]]:
     return heard
 
 
+@dataclass(frozen=True)
+class JudgedClips(Generic[Key]):
+    """What :func:`judge_clips` heard: (WER, transcript) per wanted key, the seconds judging took,
+    and how many of the clips an earlier run into the same folder had heard already."""
+
+    transcripts: dict[Key, tuple[float, str]]
+    seconds: float
+    heard_before: int
+
+
 def judge_clips(
     judge_model: Judge,
     wanted: Mapping[Key, tuple[str, str]],
@@ -167,12 +179,11 @@ def judge_clips(
     *,
     on_start: Callable[[int], None] | None = None,
     on_judged: Callable[[int], None] | None = None,
-) -> tuple[dict[Key, tuple[float, str]], float, int]:
+) -> JudgedClips[Key]:
     """Transcribe each wanted clip once, in batches; ``wanted`` maps a key (e.g. utterance key
     and candidate index) to (audio path relative to ``out``, reference text). A clip an earlier
     run into ``out`` judged with this judge is not judged again. ``on_start(total)`` and
-    ``on_judged(count)`` report progress over every wanted clip. Returns (WER, transcript) per
-    key, the seconds judging took and how many clips were heard before."""
+    ``on_judged(count)`` report progress over every wanted clip."""
     import soundfile as sf
 
     from verifiers import Clip
@@ -201,4 +212,4 @@ def judge_clips(
         write_json_atomic(kept / f"{name}.json", rows)
         if on_judged:
             on_judged(len(batch))
-    return judged, time.perf_counter() - started, len(wanted) - len(keys)
+    return JudgedClips(judged, time.perf_counter() - started, len(wanted) - len(keys))
