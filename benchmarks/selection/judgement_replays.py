@@ -19,6 +19,7 @@ benchmarks.selection.judgement_replays
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 from collections import Counter
@@ -105,6 +106,8 @@ def all_rejected(path: Path, first: int = 40) -> dict:
 
 
 def main() -> None:
+    # no options; --help says what it measures instead of running it and rewriting the result
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     result = {
         "note": "replayed with today's verified_tts.selection.policy on committed candidate scores",
         "speaker_term": [speaker_term(RESULTS / name) for name in INPUTS],

@@ -10,6 +10,7 @@ the ACX check of the M4B itself. Writes benchmarks/results/demo_acx.json.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tempfile
@@ -21,6 +22,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
+    # no options; --help says what it measures instead of running it and rewriting the result
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     import av
     import soundfile as sf
 

@@ -10,6 +10,7 @@ benchmarks/results/prefetch_benchmark.json.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -23,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:
+    # no options; --help says what it measures instead of running it and rewriting the result
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     sys.path.insert(0, str(ROOT / "tests"))
     from orpheus_fixtures import engine_test_options, tiny_models
 
