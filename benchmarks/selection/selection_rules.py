@@ -25,10 +25,10 @@ _packed]
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -58,12 +58,17 @@ def main() -> None:
     from verified_tts.selection.policy import Gate, SelectionPolicy, choose, judge
     from verified_tts.workflows.judge import judge_clips, load_judge
 
-    out = Path(sys.argv[1])
-    judge_all = "--all" in sys.argv[2:]
-    manifest = read_manifest(out)
-    while_ab = "--while-ab-judges" in sys.argv[2:]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, metavar="OUT_DIR", help="a fixed-N run's output folder")
+    parser.add_argument("--all", action="store_true", help="judge every candidate (the oracle)")
+    parser.add_argument(
+        "--while-ab-judges", action="store_true", help="judge only what the A/B's judge will not"
+    )
     # results of a non-default run go beside the default's: --suffix _packed
-    suffix = sys.argv[sys.argv.index("--suffix") + 1] if "--suffix" in sys.argv[2:] else ""
+    parser.add_argument("--suffix", default="", help="added to the result files' names")
+    args = parser.parse_args()
+    out, judge_all, while_ab, suffix = args.out, args.all, args.while_ab_judges, args.suffix
+    manifest = read_manifest(out)
     cache = out / "judge_cache.json"
     judged = already_judged(out)
     if cache.is_file():
