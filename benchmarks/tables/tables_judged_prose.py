@@ -15,9 +15,10 @@ __all__ = ["BLOCKS"]
 
 # (result stem, column label) of the judged real-prose renders, in the order shown
 JUDGED = (
-    ("judged_prose_dev_today", "development, today"),
-    ("judged_prose_dev_prosody", "development, takes with their own prosody"),
-    ("judged_prose_held_out_k_before", "tenth held-out sample, today"),
+    ("judged_prose_dev_180", "development, 180 lines, today"),
+    ("judged_prose_dev_today", "development, 45 lines, before hearing alone"),
+    ("judged_prose_dev_prosody", "development, 45 lines, own prosody, before hearing alone"),
+    ("judged_prose_held_out_k_before", "tenth held-out sample, before hearing alone"),
 )
 STEMS = tuple(stem for stem, _ in JUDGED)
 
@@ -90,7 +91,8 @@ def judged_prose() -> str:
                           if d["judge_wer_ratio_flagged_to_rest"] is not None else "-")),
         row("DNSMOS overall, winner minus candidate 0 (95% interval)",
             lambda d, _: (f"{num(d['dnsmos_overall']['winner_minus_candidate0']['difference'], 4)}"
-                          f" ({ci(d['dnsmos_overall']['winner_minus_candidate0']['ci95'], 4)})")),
+                          f" ({ci(d['dnsmos_overall']['winner_minus_candidate0']['ci95'], 4)})"
+                          if d.get("dnsmos_overall") else "-")),
         row("real-time factor (load average at the end)",
             lambda d, _: (f"{num(d['timing']['real_time_factor'], 3)} "
                           f"({num(max(d['timing']['load_average_at_ends']), 2)})")),
