@@ -1,7 +1,8 @@
 """The benchmark scripts stay runnable: each imports against today's package, and each that runs
 as ``python -m benchmarks....`` parses its command line, so ``--help`` says what it measures
 instead of running it and rewriting a committed result. No test runs the benchmarks themselves
-(they take minutes to hours), so a change to the package's API shows here first."""
+(they take minutes to hours), so a name the package renames or removes shows here first; a changed
+return shape shows only when the benchmark runs."""
 
 from __future__ import annotations
 
