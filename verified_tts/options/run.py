@@ -195,7 +195,7 @@ class JudgeOptions:
     """The A/B judge's model and decoding. Beam search by default: the judge should be as good
     an ear as the machine affords, it runs once per distinct winner, not once per candidate."""
 
-    model: str = option(doc="bundled:base, bundled:small, a faster-whisper id or a folder")
+    model: str = option(doc="bundled:base, a faster-whisper id or a folder")
     beam_size: int = option(5, "Beam size")
     compute_type: str = option("int8", "CTranslate2 compute type")
     batch_size: int = option(16, "Most clips per call (fewer where a worker would wait)")

