@@ -438,6 +438,12 @@ def test_an_answer_three_lines_from_the_last_tag_between_two_people_is_committed
         (" was his reply, but not in anger.", True, ("he", "reply")),
         # a narration that ends in a speech verb is said by the subject of its main clause
         ("and at last Clara rose with a sigh, and said: ", False, ("Clara", "said")),
+        # a sentence-opening word is no name, alone or before one
+        ("Thus the hour crept away, and at last Clara rose with a sigh, and said:", False,
+         ("Clara", "said")),
+        ("Nothing occurred until the pudding. Then Hartley said:", False, ("Hartley", "said")),
+        ("But Tom immediately added, ", False, ("Tom", "added")),
+        ("Her father replied:", False, ("Her father", "replied")),
         ("The Badger shook its head, and said, without looking up, ", False,
          ("the Badger", "said")),
         ("Very soon the Otter noticed Clara, and called out to her in a cross tone, ", False,

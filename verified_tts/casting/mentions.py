@@ -49,6 +49,20 @@ def names_no_one(words: str) -> bool:
     return bool(split) and split[0] in NOT_NAMES and not _titles_a_name(split)
 
 
+def without_openers(words: str) -> str:
+    """Capitalised ``words`` without the words that open a sentence before a name ("Then
+    Freddy": Freddy); a title stays with its name ("Sir Walter")."""
+    split = words.split()
+    while (
+        len(split) > 1
+        and split[0] in NOT_NAMES
+        and split[1][:1].isupper()  # "Her father" is a description, not "Her" before a name
+        and not _titles_a_name(split)
+    ):
+        split = split[1:]
+    return " ".join(split)
+
+
 def mentions(
     text: str, names: frozenset[str], described: frozenset[str] = frozenset()
 ) -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from verified_tts.casting.characters import KIN
-from verified_tts.casting.mentions import NAME, names_no_one
+from verified_tts.casting.mentions import NAME, names_no_one, without_openers
 from verified_tts.text.dialogue import SPEECH_VERBS
 from verified_tts.text.names import clean_name
 
@@ -296,7 +296,7 @@ def speech_tag(narration: str, after: bool) -> tuple[str, str] | None:
                 and match.group("who") != "I"
             )
         ):
-            return match.group("who"), match.group("verb")
+            return without_openers(match.group("who")), match.group("verb")
     if not after:
         possessive = _POSSESSIVE_BEFORE.search(text)
         if possessive:

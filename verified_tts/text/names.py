@@ -65,6 +65,13 @@ _CAPITALISED_WORDS = """
     Come Go See Look Never Ever Every Each Both Yet Though Although While Till Until Because
     Indeed Nay Alas Pray Hush Hark Aye Nonsense Impossible Certainly Surely Thank Thanks Pardon
     Goodness Gracious Really Quite Very Nothing Nobody Somebody Everybody Anybody Hallo Hullo
+    Thus Such These Those Which Whose Whom Where Whatever Whenever Wherever Whether However
+    Meanwhile Soon Later Instead Hence Therefore Accordingly Finally Fortunately Unfortunately
+    Nevertheless Moreover Besides Otherwise Evidently Hardly Scarcely Already Always Sometimes
+    Somehow Anyhow Hitherto Afterwards Maybe Neither Either None Many Most More Much Another
+    Other Any Something Everything Upon From Into Over Under Through Without Within Between
+    Beyond Behind Below Above Inside Outside During Since Unless Whilst Towards Toward Have Has
+    Had Having Did Does Would Could Should Shall Must Were Be Being Am Can Please
 """
 _CALENDAR = """
     January February March April May June July August September October November December
