@@ -201,6 +201,41 @@ def test_whisper_aligns_the_written_words_of_a_real_clip(synthesizer_factory):
     assert {t.source for t in given} == {"generator"}
 
 
+def test_packed_alignment_places_each_clips_words_as_one_clip_a_window_does(synthesizer_factory):
+    """Clips share encoder windows (the encoder is the aligner's cost); each clip's words stay
+    inside it, in order, and land where aligning it alone puts them."""
+    from verified_tts.generators import SynthesisRequest
+    from verified_tts.output.word_timing import WordAligner
+    from verified_tts.text.normalize import normalize_text
+
+    synthesizer = synthesizer_factory()
+    texts = [
+        "The birch canoe slid on the smooth planks.",
+        "Glue the sheet to the dark blue background.",
+        "It's easy to tell the depth of a well.",
+        "These days a chicken leg is a rare dish.",
+    ]
+    clips = []
+    for number, text in enumerate(texts):
+        spoken = normalize_text(text)
+        (candidate,) = synthesizer.generator.sample([SynthesisRequest("k", 0, number, spoken)])
+        clips.append(TimedClip(text, spoken, candidate.audio, candidate.sample_rate))
+    verifier = synthesizer.verifiers.get("wer")
+    packed = WordAligner(verifier, refine=False)  # the bounds as aligned, not moved to pauses
+    alone = WordAligner(verifier, refine=False, packed=False)
+    assert len(packed._windows([(k, c.audio, [[1]]) for k, c in enumerate(clips)])) == 1
+    together, apart = packed.align(clips), alone.align(clips)
+    differences = []
+    for clip, timings, single in zip(clips, together, apart, strict=True):
+        seconds = len(clip.audio) / clip.sample_rate
+        assert [t.word for t in timings] == clip.text.split()
+        assert all(0 <= t.start_s <= t.end_s <= seconds + 0.02 for t in timings), timings
+        assert all(a.end_s <= b.start_s + 1e-9 for a, b in zip(timings, timings[1:], strict=False))
+        assert sum(t.source == "asr" for t in timings) >= len(timings) - 1
+        differences += [abs(a.start_s - b.start_s) for a, b in zip(timings, single, strict=True)]
+    assert np.median(differences) <= 0.03 and max(differences) <= 0.1, sorted(differences)
+
+
 def _chapter(texts: list[str], words: bool = False) -> ChapterTimings:
     rate, position, sentences = 1000, 500, []
     for number, text in enumerate(texts):

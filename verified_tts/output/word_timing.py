@@ -8,10 +8,12 @@ maps those to the written words (a written word that normalises to several spoke
 spans them all), marked ``generator``; an entry may name several words that the generator joined
 ("in the"), which then share its span by characters and are marked ``interpolated``. For every other
 generator :class:`WordAligner` force-aligns the written words to the audio with the
-WER verifier's own Whisper model (the same model object, never a second copy): the clip is
-encoded once and CTranslate2's ``align`` runs dynamic time warping over the cross-attention of
-Whisper's alignment heads, as faster-whisper's word timestamps do, giving each reference token
-the 20 ms frame where it starts; a word runs from its first token's start to the next word's.
+WER verifier's own Whisper model (the same model object, never a second copy): the clips share
+30 s encoder windows as the verifier packs them (the encoder is the cost), each window is encoded
+once, and CTranslate2's ``align`` runs dynamic time warping over the cross-attention of Whisper's
+alignment heads, as faster-whisper's word timestamps do, giving each reference token the 20 ms
+frame where it starts; a word runs from its first token's start to the next word's (a clip's
+first word from the clip's start, its last no further than its end).
 A word the model did not place (no frame of its own, or a token probability under
 ``min_probability``) and a clip longer than one Whisper window get interpolated bounds, shared by
 characters between the neighbours that were placed, marked ``interpolated``. The cross-attention
@@ -52,6 +54,7 @@ WordSource = Literal["generator", "asr", "interpolated"]
 _FRAME_S = 0.02  # Whisper's encoder frame: the resolution of its alignment
 _MIN_WORD_S = 0.06  # the least an interpolated word is given, so a highlight can be seen
 _WINDOW_S = 30.0
+_ALIGN_TOKENS = 400  # text tokens a packed window aligns at most: Whisper's decoder holds 448
 ALIGNER_VERSION = 2  # 2: refined at pauses; a cache of aligned words keys on it
 # least median error on the books' first halves: benchmarks/real_prose/word_alignment.py
 DEFAULT_LAG_S = 0.08
@@ -232,11 +235,15 @@ class WordAligner:
         min_probability: float = 0.0,
         lag_s: float = DEFAULT_LAG_S,
         refine: bool = True,
+        packed: bool = True,
     ) -> None:
         self._verifier = verifier  # a verifiers.wer.WerVerifier
         self.min_probability = min_probability
         self.lag_s = lag_s
         self.refine = refine
+        # several clips share one 30 s encoder window, laid out as the WER verifier packs them
+        # ([verifiers.wer] pack_seconds, pack_gap_s, pack_clips): the encoder is the cost
+        self.packed = packed
 
     def identity(self) -> Mapping[str, Any]:
         return {
@@ -247,6 +254,7 @@ class WordAligner:
             "min_probability": self.min_probability,
             "lag_s": self.lag_s if self.refine else 0.0,
             "refine": self.refine,
+            "packed": self.packed,
         }
 
     def align(self, clips: Sequence[TimedClip]) -> list[list[WordTiming]]:
@@ -267,50 +275,100 @@ class WordAligner:
                 results[number] = interpolate(words, [None] * len(words), 0.0, seconds)
             else:
                 rows.append((number, audio, [tokenizer.encode(" " + word) for word in words]))
-        for start in range(0, len(rows), self._verifier.batch_rows):
-            batch = rows[start : start + self._verifier.batch_rows]
-            for (number, audio, _), spans in zip(batch, self._align_rows(batch), strict=True):
-                words = clips[number].text.split()
-                timings = interpolate(words, spans, 0.0, audio.size / SAMPLE_RATE)
-                if self.refine:
-                    timings = snap_to_pauses(timings, audio, SAMPLE_RATE, self.lag_s)
-                results[number] = timings
+        windows = self._windows(rows)
+        for start in range(0, len(windows), self._verifier.batch_rows):
+            batch = windows[start : start + self._verifier.batch_rows]
+            for window, spans_of in zip(batch, self._align_windows(rows, batch), strict=True):
+                for slot, spans in zip(window.slots, spans_of, strict=True):
+                    number, audio, _ = rows[slot.clip]
+                    words = clips[number].text.split()
+                    timings = interpolate(words, spans, 0.0, audio.size / SAMPLE_RATE)
+                    if self.refine:
+                        timings = snap_to_pauses(timings, audio, SAMPLE_RATE, self.lag_s)
+                    results[number] = timings
         return [timings or [] for timings in results]
 
-    def _align_rows(
-        self, rows: Sequence[tuple[int, np.ndarray, list[list[int]]]]
-    ) -> list[list[tuple[float, float] | None]]:
+    def _windows(self, rows: Sequence[tuple[int, np.ndarray, list[list[int]]]]) -> list[Any]:
+        """The encoder windows: the rows packed as the WER verifier packs clips, or one each."""
+        from verifiers.wer_common import SAMPLE_RATE
+        from verifiers.wer_packing import PackedWindow, Slot, plan_windows
+
+        sizes = [audio.size for _, audio, _ in rows]
+        alone = list(range(len(rows)))
+        windows: list[PackedWindow] = []
+        if self.packed:
+            options = self._verifier.options
+            windows, alone = plan_windows(
+                [str(k) for k in range(len(rows))],  # every row its own utterance
+                sizes,
+                [sum(len(word) for word in tokens) for _, _, tokens in rows],
+                capacity=int(options.pack_seconds * SAMPLE_RATE),
+                gap=int(options.pack_gap_s * SAMPLE_RATE),
+                max_clips=options.pack_clips,
+                max_tokens=_ALIGN_TOKENS,
+            )
+        windows += [PackedWindow((Slot(k, 0, sizes[k]),), sizes[k]) for k in alone]
+        return sorted(windows, key=lambda window: window.slots[0].clip)
+
+    def _align_windows(
+        self, rows: Sequence[tuple[int, np.ndarray, list[list[int]]]], windows: Sequence[Any]
+    ) -> list[list[list[tuple[float, float] | None]]]:
+        """Each window's slots' word spans, in seconds from the start of each slot's clip."""
         import ctranslate2
 
-        from verifiers.wer_common import HOP, WINDOW_FRAMES
+        from verifiers.wer_common import HOP, SAMPLE_RATE, WINDOW_FRAMES
+        from verifiers.wer_packing import assemble
 
         model, tokenizer = self._verifier.model, self._verifier.tokenizer
-        features = self._verifier.log_mel([audio for _, audio, _ in rows])
+        audio = [row[1] for row in rows]
+        features = self._verifier.log_mel([assemble(window, audio) for window in windows])
         encoded = model.encode(ctranslate2.StorageView.from_array(features))
-        flat = [[token for word in tokens for token in word] for _, _, tokens in rows]
-        frames = [max(2, min(WINDOW_FRAMES, -(-audio.size // HOP))) for _, audio, _ in rows]
+        words_of = [[word for slot in w.slots for word in rows[slot.clip][2]] for w in windows]
+        flat = [[token for word in words for token in word] for words in words_of]
+        frames = [max(2, min(WINDOW_FRAMES, -(-w.samples // HOP))) for w in windows]
         aligned = model.align(encoded, tokenizer.sot_sequence, flat, frames, median_filter_width=7)
         out = []
-        for (_, _, tokens), result in zip(rows, aligned, strict=True):
-            pairs = np.asarray(result.alignments, dtype=np.int64).reshape(-1, 2)
-            probabilities = np.asarray(result.text_token_probs, dtype=np.float64)
-            # the first frame at which each token (and the end of text after them) is reached
-            jumps = np.pad(np.diff(pairs[:, 0]), (1, 0), constant_values=1).astype(bool)
-            starts = pairs[jumps, 1] * _FRAME_S
-            bounds = np.concatenate([[0], np.cumsum([len(word) for word in tokens])])
-            spans: list[tuple[float, float] | None] = []
-            for k in range(len(tokens)):
-                first, after = int(bounds[k]), int(bounds[k + 1])
-                if after >= len(starts) or after == first:
-                    spans.append(None)
-                    continue
-                begin, end = float(starts[first]), float(starts[after])
-                heard = probabilities[first:after].min() if after <= probabilities.size else 0.0
-                spans.append(
-                    (begin, end) if end > begin and heard >= self.min_probability else None
-                )
-            out.append(spans)
+        for window, words, result in zip(windows, words_of, aligned, strict=True):
+            spans = self._spans(words, result)
+            per_slot, first = [], 0
+            for slot in window.slots:
+                count = len(rows[slot.clip][2])
+                offset, length = slot.start / SAMPLE_RATE, (slot.end - slot.start) / SAMPLE_RATE
+                placed: list[tuple[float, float] | None] = []
+                for k, span in enumerate(spans[first : first + count]):
+                    if span is None:
+                        placed.append(None)
+                        continue
+                    # a clip's first word starts where the clip does, as at a window's start (the
+                    # path runs through the gap before it); its last runs no further than the clip
+                    begin = 0.0 if k == 0 else span[0] - offset
+                    end = min(span[1] - offset, length)
+                    placed.append((begin, end) if 0.0 <= begin < end else None)
+                per_slot.append(placed)
+                first += count
+            out.append(per_slot)
         return out
+
+    def _spans(
+        self, words: Sequence[Sequence[int]], result: Any
+    ) -> list[tuple[float, float] | None]:
+        """Each word's (start, end) in seconds of its window, from one ``align`` result."""
+        pairs = np.asarray(result.alignments, dtype=np.int64).reshape(-1, 2)
+        probabilities = np.asarray(result.text_token_probs, dtype=np.float64)
+        # the first frame at which each token (and the end of text after them) is reached
+        jumps = np.pad(np.diff(pairs[:, 0]), (1, 0), constant_values=1).astype(bool)
+        starts = pairs[jumps, 1] * _FRAME_S
+        bounds = np.concatenate([[0], np.cumsum([len(word) for word in words])])
+        spans: list[tuple[float, float] | None] = []
+        for k in range(len(words)):
+            first, after = int(bounds[k]), int(bounds[k + 1])
+            if after >= len(starts) or after == first:
+                spans.append(None)
+                continue
+            begin, end = float(starts[first]), float(starts[after])
+            heard = probabilities[first:after].min() if after <= probabilities.size else 0.0
+            spans.append((begin, end) if end > begin and heard >= self.min_probability else None)
+        return spans
 
 
 def load_aligner(verifiers: Any = None, wer_options: Any = None) -> WordAligner:
