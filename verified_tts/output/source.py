@@ -21,7 +21,7 @@ from typing import Any
 
 from verified_tts.errors import UserError
 
-__all__ = ["book_source", "find_book"]
+__all__ = ["book_source", "check_same_input", "find_book"]
 
 
 def _sha256(path: Path) -> str:
@@ -74,3 +74,32 @@ def find_book(
         f"the book {given} that this render read is gone (looked at {looked}): put it back at "
         f"one of those paths to {to}{kept}"
     )
+
+
+def check_same_input(out: str | os.PathLike[str], path: str | os.PathLike[str], kind: str) -> None:
+    """Refuse to write a render (``kind`` "render") or a dub ("dub") of ``path`` into a folder that
+    holds another's: its chapters, report and store would be mixed with this one's. The same book
+    edited, moved or renamed (its path or its bytes as recorded) is the same input, and resumes."""
+    import json
+
+    manifest_path = Path(out) / "manifest.json"
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # no finished run here, or a damaged manifest: `doctor` deals with that
+    if not isinstance(manifest, dict) or not manifest.get("input"):
+        return
+    held = "dub" if manifest.get("dub") else "render"
+    name = Path(str(manifest["input"])).name
+    book = Path(path)
+    source = manifest.get("source") or {}
+    same = held == kind and (
+        name == book.name
+        or source.get("path") == str(book.resolve())
+        or (source.get("sha256") and book.is_file() and _sha256(book) == source["sha256"])
+    )
+    if not same:
+        raise UserError(
+            f"{out} holds a {held} of {name}: give another --out for this {kind} of {book.name} "
+            "(a folder holds one render or dub; its files would be mixed)"
+        )

@@ -46,6 +46,7 @@ from verified_tts.output.lock import output_lock
 from verified_tts.output.manifest import Manifest, output_folders, write_manifest
 from verified_tts.output.readalong import READ_ALONG_FORMATS
 from verified_tts.output.run_manifest import build_manifest
+from verified_tts.output.source import check_same_input
 from verified_tts.output.video import language_code, probe_video
 from verified_tts.pipeline import Synthesizer
 from verified_tts.review.hook import ReviewHook
@@ -198,6 +199,7 @@ def dub(
     language_code(spoken_language)  # a bad tag is one line now, not after the synthesis
     if options.original_language:
         language_code(options.original_language, option="--original-language")
+    check_same_input(out_dir, subtitles_path, "dub")  # before anything is written there
     out = prepare_output(out_dir)
     with output_lock(out, "dub"):
         review = ReviewHook.load(out)

@@ -28,6 +28,7 @@ from verified_tts.output.manifest import output_folders, write_manifest
 from verified_tts.output.readalong import ReadAlongInput
 from verified_tts.output.report import write_render_report
 from verified_tts.output.run_manifest import build_manifest
+from verified_tts.output.source import check_same_input
 from verified_tts.output.word_timing import ALIGNER_VERSION, DEFAULT_LAG_S, load_aligner
 from verified_tts.pipeline import Synthesizer
 from verified_tts.review.hook import ReviewHook
@@ -186,6 +187,7 @@ def render(
 
         check_sources(config.pronunciation)  # a missing extra fails before the models load
     book: Book = loaded.book
+    check_same_input(out_dir, book_path, "render")  # before anything is written there
     out = prepare_output(out_dir)
     with output_lock(out, "render"):
         review = ReviewHook.load(out)
