@@ -204,6 +204,9 @@ def read_book(
     return load_book(path, max_chars=max_chars), ()
 
 
+_SUBTITLE_SUFFIXES = (".srt", ".vtt", ".ass", ".ssa")
+
+
 def load_input(
     path: str | os.PathLike,
     options: ProductionOptions,
@@ -218,6 +221,11 @@ def load_input(
     narration and attributed, a speaker guess below ``threshold`` (else the cast file's, else the
     default) left to the dialogue voice; the cast gives each character's lines their voice."""
     path = Path(path)
+    if path.suffix.lower() in _SUBTITLE_SUFFIXES:  # read as prose, its timestamps would be spoken
+        raise UserError(
+            f"{path} is a subtitle file, not a book: voice its cues on their timeline with "
+            f"`verified-tts dub {path}`"
+        )
     dialogue = dialogue or options.cast is not None
     if options.cast and threshold is None:
         from verified_tts.cast import cast_threshold
