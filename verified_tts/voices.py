@@ -39,6 +39,7 @@ __all__ = [
     "espeak_variant_hint",
     "find_voice",
     "own_speaker",
+    "refuse_bare_engine",
     "resolve_voice",
     "spoken_voice",
 ]
@@ -155,8 +156,9 @@ def _folder_piper(voices_dir: str | Path | None) -> list[Voice]:
         return []
     folder = Path(voices_dir).expanduser()
     if not folder.is_dir():
+        state = "is a file, not a folder" if folder.exists() else "does not exist"
         raise UserError(
-            f"voices folder {folder} does not exist: give a folder of Piper voices "
+            f"voices folder {folder} {state}: give a folder of Piper voices "
             "(VOICE.onnx beside VOICE.onnx.json) with --voices-dir or voices_dir in the config"
         )
     voices = []
@@ -477,9 +479,25 @@ def find_voice(name: str, voices_dir: str | Path | None = None) -> Voice:
     return found[0]
 
 
+def refuse_bare_engine(voice: str | None, voices_dir: str | Path | None = None) -> None:
+    """A voice given as an engine's bare name (``--voice hibari``) is not read as a speaker of
+    the default generator: one line naming that engine's voices instead."""
+    engine = str(voice).strip().lower() if voice else ""
+    if engine not in ENGINES:
+        return
+    named = [v.name for v in catalogue(voices_dir) if v.name.startswith(f"{engine}:")]
+    named = [name for name in named if "@" not in name]  # not the pitch-moved copies
+    examples = ", ".join(named[:3]) or f"{engine}:NAME"
+    raise UserError(
+        f"--voice {voice} names an engine, not a voice: write ENGINE:VOICE (e.g. {examples}); "
+        "`verified-tts voices` lists them"
+    )
+
+
 def resolve_voice(config: GeneratorConfig, voices_dir: str | Path | None = None) -> GeneratorConfig:
     """``config`` with a catalogue voice name (``[generator] voice``, ``--voice``) turned into the
     generator, model and speaker that speak it; any other voice setting is left as it is."""
+    refuse_bare_engine(config.voice, voices_dir)
     if engine_of(config.voice) is None:
         return config
     voice = find_voice(str(config.voice), voices_dir)

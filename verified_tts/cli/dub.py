@@ -31,7 +31,9 @@ def _voice_map(pairs: list[str] | None) -> dict[str, str]:
     for pair in pairs or []:
         name, sep, voice = pair.partition("=")
         if not sep or not name.strip() or not voice.strip():
-            raise UserError(f"--voice-map '{pair}' must read NAME=VOICE, e.g. --voice-map ANNA=f3")
+            raise UserError(
+                f"--voice-map '{pair}' must read NAME=VOICE, e.g. --voice-map ANNA=hibari:heart"
+            )
         voices[name.strip()] = voice.strip()
     return voices
 

@@ -90,7 +90,10 @@ def say_command(
     text: Annotated[str, typer.Argument(help="The words to say.", show_default=False)],
     voice: Annotated[
         str | None,
-        typer.Option("--voice", help="A voice from `verified-tts voices` (default: piper)."),
+        typer.Option(
+            "--voice",
+            help="A voice from `verified-tts voices` (default: piper:en_US-joe-medium).",
+        ),
     ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="WAV or FLAC file.")] = Path(
         "sample.wav"

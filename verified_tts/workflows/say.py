@@ -57,8 +57,9 @@ def say(
     spoken = normalize_text(text).strip()
     if not spoken:
         raise UserError('nothing to say: give some words, e.g. say "Hello there."')
-    from verified_tts.voices import engine_of, find_voice
+    from verified_tts.voices import engine_of, find_voice, refuse_bare_engine
 
+    refuse_bare_engine(voice, voices_dir)
     if engine_of(voice) is not None:  # the catalogue's own spelling of the name
         voice = find_voice(str(voice), voices_dir).name
     voices = VoiceSet(GeneratorConfig(), voices_dir=voices_dir, options=options)
