@@ -156,3 +156,20 @@ def test_pronounce_command_refuses_a_bad_out_in_one_line(tmp_path):
     # the one-line UserError that main() prints, raised before any model loads
     assert isinstance(result.exception, UserError)
     assert "the lexicon is a TOML file" in str(result.exception)
+
+
+def test_pronounce_command_keeps_an_existing_lexicon_unless_forced(tmp_path):
+    from typer.testing import CliRunner
+
+    from verified_tts.cli import app
+    from verified_tts.errors import UserError
+
+    book = tmp_path / "book.md"
+    book.write_text("# One\n\nQuoth the raven withal.\n", encoding="utf-8")
+    edited = tmp_path / "book.lexicon.toml"
+    edited.write_text('"withal" = { say = "with all" }\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["pronounce", str(book), "-o", str(edited)])
+    # refused before any model loads; the producer's edits stay as they were
+    assert isinstance(result.exception, UserError)
+    assert "may hold your edits" in str(result.exception) and "--force" in str(result.exception)
+    assert edited.read_text(encoding="utf-8") == '"withal" = { say = "with all" }\n'

@@ -123,7 +123,10 @@ def pronounce_command(
         Path | None, typer.Option("--lexicon", help="Your own lexicon: its words always win.")
     ] = None,
     top: Annotated[int, typer.Option("--top", help="Most doubtful words to decide.")] = 200,
-    seeds: Annotated[int, typer.Option("--seeds", help="Takes per reading.")] = 2,
+    seeds: Annotated[int, typer.Option("--seeds", min=1, help="Takes per reading.")] = 2,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an existing --out lexicon.")
+    ] = False,
     as_json: JsonOption = False,
     json_out: JsonOutOption = None,
 ) -> None:
@@ -134,7 +137,7 @@ def pronounce_command(
     report = Report(as_json, json_out)
     with report.errors():
         result = pronounce_book(
-            book, out, lexicon=lexicon, options=DecideOptions(top=top, seeds=seeds)
+            book, out, lexicon=lexicon, options=DecideOptions(top=top, seeds=seeds), force=force
         )
 
     def human() -> None:

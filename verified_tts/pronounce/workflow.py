@@ -40,8 +40,10 @@ def pronounce_book(
     *,
     lexicon: str | Path | None = None,
     options: DecideOptions | None = None,
+    force: bool = False,
 ) -> PronounceResult:
-    """Decide ``book``'s doubtful words and write the lexicon to ``out`` (with ``out``.json)."""
+    """Decide ``book``'s doubtful words and write the lexicon to ``out`` (with ``out``.json);
+    an existing ``out`` may hold a producer's edits, so it is replaced only with ``force``."""
     from verified_tts.generators import GeneratorConfig, load_generator
     from verified_tts.options import ProductionOptions
     from verified_tts.options.verifiers import WerOptions
@@ -56,6 +58,11 @@ def pronounce_book(
         raise UserError(f"--out {out}: the lexicon is a TOML file, e.g. --out book.lexicon.toml")
     if lexicon is not None and Path(lexicon).resolve() == out.resolve():
         raise UserError(f"--out {out} is the --lexicon file: write the decisions to a new file")
+    if out.exists() and not force:
+        raise UserError(
+            f"{out} exists and may hold your edits: give another --out (with --lexicon {out} "
+            "its words win), or --force to replace it"
+        )
     if options.sources is None and not available_sources():
         raise UserError(
             "no pronunciation dictionaries are installed: pip install 'verified-tts[pronounce]'"
