@@ -146,6 +146,12 @@ def test_errors_are_one_line(rendered, synthesizer, tmp_path):
     outcome = CliRunner().invoke(app, ["rerender", str(tmp_path), "--utterance", "abc"])
     assert isinstance(outcome.exception, UserError)
     assert "no manifest.json" in str(outcome.exception)
+    # another generator is named before any model loads, and before the count of candidates
+    key = before["utterances"][0]["key"]
+    outcome = CliRunner().invoke(app, ["rerender", str(out), "-u", key, "-n", "2",
+                                       "--generator", "piper"])  # fmt: skip
+    assert isinstance(outcome.exception, UserError)
+    assert "this render used the espeak generator, not piper" in str(outcome.exception)
 
 
 def test_rerender_rebuilds_the_renders_whole_config_from_its_manifest(synthesizer, tmp_path):

@@ -40,7 +40,7 @@ def calibrate_command(
         int, typer.Option("--sentences", help="Sentences (utterances) to calibrate on.")
     ] = 40,
     candidates: Annotated[
-        int, typer.Option("-n", "--candidates", help="Clean candidates per sentence.")
+        int, typer.Option("-n", "--candidates", min=1, help="Clean candidates per sentence.")
     ] = 8,
     faults: Annotated[
         str | None,

@@ -33,7 +33,7 @@ def rerender_command(
         str, typer.Option("--utterance", "-u", help="Utterance key (or a unique prefix).")
     ],
     candidates: Annotated[
-        int, typer.Option("-n", "--candidates", help="Candidates for this utterance.")
+        int, typer.Option("-n", "--candidates", min=1, help="Candidates for this utterance.")
     ] = 16,
 ) -> None:
     """Re-render one utterance with more candidates and put it back into the chapter files.

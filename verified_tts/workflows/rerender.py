@@ -163,12 +163,18 @@ def _rerender(
     manifest = read_manifest(out)
     key = find_utterance(manifest, utterance_key)
     old = manifest.utterance(key)
+    original = original_config(manifest, config, synthesizer)
+    generator = synthesizer.generator.name if synthesizer else original.generator.name
+    if manifest.generator and generator != manifest.generator:  # before anything loads
+        raise UserError(
+            f"this render used the {manifest.generator} generator, not {generator}: pass the "
+            "render's --generator/--config"
+        )
     if n <= len(old.candidates):
         raise UserError(
             f"utterance {key} already has {len(old.candidates)} candidates: ask for more "
             f"(-n {2 * len(old.candidates)})"
         )
-    original = original_config(manifest, config, synthesizer)
     if synthesizer is None:
         synthesizer = Synthesizer.load(original)
     base = synthesizer.variant(original)
