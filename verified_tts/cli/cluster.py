@@ -63,9 +63,12 @@ def cluster_up(
             help="Custom resources of each worker node as JSON, e.g. '{\"gpu_slot\": 2}'.",
         ),
     ] = None,
-    port: Annotated[int | None, typer.Option("--port", help="GCS port (default 6379).")] = None,
+    port: Annotated[
+        int | None, typer.Option("--port", min=1, max=65535, help="GCS port (default 6379).")
+    ] = None,
     dashboard_port: Annotated[
-        int | None, typer.Option("--dashboard-port", help="Dashboard/Jobs API port (8265).")
+        int | None,
+        typer.Option("--dashboard-port", min=1, max=65535, help="Dashboard/Jobs API port (8265)."),
     ] = None,
     state_dir: DirOption = None,
     as_json: JsonOption = False,

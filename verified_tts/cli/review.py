@@ -23,7 +23,9 @@ def review_command(
     host: Annotated[
         str, typer.Option("--host", help="Address to listen on (only this machine by default).")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port (0: any free port).")] = 0,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port (0: any free port).")
+    ] = 0,
     no_browser: Annotated[
         bool, typer.Option("--no-browser", help="Print the address; do not open a browser.")
     ] = False,

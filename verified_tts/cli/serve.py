@@ -26,7 +26,9 @@ def serve_command(
     host: Annotated[
         str, typer.Option("--host", help="Address to listen on (only this machine by default).")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port (0: any free port).")] = 8000,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port (0: any free port).")
+    ] = 8000,
     token_file: Annotated[
         Path | None, typer.Option("--token-file", help="File whose first line is the token.")
     ] = None,

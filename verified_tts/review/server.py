@@ -9,6 +9,7 @@ log and runs again on the next open.
 
 from __future__ import annotations
 
+import errno
 import socket
 import time
 import webbrowser
@@ -44,6 +45,11 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as error:
         sock.close()
+        if isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL:
+            raise UserError(
+                f"cannot listen on {host} ({error.strerror}): --host must be an address of this "
+                "machine, such as 127.0.0.1"
+            ) from None
         raise UserError(
             f"cannot listen on {host}:{port} ({error.strerror}): choose another --port, or "
             "--port 0 for any free one"
