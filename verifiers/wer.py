@@ -111,10 +111,13 @@ def _whisper_fetch(model: str, local_only: bool) -> str:
         raise UserError(f"unknown Whisper model '{model}': {error}") from error
 
 
-def locate_whisper(model: str | None, local_only: bool = False) -> ModelLocation:
+def locate_whisper(
+    model: str | None, local_only: bool = False, option: str = "[verifiers.wer] model"
+) -> ModelLocation:
     """The folder of a ``[verifiers.wer] model`` setting (None: the bundled tiny.en).
 
-    ``local_only``: never try the hub (a model that is not here is a ``UserError``).
+    ``local_only``: never try the hub (a model that is not here is a ``UserError``); ``option``:
+    the setting that named the model, for the errors (the A/B judge's is ``--judge-asr``).
     """
 
     def fetch(model_id: str, local: bool) -> str:
@@ -125,7 +128,7 @@ def locate_whisper(model: str | None, local_only: bool = False) -> ModelLocation
     return locate_model(
         model or "bundled:tiny.en",
         what="Whisper model",
-        option="[verifiers.wer] model",
+        option=option,
         required=("model.bin",),
         fetch=fetch,
         is_id=lambda text: True,  # faster-whisper also takes bare size names ("small.en")
@@ -152,8 +155,11 @@ def _workers_and_threads(options: WerOptions) -> tuple[int, int]:
     return (cores, 1) if cores else (1, 0)
 
 
-def load_wer_verifier(options: WerOptions | None = None) -> WerVerifier:
-    """Load the Whisper model once; the returned verifier scores any number of batches."""
+def load_wer_verifier(
+    options: WerOptions | None = None, option: str = "[verifiers.wer] model"
+) -> WerVerifier:
+    """Load the Whisper model once; the returned verifier scores any number of batches.
+    ``option``: the setting that named the model, for the errors."""
     import ctranslate2
     import tokenizers
     from faster_whisper.tokenizer import Tokenizer
@@ -172,7 +178,7 @@ def load_wer_verifier(options: WerOptions | None = None) -> WerVerifier:
         )
     if options.pack_clips < 1:
         raise UserError(f"[verifiers.wer] pack_clips must be at least 1 (got {options.pack_clips})")
-    location = locate_whisper(options.model)
+    location = locate_whisper(options.model, option=option)
     path = location.path
     label = location.label
     if options.model is None:  # the label that identities (and so stores) have always used

@@ -106,7 +106,8 @@ def load_judge(options: JudgeOptions | str) -> Judge:
             # each clip in its own window whatever the verifier's default: a judge's transcript
             # must not depend on which other clips are judged with it, as packed ones do
             packing=False,
-        )
+        ),
+        option="--judge-asr",
     )
     return Judge(verifier, options, path)
 
