@@ -95,6 +95,14 @@ def ab_search(
         if on_loading:
             on_loading()
         synthesizer = Synthesizer.load(config)
+    from verified_tts.generators.codec_lm_search import prefix_backend
+
+    if prefix_backend(synthesizer.generator) is None:
+        raise UserError(
+            "--arm compares search strategies at one budget of codec tokens, which only a "
+            f"codec-LM generator (orpheus, llasa or spark) has; '{synthesizer.generator.name}' "
+            "has none: compare N instead, with --n 1 --n 8"
+        )
     backend = synthesizer.prefix_backend()  # every arm shares one budget of codec tokens
     if budget is None:  # best-of-N's largest N at its worst case: every candidate at its cap
         largest = max((n for s, n, _ in parsed if s == "best-of-n"), default=None)
