@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import numpy as np
@@ -74,3 +75,56 @@ def test_too_short_reference(small_book, tmp_path, seconds):
         run_cli("render", str(small_book), "--voice-ref", str(short), "--out", str(tmp_path / "o")),
         "short.wav",
     )
+
+
+def test_inputs_a_new_user_tries_get_the_line_that_fixes_them(small_book, tmp_path):
+    # a subtitle file is dubbed, not read aloud with its timestamps
+    subtitles = tmp_path / "film.srt"
+    subtitles.write_text("1\n00:00:01,000 --> 00:00:02,000\nHello.\n", encoding="utf-8")
+    assert_clean_error(run_cli("render", str(subtitles)), "subtitle file", "verified-tts dub")
+    # an engine's bare name is not a speaker of the default voice
+    assert_clean_error(run_cli("say", "Hello.", "--voice", "hibari"), "names an engine", "hibari:")
+    # a folder, not a file, where a file is wanted; and the reverse
+    assert_clean_error(run_cli("render", str(small_book), "--config", str(tmp_path)), "is a folder")
+    assert_clean_error(run_cli("voices", "--voices-dir", str(small_book)), "is a file")
+    assert_clean_error(
+        run_cli("cast", str(small_book), "--out", str(tmp_path), "--force"), "is a folder"
+    )
+    # a reference that cannot serve stops calibrate as it stops render
+    assert_clean_error(run_cli("calibrate", "--voice-ref", str(tmp_path / "missing.wav")),
+                       "missing.wav")  # fmt: skip
+    # the judge's own option is named, not the WER verifier's
+    assert_clean_error(
+        run_cli("ab", str(small_book), "--judge-asr", str(tmp_path / "no-such-whisper")),
+        "--judge-asr",
+    )
+    # a port no socket can have is refused by the option itself
+    refused = run_cli("review", str(tmp_path), "--port", "70000")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "--port" in refused.stderr
+
+
+def test_a_folder_that_holds_another_books_render_is_not_mixed_with_this_one(small_book, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    held = {"format": "verified-tts manifest 1", "input": "other.md",
+            "source": {"path": str(tmp_path / "other.md"), "sha256": "0" * 64}}  # fmt: skip
+    (out / "manifest.json").write_text(json.dumps(held), encoding="utf-8")
+    before = sorted(p.name for p in out.iterdir())
+    assert_clean_error(
+        run_cli("render", str(small_book), "--out", str(out)), "holds a render of other.md"
+    )
+    subtitles = tmp_path / "film.srt"
+    subtitles.write_text("1\n00:00:01,000 --> 00:00:02,000\nHello.\n", encoding="utf-8")
+    assert_clean_error(run_cli("dub", str(subtitles), "--out", str(out)), "holds a render")
+    assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_an_address_that_is_not_this_machines_names_the_host_not_the_port():
+    from verified_tts.errors import UserError
+    from verified_tts.review.server import _bind
+
+    with pytest.raises(UserError, match="--host must be an address of this machine"):
+        _bind("999.1.1.1", 0)
+    with pytest.raises(UserError, match="--host must be an address of this machine"):
+        _bind("192.0.2.1", 0)  # a documentation address no interface here has

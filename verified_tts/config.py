@@ -64,7 +64,8 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     """Parse a TOML config file, with one-line errors for the usual mistakes."""
     path = Path(path)
     if not path.is_file():
-        raise UserError(f"config file {path} does not exist: pass an existing TOML file")
+        state = "is a folder" if path.is_dir() else "does not exist"
+        raise UserError(f"config file {path} {state}: pass an existing TOML file")
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as error:

@@ -97,6 +97,8 @@ def cast_command(
         )
         typer.echo(json.dumps(cast_report(text, threshold=sure), indent=1, ensure_ascii=False))
         return
+    if out.is_dir():  # --force replaces a cast file, never a folder
+        raise UserError(f"--out {out} is a folder: give a file name such as {out / 'cast.toml'}")
     if out.exists() and not force:
         raise UserError(
             f"{out} exists and may hold your edits: give another --out, or --force to replace it"

@@ -168,7 +168,8 @@ def load_lexicon(path: str | Path) -> Lexicon:
     """Read a lexicon TOML file; every mistake is a one-line error naming the entry."""
     path = Path(path)
     if not path.is_file():
-        raise UserError(f"lexicon {path} does not exist: pass a TOML file (see --help)")
+        state = "is a folder" if path.is_dir() else "does not exist"
+        raise UserError(f"lexicon {path} {state}: pass a TOML file (see --help)")
     try:
         table = tomllib.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:

@@ -165,6 +165,10 @@ def calibrate(
     segments, slots = _segments(book, options.sentences, config.max_chars, options.chapters)
     dubbing = is_subtitles(book)
 
+    if config.generator.voice_ref:  # as a render does: a reference that cannot serve fails now
+        from verifiers.speaker import check_reference_file
+
+        check_reference_file(config.generator.voice_ref)
     say("loading generator and verifiers")
     mark = time.perf_counter()
     generator = load_generator(config.generator)
