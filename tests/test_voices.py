@@ -243,6 +243,15 @@ def test_cli_voices_and_say(tmp_path, voices_dir):
     )  # fmt: skip
     assert bad.returncode == 2 and "unknown voice 'hibari:nobody'" in bad.stderr
     assert "Traceback" not in bad.stderr and not (tmp_path / "x.wav").exists()
+    # a region's listing keeps the voices of its language as a whole (espeak's "en" is British)
+    british = tmp_path / "en-gb.json"
+    subprocess.run([*CLI, "voices", "--language", "en-gb", "--json", str(british)], cwd=ROOT,
+                   capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    names = {v["name"] for v in json.loads(british.read_text())["voices"]}
+    assert {"espeak:en", "espeak:en-gb-x-rp"} <= names and "espeak:en-us" not in names
+    none = subprocess.run([*CLI, "voices", "--language", "xx"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert none.returncode == 0 and "no voice here speaks 'xx'" in " ".join(none.stderr.split())
 
 
 def test_say_writes_the_clip_as_spoken(tmp_path):

@@ -53,16 +53,24 @@ def voices_command(
     report = Report(as_json, json_out)
     with report.errors():
         voices = catalogue(_voices_dir(voices_dir, config_table(config)), everything=everything)
-    wanted = (language or "en").lower()
+    wanted = (language or "en").lower().replace("_", "-")
+    primary = wanted.split("-")[0]
     shown = [
         v
         for v in voices
         if wanted == "all"
-        or (v.language or "").lower().startswith(wanted)
+        or (v.language or "").lower().replace("_", "-").startswith(wanted)
+        or (v.language or "").lower() == primary  # a voice of "en" speaks en-gb too
         or (language is None and v.generator != "espeak")
     ]
 
     def human() -> None:
+        if not shown:
+            console.print(
+                f"no voice here speaks '{escape(wanted)}': --language all lists every voice, "
+                "and --voices-dir adds Piper voices you have"
+            )
+            return
         columns = ("name", "language", "gender", "Hz", "from", "notes")
         table = copy_table("voices", columns, keys=("name",), right=("Hz",))
         for v in shown:
