@@ -428,6 +428,13 @@ def test_a_language_the_voice_does_not_speak_is_one_line_unless_overridden(tmp_p
     check_language(english.book, GeneratorConfig(name="piper"), path)  # en-GB: English too
     with pytest.raises(UserError, match="not a language tag"):
         load_input(path, ProductionOptions(language_override="Hebrew!"))
+    # a language the override asked for is the override's, not the book's dc:language
+    german = load_input(_standard_ebook(tmp_path), ProductionOptions(language_override="de"))
+    with pytest.raises(UserError) as refused:
+        check_language(german.book, GeneratorConfig(name="piper"), path, overridden=True)
+    message = str(refused.value)
+    assert "--language-override de reads" in message and "dc:language" not in message
+    assert "voices --language de" in message and "standin" not in message
 
 
 def test_cli_refuses_the_language_in_one_line_and_lists_chapters(tmp_path):

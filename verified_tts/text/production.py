@@ -94,10 +94,12 @@ def _primary(tag: str) -> str:
 
 
 def _voices() -> str:
-    from verified_tts.generators import GENERATORS, voice_languages
+    from verified_tts.generators import GENERATOR_SPECS, voice_languages
 
     listed = []
-    for name in GENERATORS:
+    for name, spec in GENERATOR_SPECS.items():
+        if spec.summary is None:  # not for users (the driver's stand-in): --help omits it too
+            continue
         try:
             languages = voice_languages(GeneratorConfig(name=name))
         except UserError:  # the default voice's package is not installed
@@ -106,9 +108,12 @@ def _voices() -> str:
     return ", ".join(listed)
 
 
-def check_language(book: Book, generator: GeneratorConfig, source: str | os.PathLike) -> None:
+def check_language(
+    book: Book, generator: GeneratorConfig, source: str | os.PathLike, overridden: bool = False
+) -> None:
     """Refuse a book in a language the configured voice does not speak: one line that names
-    the language, the voice's languages and the voices there are."""
+    the language, where it came from (the EPUB's dc:language, or ``overridden`` by
+    --language-override), the voice's languages and the voices there are."""
     from verified_tts.generators import voice_languages
 
     if not book.language or _primary(book.language) in ("und", "zxx", "mul"):
@@ -117,11 +122,19 @@ def check_language(book: Book, generator: GeneratorConfig, source: str | os.Path
     if speaks is None or _primary(book.language) in {_primary(tag) for tag in speaks}:
         return
     voice = generator.name + (f" {Path(generator.model).stem}" if generator.model else "")
+    speaks_text = f"it speaks {', '.join(speaks)}; the default voices: {_voices()}"
+    listing = f"`verified-tts voices --language {book.language}` lists them"
+    if overridden:
+        raise UserError(
+            f"--language-override {book.language} reads {source} as '{book.language}', which "
+            f"the {voice} voice does not speak ({speaks_text}): choose a voice for it with "
+            f"--voice ({listing}), or drop --language-override"
+        )
     raise UserError(
         f"{source} is in '{book.language}' (its dc:language), which the {voice} voice does not "
-        f"speak (it speaks {', '.join(speaks)}; the default voices: {_voices()}): choose a voice "
-        f"for '{book.language}' with --generator/--model, or pass --language-override "
-        f"{speaks[0]} to read the book as {speaks[0]} anyway"
+        f"speak ({speaks_text}): choose a voice for '{book.language}' with --voice ({listing}) "
+        f"or --generator/--model, or pass --language-override {speaks[0]} to read the book as "
+        f"{speaks[0]} anyway"
     )
 
 

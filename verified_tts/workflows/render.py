@@ -181,7 +181,8 @@ def render(
         max_chars=config.utterance_chars(),
         voices_dir=config.voices_dir,
     )
-    check_language(loaded.book, config.generator, book_path)
+    overridden = config.production.language_override is not None
+    check_language(loaded.book, config.generator, book_path, overridden)
     if config.pronunciation.candidates:
         from verified_tts.pronounce.book import check_sources
 
