@@ -47,6 +47,15 @@ from verified_tts.text.normalize import normalize_text, roman_to_int, spell_numb
         ("50% off", "fifty percent off"),
         ("12.5 %", "twelve point five percent"),
         ("-3° outside", "minus three degrees outside"),
+        ("40°C in the shade", "forty degrees Celsius in the shade"),
+        ("350 °F.", "three hundred and fifty degrees Fahrenheit."),
+        # ranges, telephone numbers, sections, approximations
+        ("pages 120-135.", "pages one hundred and twenty to one hundred and thirty-five."),
+        ("the war of 1914-1918", "the war of nineteen fourteen to nineteen eighteen"),
+        ("won 3-2", "won three-two"),  # the second number smaller: as written
+        ("call 555-1234.", "call five five five, one two three four."),
+        ("see §5 and §§ 3-4", "see section five and sections three to four"),
+        ("~3 miles", "about three miles"),
         ("1/2 cup", "one half cup"),
         ("3/4 mile", "three quarters mile"),
         ("2/3 of it", "two thirds of it"),

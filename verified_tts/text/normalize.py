@@ -337,7 +337,26 @@ _ABBREVIATION_ALTERNATION = "|".join(
 
 Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str] | str]
 
+
 # Applied in order; each rule works on the output of the ones before it.
+def _telephone(match: re.Match[str]) -> str:
+    return f"{_digits(match.group(1))}, {_digits(match.group(2))}"
+
+
+def _hyphen_range(match: re.Match[str]) -> str:
+    """A range ("3-4", "pp. 120-135", "1914-18") read with "to", where the second number is the
+    larger (a year's last digits count as that year); anything else is left as written."""
+    first, second = match.group(1), match.group(2)
+    end = int(second)
+    if len(first) == 4 and len(second) == 2:  # 1914-18
+        end = int(first[:2] + second)
+    return f"{first} to {second}" if end > int(first) else match.group(0)
+
+
+def _temperature(match: re.Match[str]) -> str:
+    return " degrees Celsius" if match.group(1) == "C" else " degrees Fahrenheit"
+
+
 RULES: tuple[Rule, ...] = (
     (re.compile(r"\bSt\b\.?"), _saint_or_street),
     (re.compile(r"\bDr\b\.?"), _doctor_or_drive),
@@ -368,8 +387,15 @@ RULES: tuple[Rule, ...] = (
     # never stands alone before a full stop.
     (re.compile(r"^\s*([IVXLCDM]+)(\.?)(?=\s*$)|^\s*([IVXLCDM]+)(\.)(?=\s)"), _bare_roman),
     (re.compile(r"(?<=\d)\s?[–—]\s?(?=\d)"), " to "),
+    # "555-1234" is a telephone number, read digit by digit; "3-4" and "1914-18" are ranges
+    (re.compile(r"(?<![\w-])(\d{3})-(\d{4})(?![\w-])"), _telephone),
+    (re.compile(r"(?<![\w.,-])(\d{1,4})-(\d{1,4})(?![\w-]|[.,]\d)"), _hyphen_range),
     (re.compile(r"(?<=\d)\s?%"), SYMBOLS["%"]),
+    (re.compile(r"(?<=\d)\s?°\s?([CF])\b"), _temperature),
     (re.compile(r"(?<=\d)\s?°"), SYMBOLS["°"]),
+    (re.compile(r"§§\s?(?=\d)"), "sections "),
+    (re.compile(r"§\s?(?=\d)"), "section "),
+    (re.compile(r"(?<![\w~])~\s?(?=\d)"), "about "),
     (re.compile(rf"{_NOT_AFTER}([-−])?{_NUM}(?:\.(\d+))?{_NOT_BEFORE}"), _number),
     (re.compile(r"\s*&\s*"), SYMBOLS["&"]),
     (re.compile(r"\s+"), " "),
