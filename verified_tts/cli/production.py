@@ -79,7 +79,7 @@ def words_command(
     lexicon: Annotated[
         Path | None, typer.Option("--lexicon", help="Mark words a lexicon already covers.")
     ] = None,
-    top: Annotated[int, typer.Option("--top", help="Rows per list.")] = 40,
+    top: Annotated[int, typer.Option("--top", min=1, help="Rows per list.")] = 40,
     as_json: JsonOption = False,
     json_out: JsonOutOption = None,
 ) -> None:
@@ -122,7 +122,7 @@ def pronounce_command(
     lexicon: Annotated[
         Path | None, typer.Option("--lexicon", help="Your own lexicon: its words always win.")
     ] = None,
-    top: Annotated[int, typer.Option("--top", help="Most doubtful words to decide.")] = 200,
+    top: Annotated[int, typer.Option("--top", min=1, help="Most doubtful words to decide.")] = 200,
     seeds: Annotated[int, typer.Option("--seeds", min=1, help="Takes per reading.")] = 2,
     force: Annotated[
         bool, typer.Option("--force", help="Replace an existing --out lexicon.")
@@ -155,7 +155,9 @@ def pronounce_command(
 
 @app.command("chapters", cls=JsonFileCompat)
 def chapters_command(
-    book: Annotated[Path, typer.Argument(help="Markdown or EPUB book.", show_default=False)],
+    book: Annotated[
+        Path, typer.Argument(help="Markdown, plain-text or EPUB book.", show_default=False)
+    ],
     toc_depth: Annotated[
         int | None,
         typer.Option(
@@ -166,7 +168,11 @@ def chapters_command(
     ] = None,
     keep_extras: Annotated[
         bool,
-        typer.Option("--keep-extras/--skip-extras", help="EPUB: read front matter and notes."),
+        typer.Option(
+            "--keep-extras/--skip-extras",
+            help="Also read front matter and notes (EPUB; in plain text, the title page, "
+            "dedication and what follows THE END).",
+        ),
     ] = False,
     skipped: Annotated[
         bool, typer.Option("--skipped", help="Also list what the EPUB reader left out.")
@@ -187,6 +193,8 @@ def chapters_command(
         depth = ""
         if loaded.toc_depths:
             how = "chosen" if toc_depth is None else "asked"
+            if toc_depth is not None and loaded.toc_depth != toc_depth:
+                how = f"{toc_depth} asked, the deepest there is"
             depth = f" at TOC depth {loaded.toc_depth} ({how}; the TOC has depths "
             depth += f"{', '.join(map(str, loaded.toc_depths))})"
         table = copy_table(

@@ -60,7 +60,11 @@ class ProductionOptions:
         parse=_comma_list,
     )  # fmt: skip
     chapters: str | None = option(None, 'Chapters to render, 1-based: "3-7" or "1,4-5"')
-    keep_extras: bool = option(False, "EPUB: also read front matter and notes")
+    keep_extras: bool = option(
+        False,
+        "Also read front matter and notes (EPUB; in plain text, the title page, dedication and "
+        "what follows THE END)",
+    )
     lexicon: str | None = option(None, "Pronunciation lexicon (TOML)", path=True)
     cast: str | None = option(
         None, "Cast file (TOML, `verified-tts cast`): dialogue in each character's voice", path=True
