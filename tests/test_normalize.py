@@ -54,6 +54,8 @@ from verified_tts.text.normalize import normalize_text, roman_to_int, spell_numb
         ("the war of 1914-1918", "the war of nineteen fourteen to nineteen eighteen"),
         ("won 3-2", "won three-two"),  # the second number smaller: as written
         ("call 555-1234.", "call five five five, one two three four."),
+        ("on 2024-05-12 we met", "on May twelfth, twenty twenty-four we met"),
+        ("2024-13-40", "twenty twenty-four-thirteen-forty"),  # no date: as written
         ("see §5 and §§ 3-4", "see section five and sections three to four"),
         ("~3 miles", "about three miles"),
         ("1/2 cup", "one half cup"),

@@ -338,7 +338,19 @@ _ABBREVIATION_ALTERNATION = "|".join(
 Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str] | str]
 
 
-# Applied in order; each rule works on the output of the ones before it.
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")  # fmt: skip
+
+
+def _iso_date(match: re.Match[str]) -> str:
+    """2024-05-12 as a narrator says it: "May twelfth, twenty twenty-four"."""
+    year, month, day = (int(match.group(k)) for k in (1, 2, 3))
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return match.group(0)
+    ordinal = num2words(day, to="ordinal")
+    return f"{_MONTHS[month - 1]} {ordinal}, {spell_year(year)}"
+
+
 def _telephone(match: re.Match[str]) -> str:
     return f"{_digits(match.group(1))}, {_digits(match.group(2))}"
 
@@ -357,6 +369,7 @@ def _temperature(match: re.Match[str]) -> str:
     return " degrees Celsius" if match.group(1) == "C" else " degrees Fahrenheit"
 
 
+# Applied in order; each rule works on the output of the ones before it.
 RULES: tuple[Rule, ...] = (
     (re.compile(r"\bSt\b\.?"), _saint_or_street),
     (re.compile(r"\bDr\b\.?"), _doctor_or_drive),
@@ -387,6 +400,7 @@ RULES: tuple[Rule, ...] = (
     # never stands alone before a full stop.
     (re.compile(r"^\s*([IVXLCDM]+)(\.?)(?=\s*$)|^\s*([IVXLCDM]+)(\.)(?=\s)"), _bare_roman),
     (re.compile(r"(?<=\d)\s?[–—]\s?(?=\d)"), " to "),
+    (re.compile(r"(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?![\w-])"), _iso_date),
     # "555-1234" is a telephone number, read digit by digit; "3-4" and "1914-18" are ranges
     (re.compile(r"(?<![\w-])(\d{3})-(\d{4})(?![\w-])"), _telephone),
     (re.compile(r"(?<![\w.,-])(\d{1,4})-(\d{1,4})(?![\w-]|[.,]\d)"), _hyphen_range),
