@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import CLI
+from tests.conftest import CLI, ROOT
 from verified_tts.cli import app
 from verified_tts.config import build_config
 from verified_tts.errors import UserError
@@ -242,7 +242,7 @@ def test_the_truncated_small_wheels_are_refused_before_anything_renders(tmp_path
     result = subprocess.run(
         [*CLI, "ab", "examples/book.md", "--n", "1", "--n", "2", "--out", str(out),
          "--judge-asr", "bundled:small"],
-        capture_output=True, text=True, timeout=120,
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "only part of the model" in result.stderr and "faster-whisper-small" in result.stderr
