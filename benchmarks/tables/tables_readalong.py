@@ -65,20 +65,23 @@ def word_alignment_speed() -> str:
     )
 
 
+# the runs of benchmarks/speed/readalong_cost.py, by the outputs each adds
+_RUNS = {
+    "flac": "FLAC chapters and timings.json only",
+    "epub3_sentences": "+ read-along EPUB, SRT and VTT, sentence level",
+    "epub3_words": "+ the same at word level (`--read-along words`)",
+}
+
+
 def readalong_cost() -> str:
     data = result("readalong_cost")
-    labels = {
-        "flac": "FLAC chapters and timings.json only",
-        "epub3_sentences": "+ read-along EPUB, SRT and VTT, sentence level",
-        "epub3_words": "+ the same at word level (`--read-along words`)",
-    }
     rows = [
         (
             label,
             num(data["runs"][name]["assemble_s"], 2),
             num(data["runs"][name]["assemble_s_per_audio_hour"], 1),
         )
-        for name, label in labels.items()
+        for name, label in _RUNS.items()
     ]
     header = ("outputs", "assemble stage (s)", "seconds per hour of audio")
     return md_table(header, rows)
@@ -87,11 +90,6 @@ def readalong_cost() -> str:
 def readalong_cost_espeak() -> str:
     packed = result("readalong_cost_espeak")
     alone = result("readalong_cost_espeak_one_clip_a_window")
-    labels = {
-        "flac": "FLAC chapters and timings.json only",
-        "epub3_sentences": "+ read-along EPUB, SRT and VTT, sentence level",
-        "epub3_words": "+ the same at word level (`--read-along words`)",
-    }
     rows = [
         (
             label,
@@ -99,7 +97,7 @@ def readalong_cost_espeak() -> str:
             num(packed["runs"][name]["assemble_s"], 2),
             num(packed["runs"][name]["assemble_s_per_audio_hour"], 1),
         )
-        for name, label in labels.items()
+        for name, label in _RUNS.items()
     ]
     header = (
         "outputs (espeak)",

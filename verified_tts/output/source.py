@@ -14,6 +14,7 @@ nothing is found, the one-line error names every place it looked and how to fix 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -80,8 +81,6 @@ def check_same_input(out: str | os.PathLike[str], path: str | os.PathLike[str], 
     """Refuse to write a render (``kind`` "render") or a dub ("dub") of ``path`` into a folder that
     holds another's: its chapters, report and store would be mixed with this one's. The same book
     edited, moved or renamed (its path or its bytes as recorded) is the same input, and resumes."""
-    import json
-
     manifest_path = Path(out) / "manifest.json"
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))

@@ -164,12 +164,10 @@ def _rerender(
     key = find_utterance(manifest, utterance_key)
     old = manifest.utterance(key)
     original = original_config(manifest, config, synthesizer)
-    generator = synthesizer.generator.name if synthesizer else original.generator.name
-    if manifest.generator and generator != manifest.generator:  # before anything loads
-        raise UserError(
-            f"this render used the {manifest.generator} generator, not {generator}: pass the "
-            "render's --generator/--config"
-        )
+    # before anything loads
+    _check_generator(
+        manifest, synthesizer.generator.name if synthesizer else original.generator.name
+    )
     if n <= len(old.candidates):
         raise UserError(
             f"utterance {key} already has {len(old.candidates)} candidates: ask for more "
@@ -401,8 +399,12 @@ def check_same_render(manifest: Manifest, synthesizer: Synthesizer) -> None:
             "the verifiers configured now differ from the ones this render used: pass the "
             "render's --config to rerender"
         )
-    if manifest.generator != synthesizer.generator.name:
+    _check_generator(manifest, synthesizer.generator.name)
+
+
+def _check_generator(manifest: Manifest, generator: str) -> None:
+    if manifest.generator != generator:
         raise UserError(
-            f"this render used the {manifest.generator} generator, not "
-            f"{synthesizer.generator.name}: pass the render's --generator/--config"
+            f"this render used the {manifest.generator} generator, not {generator}: pass the "
+            "render's --generator/--config"
         )
