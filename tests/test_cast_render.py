@@ -232,9 +232,8 @@ def test_a_voice_gated_by_its_own_gates(tmp_path, loaded):
 
 def test_a_voice_sampled_in_its_own_rounds(tmp_path, loaded):
     """The book samples all four candidates at once; hibari's lines stop after their first
-    round when a take passes with margin (its own adaptive schedule). hibari reads "I know the
-    way, so follow me and keep close." slower than the book's duration and pace gates allow, so
-    its own gates are wider."""
+    round when a take passes with margin (its own adaptive schedule; its own gates are wide, so
+    the first take's margin does not depend on its length)."""
     heart = {
         "rounds": [1, 2],
         "stop": "margin",

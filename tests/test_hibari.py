@@ -87,6 +87,29 @@ def test_jitter_is_drawn_from_the_seed_and_recorded(heart, jittered):
     assert {c.info["speed"] for c in durations_only} == {1.0}
 
 
+def test_each_take_records_the_voices_own_length_and_the_pace_gate_reads_it(heart, jittered):
+    """The length the duration head means at the take's speed: the take's own length without
+    duration jitter (pauses and a moved voice included), the length an unjittered take at the
+    same speed has with it; the signal verifier holds the take to it, not to the text formula."""
+    from verifiers.base import Clip
+    from verifiers.signal import SignalVerifier
+
+    two = "Glue the sheet to the dark blue background. It is easy to tell the depth of a well."
+    for generator in (heart, load(sentence_pause=0.3, pitch=2.0)):
+        for take in generator.sample(requests(2, two)):
+            assert take.info["timing"]["predicted_s"] == pytest.approx(take.duration_s, abs=1e-3)
+    for take in jittered.sample(requests(3)):
+        steady = load(speed=take.info["speed"]).sample(requests(1))[0]
+        assert take.info["timing"]["predicted_s"] == pytest.approx(steady.duration_s, abs=0.013)
+    take = heart.sample(requests(1))[0]
+    clip = Clip(take.audio, take.sample_rate, TEXT, info=take.info)
+    [score] = SignalVerifier().score([clip])
+    assert score.detail["expected_from"] == "voice"
+    assert score.metrics["voice_pace_ratio"] == pytest.approx(1.0, abs=1e-3)
+    [formula] = SignalVerifier().score([Clip(take.audio, take.sample_rate, TEXT)])
+    assert formula.detail["expected_from"] == "text" and "voice_pace_ratio" not in formula.metrics
+
+
 def test_rewritten_graph_equals_the_original_at_scale_one(heart):
     """duration_scale = 1 leaves every output bit-identical to hibari's own graph."""
     original = hibari.Hibari()

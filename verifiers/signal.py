@@ -6,7 +6,8 @@ clipping, a long dead gap before, after or inside the speech, and frames the gen
 drop. ``duration_ratio`` compares the clip with the duration expected for the text. A voice that
 says how long it means to speak a text gives that length in ``clip.info["timing"]["predicted_s"]``
 (the Piper generator: its duration predictor's mean length for the text, see
-:mod:`verified_tts.generators.piper_timing`), and the clip is held to it, so a one-word
+:mod:`verified_tts.generators.piper_timing`; hibari: its duration head's length at the take's
+speed), and the clip is held to it, so a one-word
 exclamation is not "too long" because it is short and the ratio is what the candidate's own noise
 changed. Otherwise the expectation is a formula of the text: at a typical audiobook reading rate of
 :data:`READING_RATE_CHARS_PER_S` letters and digits per second (human narration at 150-165 words

@@ -17,8 +17,11 @@ the signal noise come from separate streams of one seeded numpy generator, so th
 the same bytes. The graph takes one sequence at a time, so a "batch" is the distinct graph runs of
 a call (candidates that would give identical features share one run) spread over a thread pool,
 one onnxruntime thread each (the thread count of a run changes its last bits, so it is part of the
-identity; the number of runs in parallel is not). Lexicon phonemes are spliced into the text
-(:mod:`verified_tts.generators.hibari_phonemes`).
+identity; the number of runs in parallel is not). Each take records the length the voice means its
+text to last at the take's speed (``info["timing"]["predicted_s"]``: the duration head's output
+before any duration scale, as the graph rounds it), so the signal verifier holds hibari to its own
+pace, as it holds Piper, not to a text formula fitted on Piper's. Lexicon phonemes are spliced into
+the text (:mod:`verified_tts.generators.hibari_phonemes`).
 """
 
 from __future__ import annotations
@@ -86,9 +89,12 @@ def voice_file(voice: str, model: str | None = None) -> Path:
 
 
 def _rewrite(model: Any) -> None:
-    """Multiply each phoneme's predicted duration by a new graph input, before speed and rounding.
+    """Multiply each phoneme's predicted duration by a new graph input, before speed and rounding;
+    give as two more outputs the durations as predicted (at speed 1, before any scale) and the
+    steps the graph then used per phoneme.
 
-    The duration head ends in Exp, Sub, Div(speed), Round: the scale goes between Sub and Div.
+    The duration head ends in Exp, Sub, Div(speed), Round, Clip(1): the scale goes between Sub
+    and Div.
     """
     from onnx import TensorProto, helper
 
@@ -97,6 +103,16 @@ def _rewrite(model: Any) -> None:
     if len(divisions) != 1 or divisions[0].input[1] != "speed":
         raise ValueError("its speed input does not divide one duration tensor")
     division = divisions[0]
+    readers: dict[str, list[Any]] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    rounded = readers.get(division.output[0], [])
+    clipped = readers.get(rounded[0].output[0], []) if len(rounded) == 1 else []
+    if [n.op_type for n in rounded + clipped] != ["Round", "Clip"]:
+        raise ValueError("its durations are not rounded and clipped after the speed")
+    for name in (division.input[0], clipped[0].output[0]):
+        graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
     scaled = f"{division.input[0]}_scaled"
     position = list(graph.node).index(division)
     graph.node.insert(
@@ -216,6 +232,7 @@ class HibariGenerator:
             **({"pitch": self.options.pitch} if self.options.pitch else {}),
             # onnxruntime splits the int8 matrix products by thread: another count, other bits
             "threads": self.options.threads,
+            "info": 2,  # 2: each take records the voice's own length (info["timing"])
         }
 
     def check_voice(self, voice: str | None) -> None:
@@ -259,17 +276,29 @@ class HibariGenerator:
 
     def features(self, ids: Sequence[int], speed: float, scales: np.ndarray) -> list[np.ndarray]:
         """One graph run: the acoustic features of one sentence."""
+        return self.run(ids, speed, scales)[0]
+
+    def run(
+        self, ids: Sequence[int], speed: float, scales: np.ndarray
+    ) -> tuple[list[np.ndarray], int]:
+        """One graph run: the acoustic features of one sentence, and the frames its duration head
+        means the sentence to last at ``speed`` before any duration scale (the graph's own
+        arithmetic: each phoneme's duration divided by the speed, rounded, at least one frame)."""
         feeds = {
             "ids": np.asarray([ids], dtype=np.int64),
             "speed": np.asarray([speed], dtype=np.float32),
             _DURATION_INPUT: scales,
         }
         try:
-            return [output[0] for output in self._session.run(None, feeds)]
+            *features, durations, steps = self._session.run(None, feeds)
         except Exception as error:  # onnxruntime's own error types
             raise UserError(
                 f"hibari voice {self.model} failed on a sentence of {len(ids)} phonemes: {error}"
             ) from error
+        # the decoder's frames per duration step, from this run: its frames over the steps used
+        per_step = features[-1].shape[-1] / max(1.0, float(steps.sum()))
+        meant = np.maximum(1.0, np.round(durations.astype(np.float32) / np.float32(speed)))
+        return [output[0] for output in features], round(per_step * float(meant.sum()))
 
     def waveform(self, features: Sequence[np.ndarray], seed: int, sentence: int) -> np.ndarray:
         """hibari's signal stage, its noise drawn from (seed, sentence)."""
@@ -300,7 +329,7 @@ class HibariGenerator:
         # onnxruntime and the FFTs release the GIL: threads are real parallelism here
         keys = list(runs)
         outputs = dict(
-            zip(keys, self._pool.map(lambda key: self.features(*runs[key]), keys), strict=True)
+            zip(keys, self._pool.map(lambda key: self.run(*runs[key]), keys), strict=True)
         )
         waves = [
             (index, number, key, request.seed)
@@ -310,7 +339,9 @@ class HibariGenerator:
         audio_of = dict(
             zip(
                 ((index, number) for index, number, _, _ in waves),
-                self._pool.map(lambda job: self.waveform(outputs[job[2]], job[3], job[1]), waves),
+                self._pool.map(
+                    lambda job: self.waveform(outputs[job[2]][0], job[3], job[1]), waves
+                ),
                 strict=True,
             )
         )
@@ -327,10 +358,15 @@ class HibariGenerator:
                 np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32), self.pitch
             )
             unmatched = read[(request.text, tuple(request.phonemes))][1]
+            # the voice's own length for the text at this take's speed, as Piper gives its own:
+            # the duration gates then hold the take to it, not to a text formula fitted on Piper
+            frames = sum(outputs[key][1] for key, _ in sentences)
+            pauses = pause.size * max(0, len(sentences) - 1)
             info: dict[str, Any] = {
                 "sentences": len(sentences),
                 "phoneme_ids": sum(len(runs[key][0]) for key, _ in sentences),
                 "speed": round(speed, 6),
+                "timing": {"predicted_s": round((frames * self._dsp.HOP + pauses) / rate, 5)},
             }
             if self.options.duration_jitter:
                 info["duration_jitter"] = self.options.duration_jitter
