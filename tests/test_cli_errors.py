@@ -82,6 +82,10 @@ def test_inputs_a_new_user_tries_get_the_line_that_fixes_them(small_book, tmp_pa
     subtitles = tmp_path / "film.srt"
     subtitles.write_text("1\n00:00:01,000 --> 00:00:02,000\nHello.\n", encoding="utf-8")
     assert_clean_error(run_cli("render", str(subtitles)), "subtitle file", "verified-tts dub")
+    # a manuscript in a word processor's format is named, with the export that works
+    manuscript = tmp_path / "novel.docx"
+    manuscript.write_bytes(b"PK\x03\x04\x00\x00")
+    assert_clean_error(run_cli("cast", str(manuscript)), "Word document", "plain text (.txt)")
     # an engine's bare name is not a speaker of the default voice
     assert_clean_error(run_cli("say", "Hello.", "--voice", "hibari"), "names an engine", "hibari:")
     # a folder, not a file, where a file is wanted; and the reverse

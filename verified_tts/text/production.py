@@ -203,6 +203,7 @@ def read_book(
     """The book at ``path`` by its suffix (EPUB, plain text, else Markdown) and what its reader
     left out of the audio."""
     path = Path(path)
+    _refuse_documents(path)
     suffix = path.suffix.lower()
     if suffix == ".epub":
         from verified_tts.text.epub import load_epub
@@ -218,6 +219,21 @@ def read_book(
 
 
 _SUBTITLE_SUFFIXES = (".srt", ".vtt", ".ass", ".ssa")
+# formats a manuscript often comes in that are not read here: saved as EPUB or text, they are
+_DOCUMENT_FORMATS = {
+    ".docx": "a Word document", ".doc": "a Word document", ".odt": "an OpenDocument text",
+    ".rtf": "a Rich Text file", ".pages": "a Pages document", ".pdf": "a PDF",
+    ".mobi": "a Kindle book", ".azw": "a Kindle book", ".azw3": "a Kindle book",
+    ".fb2": "a FictionBook file",
+}  # fmt: skip
+
+
+def _refuse_documents(path: Path) -> None:
+    if path.suffix.lower() in _DOCUMENT_FORMATS:
+        raise UserError(
+            f"{path} is {_DOCUMENT_FORMATS[path.suffix.lower()]}, which verified-tts does not "
+            "read: save or export it as EPUB, plain text (.txt) or Markdown (.md), and give that"
+        )
 
 
 def load_input(
@@ -239,6 +255,7 @@ def load_input(
             f"{path} is a subtitle file, not a book: voice its cues on their timeline with "
             f"`verified-tts dub {path}`"
         )
+    _refuse_documents(path)
     dialogue = dialogue or options.cast is not None
     if options.cast and threshold is None:
         from verified_tts.cast import cast_threshold
