@@ -6,7 +6,10 @@ on the same scores gives the same figures) and counts the sentences each way, be
 voice most gains are zero and a mean alone hides that. :func:`paired_bootstrap` is the same for
 two lists of per-sentence scores (the difference b - a). :func:`bootstrap_draws` and
 :func:`percentile_interval` are its two steps, for a benchmark that resamples several statistics
-with the same draws. The A/B workflows and the benchmarks all use these.
+with the same draws. The A/B workflows and the benchmarks all use these. The draws are those of
+``random.Random(seed).randrange(count)`` called over and over, made in numpy from the same
+Mersenne Twister words (:func:`bootstrap_indices`): the figures are the ones the pure-Python
+resampling gave, at a fraction of its time on a thousand sentences.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import statistics
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 __all__ = [
     "RESAMPLES",
@@ -29,11 +34,39 @@ __all__ = [
 RESAMPLES = 5000
 
 
+def bootstrap_indices(count: int, resamples: int = RESAMPLES, seed: int = 0) -> np.ndarray:
+    """``resamples`` rows of ``count`` indices drawn with replacement, from one seeded stream:
+    row by row the draws of ``random.Random(seed).randrange(count)``. Python draws an index by
+    taking the top ``count.bit_length()`` bits of the next 32-bit word and drawing again while
+    that is ``count`` or more, so the accepted values of the same words, in order, are its draws.
+    """
+    if count <= 0:
+        raise ValueError(f"a bootstrap needs at least one item to draw from (got {count})")
+    words = np.random.MT19937()
+    state = random.Random(seed).getstate()[1]
+    words.state = {
+        "bit_generator": "MT19937",
+        "state": {"key": np.asarray(state[:-1], dtype=np.uint32), "pos": state[-1]},
+    }
+    shift = 32 - count.bit_length()
+    need = count * resamples
+    drawn = np.empty(need, dtype=np.int64)
+    filled = 0
+    while filled < need:
+        # about count / 2**bits of the words are accepted; ask for a little more than that
+        ask = max(1024, int((need - filled) * 1.1 * (1 << count.bit_length()) / count))
+        values = (words.random_raw(ask) >> shift).astype(np.int64)
+        values = values[values < count][: need - filled]
+        drawn[filled : filled + values.size] = values
+        filled += values.size
+    return drawn.reshape(resamples, count)
+
+
 def bootstrap_draws(count: int, resamples: int = RESAMPLES, seed: int = 0) -> Iterator[list[int]]:
-    """``resamples`` lists of ``count`` indices drawn with replacement, from one seeded stream."""
-    rng = random.Random(seed)
-    for _ in range(resamples):
-        yield [rng.randrange(count) for _ in range(count)]
+    """``resamples`` lists of ``count`` indices drawn with replacement, from one seeded stream
+    (the rows of :func:`bootstrap_indices`)."""
+    for row in bootstrap_indices(count, resamples, seed):
+        yield row.tolist()
 
 
 def percentile_interval(values: Sequence[float]) -> tuple[float, float]:
@@ -75,10 +108,10 @@ def paired_gain(gains: Sequence[float], resamples: int = RESAMPLES, *, seed: int
     if not gains:
         raise ValueError("a paired gain needs at least one sentence")
     gains = list(gains)
-    means = [
-        statistics.fmean(gains[i] for i in draw)
-        for draw in bootstrap_draws(len(gains), resamples, seed)
-    ]
+    values = np.asarray(gains, dtype=np.float64)
+    draws = bootstrap_indices(len(gains), resamples, seed)
+    means = [float(m) for block in np.array_split(draws, max(1, draws.size // 2_000_000))
+             for m in values[block].mean(axis=1)]  # fmt: skip
     low, high = percentile_interval(means)
     return PairedGain(
         mean=round(statistics.fmean(gains), 4),
