@@ -26,6 +26,7 @@ the text (:mod:`verified_tts.generators.hibari_phonemes`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -61,6 +62,16 @@ def _hibari() -> Any:
             "`pip install hibari-tts` (or reinstall verified-tts)"
         ) from error
     return hibari
+
+
+@functools.cache
+def _g2p(british: bool) -> Any:
+    """hibari's front end for one accent, made once a process: it reads its lexicons and tagger
+    (about half a second) when made, and every voice and moved voice of the accent reads text the
+    same way."""
+    from hibari.g2p import G2P
+
+    return G2P(british=british)
 
 
 def voice_file(voice: str, model: str | None = None) -> Path:
@@ -195,8 +206,6 @@ class HibariGenerator:
 
     def __init__(self, voice: str, path: Path, options: HibariOptions) -> None:
         hibari = _hibari()
-        from hibari.g2p import G2P
-
         self.options = options
         self.voice = voice
         self.model = voice if path.name == hibari.voices.VOICES[voice]["file"] else path.name
@@ -212,7 +221,7 @@ class HibariGenerator:
 
         vocab_path = Path(hibari.__file__).parent / "assets" / "vocab.json"
         self.vocab: Mapping[str, int] = json.loads(vocab_path.read_text(encoding="utf-8"))
-        self.g2p = G2P(british=bool(hibari.voices.VOICES[voice]["british"]))
+        self.g2p = _g2p(bool(hibari.voices.VOICES[voice]["british"]))
         self._pool = ThreadPoolExecutor(cores(options.workers), thread_name_prefix="hibari")
 
     def identity(self) -> Mapping[str, Any]:
