@@ -6,6 +6,7 @@ sub-package of their role (at most ``MAX_TOP_LEVEL`` directly in ``verified_tts/
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +35,17 @@ def _modules() -> dict[str, Path]:
     }
 
 
+def _tree(path: Path) -> ast.Module:
+    """The module's syntax tree, parsed once for all the checks while its text is the same
+    (parsing the project is most of their time)."""
+    return _parsed(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _parsed(source: str) -> ast.Module:
+    return ast.parse(source)
+
+
 def _absolute(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
     """The module a ``from`` import names, relative ones (``from . import x``) resolved."""
     if node.level == 0:
@@ -49,8 +61,7 @@ def _imports(path: Path, modules: dict[str, Path], importer: str = "") -> set[st
     ``TYPE_CHECKING`` too, relative imports resolved from ``importer``), resolved to the deepest
     module named."""
     found: set[str] = set()
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
+    for node in ast.walk(_tree(path)):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -133,7 +144,7 @@ def _private_uses() -> set[tuple[str, str]]:
     ``from x import _name``, or ``obj._name`` (not on self or cls) where ``_name`` is defined in
     another module of the project and not in this one."""
     modules = _modules()
-    trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in modules.items()}
+    trees = {name: _tree(path) for name, path in modules.items()}
     defined = {name: _defined(tree) for name, tree in trees.items()}
     owners: dict[str, set[str]] = {}
     for name, names in defined.items():
