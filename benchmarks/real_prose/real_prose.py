@@ -38,6 +38,7 @@ Usage as a library::
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -98,8 +99,10 @@ CHAPTERS: dict[str, int] = {
 }  # fmt: skip
 
 
+@functools.cache
 def load(name: str) -> Book:
-    """One of :data:`BOOKS` as the plain-text reader reads it."""
+    """One of :data:`BOOKS` as the plain-text reader reads it (once a process: a book is frozen,
+    and the samples of every part read the same books)."""
     from verified_tts.text.plaintext import load_plaintext
 
     path = DATA / f"{name}.txt"
