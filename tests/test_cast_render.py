@@ -201,9 +201,9 @@ def test_beam_search_with_another_generators_voice_is_one_line(loaded):
         _synthesizer(loaded, search="beam").plan(book.segments)
 
 
-def _render_with(tmp_path, loaded, table: dict, **overrides) -> dict:
+def _render_with(tmp_path, loaded, table: dict, generator=None, **overrides) -> dict:
     config = build_config({"verifiers": VERIFIERS, **table}, candidates=4, **overrides)
-    synthesizer = Synthesizer(loaded.generator, loaded.verifiers, config)
+    synthesizer = Synthesizer(generator or loaded.generator, loaded.verifiers, config)
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "book.md").write_text(BOOK, encoding="utf-8")
     render(tmp_path / "book.md", tmp_path / "out", config, synthesizer=synthesizer)
@@ -218,6 +218,16 @@ def test_a_voice_gated_by_its_own_gates(tmp_path, loaded):
     gated = _render_with(tmp_path / "gated", loaded, table, adaptive=False)
     plain = _render_with(tmp_path / "plain", loaded, {}, adaptive=False)
     assert gated["voices"]["hibari:heart"]["flagged"] == 2
+    # hibari's takes without seeded variation differ only in noise: one a line, and it says so
+    for u in plain["utterances"]:
+        assert len(u["candidates"]) == (1 if u["spoken_by"] == "hibari:heart" else 4)
+    assert "noise" in plain["voices"]["hibari:heart"]["takes"]
+    assert "takes" not in plain["voices"]["piper:en_US-joe-medium"]
+    # an A/B of such a run keeps the one take in every arm (it stopped on the missing takes)
+    from verified_tts.workflows.ab import build_arms
+
+    arms, rows = build_arms(plain, (1, 4), build_config({"verifiers": VERIFIERS}).selection)
+    assert [arm.n for arm in arms] == [1, 4] and len(rows) == len(plain["utterances"])
     gates = gated["voices"]["hibari:heart"]["selection"]["gates"]
     assert {"metric": "duration_ratio", "max": 0.01, "margin": 0.0} in gates
     assert "selection" not in gated["voices"]["piper:en_US-joe-medium"]
@@ -231,9 +241,15 @@ def test_a_voice_gated_by_its_own_gates(tmp_path, loaded):
 
 
 def test_a_voice_sampled_in_its_own_rounds(tmp_path, loaded):
-    """The book samples all four candidates at once; hibari's lines stop after their first
-    round when a take passes with margin (its own adaptive schedule; its own gates are wide, so
-    the first take's margin does not depend on its length)."""
+    """The book samples all four candidates at once; hibari's lines (with seeded variation, so
+    that its takes differ) stop after their first round when a take passes with margin (its own
+    adaptive schedule; its own gates are wide, so the first take's margin does not depend on its
+    length)."""
+    from verified_tts.generators.voice_set import CastGenerator, VoiceSet, speaking_generator
+
+    varied = {"hibari": {"speed_jitter": 0.04, "duration_jitter": 0.1}}
+    piper = speaking_generator(loaded.generator, None)
+    generator = CastGenerator(piper, VoiceSet(loaded.config.generator, options=varied))
     heart = {
         "rounds": [1, 2],
         "stop": "margin",
@@ -244,12 +260,13 @@ def test_a_voice_sampled_in_its_own_rounds(tmp_path, loaded):
         },
     }
     table = {"selection": {"rounds": [4], "voices": {"hibari:heart": heart}}}
-    manifest = _render_with(tmp_path, loaded, table, adaptive=True)
+    manifest = _render_with(tmp_path, loaded, table, generator=generator, adaptive=True)
     for u in manifest["utterances"]:
         if u["spoken_by"] == "hibari:heart":
             assert len(u["candidates"]) == 1 and not u["flagged"]
         else:
             assert len(u["candidates"]) == 4
+    assert "takes" not in manifest["voices"]["hibari:heart"]  # varied takes: as many as asked
 
 
 def test_an_unknown_metric_in_a_voices_gates_is_one_line():

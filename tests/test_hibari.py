@@ -66,6 +66,8 @@ def test_seeds_alone_move_only_the_signal_noise(heart):
         assert 0 < ratio < 1e-3
     assert {c.info["speed"] for c in batch} == {1.0}
     assert all("duration_jitter" not in c.info for c in batch)
+    assert not heart.takes_differ  # so a render makes one take a line (test_cast_render)
+    assert load(speed_jitter=0.02).takes_differ and load(duration_jitter=0.05).takes_differ
 
 
 def test_jitter_is_drawn_from_the_seed_and_recorded(heart, jittered):

@@ -62,6 +62,16 @@ def rerender_command(
         highlight=False,
         soft_wrap=True,
     )
+    done = read_manifest(out_dir)
+    spoken_by = next((u.spoken_by for u in done.utterances if u.key == result.key), None)
+    if spoken_by and "takes" in done.voices.get(spoken_by, {}):
+        console.print(
+            f"{spoken_by} made one take: its takes differ only in signal noise, so more would "
+            "change nothing (seeded variation in --config makes them differ: docs/voices.md)",
+            highlight=False,
+            soft_wrap=True,
+            emoji=False,
+        )
     console.print(f"report: {result.out_dir / 'report.html'}")
 
 

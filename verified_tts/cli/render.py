@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from jobs.progress import job_progress
 from verified_tts.cli.options import SynthesisArgs, synthesis_options
@@ -49,6 +50,15 @@ def _print_summary(summary, book: str) -> None:  # summary: RenderSummary
     }
     for label, value in selection_lines(stats):
         table.add_row(label, escape(value))
+    if summary.one_take_voices:
+        voices = ", ".join(summary.one_take_voices)
+        table.add_row(  # Text: a voice name such as hibari:heart is no emoji code
+            "one take a line",
+            Text(
+                f"{voices} (its takes differ only in signal noise, so more would change nothing; "
+                "seeded variation makes them differ: docs/voices.md)"
+            ),
+        )
     add_run_rows(table, summary)
     console.print(table)
     console.print(escape(judged_comparison_hint(book)), soft_wrap=True)

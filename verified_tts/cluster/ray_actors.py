@@ -91,6 +91,7 @@ class GeneratorActor:
             "model": g.model,
             "sample_rate": g.sample_rate,
             "identity": dict(g.identity()),
+            "takes_differ": bool(getattr(g, "takes_differ", True)),
             "where": whereabouts(),
         }
 

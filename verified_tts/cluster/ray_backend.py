@@ -157,6 +157,7 @@ class RayGenerator(PoolProxy):
         self.model: str = described["model"]
         self.sample_rate: int = int(described["sample_rate"])
         self._identity: dict[str, Any] = dict(described["identity"])
+        self.takes_differ: bool = bool(described.get("takes_differ", True))
 
     @classmethod
     def start(cls, config: GeneratorConfig, options: RayOptions) -> RayGenerator:

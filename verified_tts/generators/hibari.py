@@ -244,6 +244,13 @@ class HibariGenerator:
             "info": 2,  # 2: each take records the voice's own length (info["timing"])
         }
 
+    @property
+    def takes_differ(self) -> bool:
+        """Whether two seeds read a text differently. Without jitter they differ only in the
+        signal stage's noise (a ten-thousandth of the energy, the same length), which neither the
+        verifiers nor a listener can choose by, so a render makes one take a line."""
+        return bool(self.options.speed_jitter or self.options.duration_jitter)
+
     def check_voice(self, voice: str | None) -> None:
         """A per-line voice must be this one: one hibari generator speaks one voice."""
         from verified_tts.voices import own_speaker

@@ -69,6 +69,7 @@ def summarise(
     return figures
 
 
+ONE_TAKE = "one a line (one of each reading): its takes differ only in signal noise"
 MORE_TAKES_NONE_PASSED = "no take of the first round passed the gates"
 MORE_TAKES_EXPECTED_BETTER = "a take passed, but another round was likely to find a better one"
 
@@ -270,6 +271,7 @@ def _voices(
                         if name in config.voice_selection
                         else {}
                     ),
+                    **({} if getattr(speaking, "takes_differ", True) else {"takes": ONE_TAKE}),
                 },
             )
         voices[spoken[setting]]["lines"] += 1

@@ -93,7 +93,9 @@ class BestOfN:
         first_round = [
             (u, k)
             for u in undecided
-            for k in range(takes_by_round(context.n, context.policy_of(u), u)[0])
+            for k in range(
+                min(takes_by_round(context.n, context.policy_of(u), u)[0], context.take_limit(u))
+            )
         ]
         context.score_ahead(first_round, context.sample(first_round))
 
@@ -101,7 +103,8 @@ class BestOfN:
         self, pending: Sequence[Utterance], context: RenderContext
     ) -> Iterator[UtteranceResult]:
         n = context.n
-        limit = self.limits(pending, n)
+        limits = self.limits(pending, n)
+        limit = {u.key: min(limits[u.key], context.take_limit(u)) for u in pending}
         have: dict[str, list[CandidateResult]] = {u.key: [] for u in pending}
         embeddings: dict[str, list[tuple[float, ...] | None]] = {u.key: [] for u in pending}
         # each voice's lines follow its own policy's rounds; all rounds of a window go together

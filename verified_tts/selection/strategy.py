@@ -116,6 +116,16 @@ class RenderContext:
         own = self.policies.get(utterance.voice)
         return own[1] if own else self.policy_id
 
+    def take_limit(self, utterance: Utterance) -> int:
+        """The takes ``utterance`` can usefully have: N, except where its voice's takes differ
+        only in noise (a generator whose ``takes_differ`` is false): one of each of its readings.
+        """
+        from verified_tts.generators.voice_set import speaking_generator
+
+        if getattr(speaking_generator(self.generator, utterance.voice), "takes_differ", True):
+            return self.n
+        return min(self.n, max(1, len(utterance.readings)))
+
     def reference(self, utterance: Utterance) -> np.ndarray | None:
         """The speaker reference ``utterance`` is scored against in this window."""
         return self.references.get(utterance.voice, self.voice_reference)

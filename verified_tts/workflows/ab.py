@@ -162,8 +162,14 @@ def build_arms(
     emotion_active = bool(manifest.verifiers.get("emotion", {}).get("available"))
     rows: list[dict[str, Any]] = []
     per_arm: dict[int, list[_Pick]] = {k: [] for k in ns}
+    # a voice whose takes differ only in noise was given one take a line (one of each reading):
+    # every arm keeps what it has
+    one_take = {name for name, record in manifest.voices.items() if "takes" in record}
     for utterance in manifest.utterances:
-        picks = {k: (utterance, *arm_winners(utterance.candidates, policy, k)) for k in ns}
+        has = len(utterance.candidates) if utterance.spoken_by in one_take else None
+        picks = {
+            k: (utterance, *arm_winners(utterance.candidates, policy, min(k, has or k))) for k in ns
+        }
         for k in ns:
             per_arm[k].append(picks[k])
         rows.append(_utterance_row(utterance, picks, judged))

@@ -69,6 +69,8 @@ class RenderSummary:
     lines_take_changed: int = 0  # lines whose kept take is not candidate 0 (N=1's)
     lines_more_takes: int = 0  # lines given more takes than the first round
     more_takes_because: Mapping[str, int] = field(default_factory=dict)
+    # voices given one take a line: their takes differ only in noise (the manifest's voices say)
+    one_take_voices: tuple[str, ...] = ()
 
 
 def prepare_output(out_dir: str | os.PathLike) -> Path:
@@ -261,4 +263,5 @@ def render(
         lines_take_changed=quality.get("lines_take_changed", 0),
         lines_more_takes=quality.get("lines_more_takes", 0),
         more_takes_because=quality.get("more_takes_because", {}),
+        one_take_voices=tuple(name for name, v in manifest.voices.items() if "takes" in v),
     )
