@@ -26,6 +26,7 @@ __all__ = [
     "RESAMPLES",
     "PairedGain",
     "bootstrap_draws",
+    "bootstrap_indices",
     "paired_bootstrap",
     "paired_gain",
     "percentile_interval",
@@ -110,8 +111,9 @@ def paired_gain(gains: Sequence[float], resamples: int = RESAMPLES, *, seed: int
     gains = list(gains)
     values = np.asarray(gains, dtype=np.float64)
     draws = bootstrap_indices(len(gains), resamples, seed)
-    means = [float(m) for block in np.array_split(draws, max(1, draws.size // 2_000_000))
-             for m in values[block].mean(axis=1)]  # fmt: skip
+    means: list[float] = []
+    for block in np.array_split(draws, max(1, draws.size // 2_000_000)):  # bounded memory
+        means.extend(values[block].mean(axis=1).tolist())
     low, high = percentile_interval(means)
     return PairedGain(
         mean=round(statistics.fmean(gains), 4),

@@ -55,7 +55,7 @@ def _print_summary(summary, book: str) -> None:  # summary: RenderSummary
         table.add_row(  # Text: a voice name such as hibari:heart is no emoji code
             "one take a line",
             Text(
-                f"{voices} (its takes differ only in signal noise, so more would change nothing; "
+                f"{voices} (takes that differ only in signal noise: more would change nothing; "
                 "seeded variation makes them differ: docs/voices.md)"
             ),
         )

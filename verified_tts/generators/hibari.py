@@ -247,7 +247,7 @@ class HibariGenerator:
     @property
     def takes_differ(self) -> bool:
         """Whether two seeds read a text differently. Without jitter they differ only in the
-        signal stage's noise (a ten-thousandth of the energy, the same length), which neither the
+        signal stage's noise (a tiny share of the energy, the same length), which neither the
         verifiers nor a listener can choose by, so a render makes one take a line."""
         return bool(self.options.speed_jitter or self.options.duration_jitter)
 
