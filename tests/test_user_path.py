@@ -82,6 +82,11 @@ def test_render_with_an_embedded_generator(tmp_path, options, generator, model, 
         # speech, not noise: Whisper tiny.en gets most words of the line
         spoken = [u for u in manifest["utterances"] if u["text"].startswith("The birch")]
         assert min(c["scores"]["wer"] for c in spoken[0]["candidates"]) < 0.5
+    # hibari's takes differ only in noise unless varied on purpose: one a line, and it says so
+    one_take = generator == "hibari"
+    assert ("takes" in next(iter(manifest["voices"].values()))) == one_take
+    if one_take:
+        assert all(len(u["candidates"]) == 1 for u in manifest["utterances"])
 
 
 @pytest.mark.vllm
