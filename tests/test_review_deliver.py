@@ -280,3 +280,18 @@ def test_a_request_cut_short_runs_again_when_the_review_reopens(review_render, t
         assert [e.of for e in answers] == [asked.seq]
     finally:
         reviewer.close()
+
+
+def test_more_takes_of_a_voice_whose_takes_are_copies_is_one_line(tmp_path):
+    """hibari without seeded variation makes one take a line; asking the review for more says
+    why instead of queueing copies."""
+    from verified_tts.config import build_config
+    from verified_tts.pipeline import Synthesizer
+
+    config = build_config({"verifiers": {"emotion": {"enabled": False}}}, candidates=2,
+                          generator="hibari")  # fmt: skip
+    (tmp_path / "book.md").write_text("The birch canoe slid on the smooth planks.\n")
+    render(tmp_path / "book.md", tmp_path / "out", config, synthesizer=Synthesizer.load(config))
+    reviewer = Reviewer(ReviewSession(tmp_path / "out"), by="ann")
+    with pytest.raises(UserError, match="differ only in signal noise"):
+        reviewer.more(0, 2)

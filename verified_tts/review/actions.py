@@ -116,6 +116,11 @@ class Reviewer:
         with self.session.lock:
             state = self.session.state(position)
             record = state.record
+            if "takes" in self.session.manifest.voices.get(record.spoken_by or "", {}):
+                raise UserError(
+                    f"{record.spoken_by}'s takes differ only in signal noise, so more takes would "
+                    "be copies of this one: edit the line's words or add a lexicon entry instead"
+                )
             data = {"key": record.key, "k": k, "n": len(record.candidates) + k,
                     "text": record.text, "where": where(record)}  # fmt: skip
             entry = self.session.record("more", by=self.by, line=state.line, data=data)
