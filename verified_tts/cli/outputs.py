@@ -41,6 +41,7 @@ def rerender_command(
     The render's own configuration comes from its manifest; --config replaces it and the other
     options go on top."""
     from verified_tts.output.manifest import read_manifest
+    from verified_tts.output.run_manifest import one_take_voices
     from verified_tts.workflows.rerender import config_from_manifest, rerender
 
     manifest_path = out_dir / "manifest.json"
@@ -64,7 +65,7 @@ def rerender_command(
     )
     done = read_manifest(out_dir)
     spoken_by = next((u.spoken_by for u in done.utterances if u.key == result.key), None)
-    if spoken_by and "takes" in done.voices.get(spoken_by, {}):
+    if spoken_by in one_take_voices(done.voices):
         console.print(
             f"{spoken_by} made one take: its takes differ only in signal noise, so more would "
             "change nothing (seeded variation in --config makes them differ: docs/voices.md)",

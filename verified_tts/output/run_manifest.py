@@ -32,6 +32,7 @@ __all__ = [
     "build_manifest",
     "gate_bounds",
     "judged_comparison_hint",
+    "one_take_voices",
     "production_record",
     "selection_changes",
     "selection_lines",
@@ -70,6 +71,14 @@ def summarise(
 
 
 ONE_TAKE = "one a line (one of each reading): its takes differ only in signal noise"
+
+
+def one_take_voices(voices: Mapping[str, Mapping[str, Any]]) -> tuple[str, ...]:
+    """The voices of a manifest's voice records that were given one take a line (``ONE_TAKE``:
+    their takes differ only in noise, so more would be copies)."""
+    return tuple(name for name, record in voices.items() if "takes" in record)
+
+
 MORE_TAKES_NONE_PASSED = "no take of the first round passed the gates"
 MORE_TAKES_EXPECTED_BETTER = "a take passed, but another round was likely to find a better one"
 

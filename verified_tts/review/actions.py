@@ -27,6 +27,7 @@ from typing import Any
 
 from verified_tts.errors import UserError
 from verified_tts.output.manifest import RerenderMark, UtteranceRecord
+from verified_tts.output.run_manifest import one_take_voices
 from verified_tts.review.decisions import DECISIONS, Entry
 from verified_tts.review.hook import edited_segment, live_changes, review_summary
 from verified_tts.review.jobs import Job, Worker
@@ -116,7 +117,7 @@ class Reviewer:
         with self.session.lock:
             state = self.session.state(position)
             record = state.record
-            if "takes" in self.session.manifest.voices.get(record.spoken_by or "", {}):
+            if record.spoken_by in one_take_voices(self.session.manifest.voices):
                 raise UserError(
                     f"{record.spoken_by}'s takes differ only in signal noise, so more takes would "
                     "be copies of this one: edit the line's words or add a lexicon entry instead"

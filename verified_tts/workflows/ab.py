@@ -37,6 +37,7 @@ from verified_tts.output.manifest import (
     as_manifest,
     read_manifest,
 )
+from verified_tts.output.run_manifest import one_take_voices
 from verified_tts.pipeline import Synthesizer
 from verified_tts.selection.consensus import judge_all
 from verified_tts.selection.policy import choose
@@ -164,7 +165,7 @@ def build_arms(
     per_arm: dict[int, list[_Pick]] = {k: [] for k in ns}
     # a voice whose takes differ only in noise was given one take a line (one of each reading):
     # every arm keeps what it has
-    one_take = {name for name, record in manifest.voices.items() if "takes" in record}
+    one_take = set(one_take_voices(manifest.voices))
     for utterance in manifest.utterances:
         has = len(utterance.candidates) if utterance.spoken_by in one_take else None
         picks = {

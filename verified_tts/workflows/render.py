@@ -27,7 +27,7 @@ from verified_tts.output.lock import output_lock
 from verified_tts.output.manifest import output_folders, write_manifest
 from verified_tts.output.readalong import ReadAlongInput
 from verified_tts.output.report import write_render_report
-from verified_tts.output.run_manifest import build_manifest
+from verified_tts.output.run_manifest import build_manifest, one_take_voices
 from verified_tts.output.source import check_same_input
 from verified_tts.output.word_timing import ALIGNER_VERSION, DEFAULT_LAG_S, load_aligner
 from verified_tts.pipeline import Synthesizer
@@ -263,5 +263,5 @@ def render(
         lines_take_changed=quality.get("lines_take_changed", 0),
         lines_more_takes=quality.get("lines_more_takes", 0),
         more_takes_because=quality.get("more_takes_because", {}),
-        one_take_voices=tuple(name for name, v in manifest.voices.items() if "takes" in v),
+        one_take_voices=one_take_voices(manifest.voices),
     )
